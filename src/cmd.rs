@@ -1,0 +1,236 @@
+//! The `check`, `context` and `tree` commands.
+
+use crate::{describe, key_text};
+use anyhow::{Context as _, Result};
+use pi_session::value::Value;
+use pi_session::{ErrorKind, Key, OpenOptions, RetainedTail, Session};
+use std::io::Write;
+use std::path::Path;
+use std::time::Instant;
+
+fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
+    match Session::open_with(path, opts) {
+        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(e).with_context(|| format!("cannot open {}", path.display())),
+        r => Ok(r),
+    }
+}
+
+fn json_str(s: &str) -> String {
+    pi_session::canon::stringify(&Value::str(s))
+}
+
+/// `pi-session check`.
+pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -> Result<i32> {
+    let t0 = Instant::now();
+    let s = match open(path, opts)? {
+        Ok(s) => s,
+        Err(e) => {
+            if json {
+                writeln!(out, "{{\"file\":{},\"session\":false,\"error\":{}}}", json_str(&path.display().to_string()), json_str(&e.to_string()))?;
+            }
+            anyhow::bail!("{e}");
+        }
+    };
+    let bytes = s.bytes().len();
+    let idx = s.index();
+    let header_version = s.header().ok().and_then(|h| h.get("version").map(pi_session::canon::stringify));
+    let leaf = s.leaf().clone();
+    let mut step_errors: Vec<(&str, String)> = Vec::new();
+    let branch_len = match s.branch_path(None) {
+        Ok(b) => b.len(),
+        Err(e) => {
+            step_errors.push(("branch", e.to_string()));
+            0
+        }
+    };
+    let (ctx_messages, ctx_source_bytes) = match s.context(&leaf) {
+        Ok(c) => {
+            let mut seen = ahash::AHashSet::new();
+            let src: u64 = c.sources.iter().filter(|p| seen.insert(p.0)).map(|&p| s.record(p).len).sum();
+            (c.messages.len(), src)
+        }
+        Err(e) => {
+            step_errors.push(("context", e.to_string()));
+            (0, 0)
+        }
+    };
+    let roots = match s.tree() {
+        Ok(t) => t.roots.len(),
+        Err(e) => {
+            step_errors.push(("tree", e.to_string()));
+            0
+        }
+    };
+    let name = match s.session_name() {
+        Ok(n) => n,
+        Err(e) => {
+            step_errors.push(("sessionName", e.to_string()));
+            None
+        }
+    };
+    let elapsed = t0.elapsed();
+    let entries = s.entries().len();
+    if json {
+        let skipped: Vec<String> = idx
+            .skipped
+            .iter()
+            .map(|k| {
+                format!(
+                    "{{\"line\":{},\"offset\":{},\"length\":{},\"reason\":{}}}",
+                    k.line.0,
+                    k.offset.0,
+                    k.len,
+                    json_str(&k.reason.to_string())
+                )
+            })
+            .collect();
+        let errors: Vec<String> = step_errors.iter().map(|(k, v)| format!("{}:{}", json_str(k), json_str(v))).collect();
+        writeln!(
+            out,
+            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
+            json_str(&path.display().to_string()),
+            idx.lines,
+            s.entry_count(),
+            header_version.unwrap_or_else(|| "null".into()),
+            json_str(&format!("{:?}", s.migration())),
+            skipped.join(","),
+            leaf.as_str().map_or("null".into(), json_str),
+            name.as_deref().map_or("null".into(), json_str),
+            json_str(s.file_change().as_str()),
+            errors.join(","),
+            s.is_mapped(),
+            elapsed.as_secs_f64(),
+        )?;
+    } else {
+        writeln!(out, "file:              {}", path.display())?;
+        writeln!(out, "size:              {bytes} bytes, {} lines", idx.lines)?;
+        writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
+        writeln!(out, "header version:    {} (migration on open: {:?})", header_version.as_deref().unwrap_or("absent"), s.migration())?;
+        writeln!(out, "skipped lines:     {}", idx.skipped.len())?;
+        for k in idx.skipped.iter().take(20) {
+            writeln!(out, "  line {} (byte {}, {} bytes): {}", k.line, k.offset.0, k.len, k.reason)?;
+        }
+        if idx.skipped.len() > 20 {
+            writeln!(out, "  ... {} more (use --json for all)", idx.skipped.len() - 20)?;
+        }
+        writeln!(out, "leaf:              {}", key_text(&leaf))?;
+        writeln!(out, "branch length:     {branch_len}")?;
+        writeln!(out, "context:           {ctx_messages} messages from {ctx_source_bytes} bytes of entries")?;
+        writeln!(out, "tree roots:        {roots}")?;
+        writeln!(out, "session name:      {}", name.as_deref().unwrap_or("(none)"))?;
+        writeln!(out, "pi's open would:   {}", match s.file_change() {
+            pi_session::FileChange::None => "change nothing",
+            pi_session::FileChange::AppendedNewline => "append a newline after the unterminated last line",
+            pi_session::FileChange::Rewritten => "rewrite the file (format migration)",
+        })?;
+        for (step, e) in &step_errors {
+            writeln!(out, "error in {step}:  {e}")?;
+        }
+        writeln!(out, "checked in:        {:.3} s", elapsed.as_secs_f64())?;
+    }
+    Ok(0)
+}
+
+fn text_of(m: &Value<'_>) -> String {
+    let text = match m.get("content") {
+        Some(Value::String(s)) => s.to_str_lossy().into_owned(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .find_map(|b| match b.get("type").and_then(Value::as_str) {
+                Some("text") => b.get("text").and_then(Value::as_str).map(str::to_owned),
+                Some("toolCall") => b.get("name").and_then(Value::as_str).map(|n| format!("[tool call {n}]")),
+                Some("image") => Some("[image]".into()),
+                Some("thinking") => Some("[thinking]".into()),
+                _ => None,
+            })
+            .unwrap_or_default(),
+        _ => m.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
+    };
+    let first = text.lines().next().unwrap_or("");
+    let mut s: String = first.chars().take(100).collect();
+    if first.chars().count() > 100 {
+        s.push('…');
+    }
+    s
+}
+
+/// `pi-session context`.
+pub fn context(path: &Path, opts: OpenOptions, leaf: Option<&str>, json: bool, retained: bool, out: &mut impl Write) -> Result<i32> {
+    let mut s = open(path, opts)?.map_err(anyhow::Error::from)?;
+    if let Some(l) = leaf {
+        if l == "null" {
+            s.reset_leaf();
+        } else {
+            s.branch(l)?;
+        }
+    }
+    let tail = if retained { RetainedTail::Honor } else { RetainedTail::Ignore };
+    let leaf = s.leaf().clone();
+    let ctx = s.context_with(&leaf, tail)?;
+    if json {
+        let mut o = pi_session::Object::new();
+        o.set(pi_session::JsStr::from_str("messages"), Value::Array(ctx.messages));
+        if let Some(t) = ctx.thinking_level {
+            o.set(pi_session::JsStr::from_str("thinkingLevel"), t);
+        }
+        o.set(pi_session::JsStr::from_str("model"), ctx.model.map_or(Value::Null, Value::Object));
+        let mut buf = Vec::new();
+        pi_session::canon::stringify_into(&mut buf, &Value::Object(o));
+        out.write_all(&buf)?;
+        writeln!(out)?;
+        return Ok(0);
+    }
+    let model = ctx.model.as_ref().map(|m| {
+        format!(
+            "{}/{}",
+            m.get("provider").map(Value::to_js_string).unwrap_or_default(),
+            m.get("modelId").map(Value::to_js_string).unwrap_or_default()
+        )
+    });
+    writeln!(
+        out,
+        "leaf {} · {} messages · thinking {} · model {}",
+        key_text(&leaf),
+        ctx.messages.len(),
+        ctx.thinking_level.as_ref().map_or("undefined".into(), Value::to_js_string),
+        model.as_deref().unwrap_or("none")
+    )?;
+    for (i, (m, &src)) in ctx.messages.iter().zip(&ctx.sources).enumerate() {
+        let role = m.get("role").map_or("?".into(), Value::to_js_string);
+        let size = pi_session::canon::stringify(m).len();
+        writeln!(out, "{:>5}  {:<17} {:>9} B  line {:<7} {}", i + 1, role, size, s.line_of(src), text_of(m))?;
+    }
+    Ok(0)
+}
+
+/// `pi-session tree`.
+pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
+    let s = open(path, opts)?.map_err(anyhow::Error::from)?;
+    let tree = s.tree()?;
+    let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
+    // Indent only where the tree branches, as pi's /tree does, so long chains stay flat.
+    let mut stack: Vec<(usize, pi_session::EntryPos, bool)> =
+        tree.roots.iter().rev().map(|&r| (0usize, r, tree.roots.len() > 1)).collect();
+    while let Some((indent, node, branch_start)) = stack.pop() {
+        let rec = s.record(node);
+        let mark = if on_branch.contains(&node.0) { '*' } else { ' ' };
+        let label = match s.label_entry(&rec.id) {
+            Some(l) => s
+                .value(l)
+                .ok()
+                .and_then(|v| v.get("label").map(Value::to_js_string))
+                .map(|l| format!(" [{l}]"))
+                .unwrap_or_default(),
+            None => String::new(),
+        };
+        let bullet = if branch_start { "├ " } else { "" };
+        let id = if rec.id == Key::Undefined { "(no id)".into() } else { key_text(&rec.id) };
+        writeln!(out, "{mark} {}{bullet}{id} {}{label}", "  ".repeat(indent), describe(&s, node))?;
+        let kids = tree.children(node);
+        let fork = kids.len() > 1;
+        for &k in kids.iter().rev() {
+            stack.push((if fork { indent + 1 } else { indent }, k, fork));
+        }
+    }
+    Ok(0)
+}

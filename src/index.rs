@@ -1,0 +1,458 @@
+//! The offset index: one pass over the bytes, one record per line pi keeps.
+//!
+//! Lines are split at `\n` (pi splits its decoded text there, and `\n` is never part of a
+//! multi-byte sequence, so splitting bytes is the same), each line is classified by
+//! [`crate::scan::scan_line`], and a kept line becomes an [`EntryRec`]: its byte span, line
+//! number, entry type and the `id` / `parentId` keys. Skipped lines become [`Skipped`]
+//! records with their position and reason. Big inputs are split into newline-aligned chunks
+//! indexed in parallel with rayon; the result does not depend on the split.
+
+use crate::scan::{Field, Kind, Line, scan_line};
+use crate::value::{JsStr, decode_string};
+use rayon::prelude::*;
+use smallvec::SmallVec;
+use std::fmt;
+
+/// A 1-based line number in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct LineNo(pub u64);
+
+/// A byte offset from the start of the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ByteOffset(pub u64);
+
+/// The position of a kept line among all kept lines (pi's `fileEntries` index: the header
+/// is 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EntryPos(pub u32);
+
+impl fmt::Display for LineNo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)
+    }
+}
+
+/// An entry `id` or `parentId` as a JavaScript `Map` key / `===` operand.
+///
+/// pi keys its `byId` map by whatever JSON value `id` holds, so a faithful index must too:
+/// a missing id is `undefined`, objects and arrays are unique (never equal to anything
+/// but themselves), numbers compare by value with `-0 == 0`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum Key {
+    /// The key is missing (`undefined`).
+    Undefined,
+    /// `null`
+    Null,
+    /// `true` / `false`
+    Bool(bool),
+    /// A number, by its bits (with `-0` folded into `0`).
+    Num(u64),
+    /// A string (WTF-8 bytes).
+    Str(SmallVec<[u8; 16]>),
+    /// An object or array, unique per occurrence.
+    Unique(u64),
+}
+
+impl Key {
+    /// A string key.
+    pub fn str(s: &str) -> Key {
+        Key::Str(SmallVec::from_slice(s.as_bytes()))
+    }
+    /// JavaScript truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Key::Undefined | Key::Null | Key::Bool(false) => false,
+            Key::Num(bits) => {
+                let n = f64::from_bits(*bits);
+                n != 0.0 && !n.is_nan()
+            }
+            Key::Str(s) => !s.is_empty(),
+            Key::Bool(true) | Key::Unique(_) => true,
+        }
+    }
+    /// The string, if this key is one without lone surrogates.
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Key::Str(s) => std::str::from_utf8(s).ok(),
+            _ => None,
+        }
+    }
+    /// True for `undefined`.
+    pub fn is_undefined(&self) -> bool {
+        matches!(self, Key::Undefined)
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Key::Undefined => f.write_str("undefined"),
+            Key::Null => f.write_str("null"),
+            Key::Bool(b) => write!(f, "{b}"),
+            Key::Num(bits) => write!(f, "{}", f64::from_bits(*bits)),
+            Key::Str(s) => write!(f, "{:?}", String::from_utf8_lossy(s)),
+            Key::Unique(n) => write!(f, "<object #{n}>"),
+        }
+    }
+}
+
+/// The entry types pi knows; everything else is [`EntryType::Other`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EntryType {
+    /// `session` (the header, or a later header-like line pi ignores)
+    Session,
+    /// `message`
+    Message,
+    /// `model_change`
+    ModelChange,
+    /// `thinking_level_change`
+    ThinkingLevelChange,
+    /// `compaction`
+    Compaction,
+    /// `branch_summary`
+    BranchSummary,
+    /// `custom`
+    Custom,
+    /// `custom_message`
+    CustomMessage,
+    /// `label`
+    Label,
+    /// `session_info`
+    SessionInfo,
+    /// `context_edit`
+    ContextEdit,
+    /// `usage`
+    Usage,
+    /// An object with another (or no, or a non-string) `type`.
+    Other,
+    /// A kept line that is not an object (`42`, `true`, `"x"`, `[1]`).
+    NonObject,
+}
+
+impl EntryType {
+    fn from_type_str(s: &[u8]) -> EntryType {
+        match s {
+            b"session" => EntryType::Session,
+            b"message" => EntryType::Message,
+            b"model_change" => EntryType::ModelChange,
+            b"thinking_level_change" => EntryType::ThinkingLevelChange,
+            b"compaction" => EntryType::Compaction,
+            b"branch_summary" => EntryType::BranchSummary,
+            b"custom" => EntryType::Custom,
+            b"custom_message" => EntryType::CustomMessage,
+            b"label" => EntryType::Label,
+            b"session_info" => EntryType::SessionInfo,
+            b"context_edit" => EntryType::ContextEdit,
+            b"usage" => EntryType::Usage,
+            _ => EntryType::Other,
+        }
+    }
+    /// The `type` string, for the known types.
+    pub fn as_str(self) -> Option<&'static str> {
+        Some(match self {
+            EntryType::Session => "session",
+            EntryType::Message => "message",
+            EntryType::ModelChange => "model_change",
+            EntryType::ThinkingLevelChange => "thinking_level_change",
+            EntryType::Compaction => "compaction",
+            EntryType::BranchSummary => "branch_summary",
+            EntryType::Custom => "custom",
+            EntryType::CustomMessage => "custom_message",
+            EntryType::Label => "label",
+            EntryType::SessionInfo => "session_info",
+            EntryType::ContextEdit => "context_edit",
+            EntryType::Usage => "usage",
+            EntryType::Other | EntryType::NonObject => return None,
+        })
+    }
+}
+
+/// A span relative to the start of its line; `NONE` when absent or too large to store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct RelSpan {
+    start: u32,
+    len: u32,
+}
+
+impl RelSpan {
+    pub(crate) const NONE: RelSpan = RelSpan { start: u32::MAX, len: u32::MAX };
+    fn of(f: Option<Field>) -> RelSpan {
+        match f {
+            Some(f) if f.start < u32::MAX as usize && f.end - f.start < u32::MAX as usize => {
+                RelSpan { start: f.start as u32, len: (f.end - f.start) as u32 }
+            }
+            _ => RelSpan::NONE,
+        }
+    }
+    pub(crate) fn get(self) -> Option<(usize, usize)> {
+        (self != RelSpan::NONE).then(|| (self.start as usize, self.start as usize + self.len as usize))
+    }
+}
+
+/// One kept line.
+#[derive(Clone, Debug)]
+pub struct EntryRec {
+    /// Where the line starts.
+    pub offset: ByteOffset,
+    /// Its length, without the `\n`.
+    pub len: u64,
+    /// Its line number.
+    pub line: LineNo,
+    /// Its `type`.
+    pub ty: EntryType,
+    /// Its `id`.
+    pub id: Key,
+    /// Its `parentId`.
+    pub parent: Key,
+    pub(crate) timestamp: RelSpan,
+    pub(crate) message: RelSpan,
+    /// Whether `id` is a string (pi's header test: `typeof id === "string"`).
+    pub id_is_string: bool,
+}
+
+/// Why a line was skipped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SkipReason {
+    /// Empty or white space only.
+    Blank,
+    /// Not JSON: the reason and the byte offset within the line where parsing stopped.
+    Malformed {
+        /// Offset within the line.
+        at: u64,
+        /// What was wrong.
+        reason: &'static str,
+    },
+    /// Valid JSON, but `null`, `false`, `0` or `""`, which pi drops.
+    Falsy,
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Blank => f.write_str("blank line"),
+            SkipReason::Malformed { at, reason } => write!(f, "invalid JSON: {reason} (column byte {at})"),
+            SkipReason::Falsy => f.write_str("JSON value that is null, false, 0 or \"\""),
+        }
+    }
+}
+
+/// A line pi skips.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its line number.
+    pub line: LineNo,
+    /// Where it starts.
+    pub offset: ByteOffset,
+    /// Its length without `\n`.
+    pub len: u64,
+    /// Why.
+    pub reason: SkipReason,
+}
+
+/// The index of a whole file.
+#[derive(Clone, Debug, Default)]
+pub struct Index {
+    /// Every kept line, in file order (pi's `fileEntries` before filtering headers).
+    pub entries: Vec<EntryRec>,
+    /// Every skipped line, in file order.
+    pub skipped: Vec<Skipped>,
+    /// Number of lines (a final line without `\n` counts).
+    pub lines: u64,
+    /// Bytes follow the last `\n` (pi appends a `\n` on open when this is a session).
+    pub unterminated_tail: bool,
+}
+
+/// Kinds of string data a key or type may carry, decoded.
+fn string_bytes<'a>(line: &'a [u8], f: &Field) -> JsStr<'a> {
+    match f.kind {
+        Kind::String { escaped: false } => {
+            let raw = &line[f.start + 1..f.end - 1];
+            match std::str::from_utf8(raw) {
+                Ok(_) => JsStr(std::borrow::Cow::Borrowed(raw)),
+                Err(_) => JsStr(std::borrow::Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes())),
+            }
+        }
+        _ => decode_string(line, f.start).expect("the scanner validated this string").0,
+    }
+}
+
+pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
+    let Some(f) = f else { return Key::Undefined };
+    match f.kind {
+        Kind::Null => Key::Null,
+        Kind::True => Key::Bool(true),
+        Kind::False => Key::Bool(false),
+        Kind::Number => {
+            let text = std::str::from_utf8(f.raw(line)).expect("number tokens are ASCII");
+            let n: f64 = text.parse().expect("validated number");
+            Key::Num(if n == 0.0 { 0f64.to_bits() } else { n.to_bits() })
+        }
+        Kind::String { .. } => Key::Str(SmallVec::from_slice(string_bytes(line, &f).as_bytes())),
+        Kind::Object | Kind::Array => Key::Unique(unique),
+    }
+}
+
+fn entry_type(line: &[u8], f: Option<Field>) -> EntryType {
+    match f {
+        Some(f) if matches!(f.kind, Kind::String { .. }) => EntryType::from_type_str(string_bytes(line, &f).as_bytes()),
+        _ => EntryType::Other,
+    }
+}
+
+enum Out {
+    Entry(EntryRec),
+    Skip(Skipped),
+}
+
+/// Index one line at `offset` with (chunk-relative) line number `line`.
+fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
+    let line = bytes;
+    let len = line.len() as u64;
+    let skip = |reason| Out::Skip(Skipped { line: LineNo(line_no), offset: ByteOffset(offset), len, reason });
+    match scan_line(line) {
+        Line::Blank => skip(SkipReason::Blank),
+        Line::Falsy => skip(SkipReason::Falsy),
+        Line::Malformed(e) => skip(SkipReason::Malformed { at: e.offset as u64, reason: e.reason }),
+        Line::NonObject => Out::Entry(EntryRec {
+            offset: ByteOffset(offset),
+            len,
+            line: LineNo(line_no),
+            ty: EntryType::NonObject,
+            id: Key::Undefined,
+            parent: Key::Undefined,
+            timestamp: RelSpan::NONE,
+            message: RelSpan::NONE,
+            id_is_string: false,
+        }),
+        Line::Object(f) => Out::Entry(EntryRec {
+            offset: ByteOffset(offset),
+            len,
+            line: LineNo(line_no),
+            ty: entry_type(line, f.ty),
+            id: key_of(line, f.id, offset * 2),
+            parent: key_of(line, f.parent_id, offset * 2 + 1),
+            timestamp: RelSpan::of(f.timestamp),
+            message: RelSpan::of(f.message),
+            id_is_string: matches!(f.id, Some(Field { kind: Kind::String { .. }, .. })),
+        }),
+    }
+}
+
+/// Index a chunk of whole lines starting at file offset `base`; line numbers are relative
+/// to the chunk (first line = 1).
+fn index_chunk(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
+    let mut entries = Vec::new();
+    let mut skipped = Vec::new();
+    let mut pos = 0usize;
+    let mut line_no = 0u64;
+    while pos < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
+        line_no += 1;
+        match index_line(&bytes[pos..end], base + pos as u64, line_no) {
+            Out::Entry(e) => entries.push(e),
+            Out::Skip(s) => skipped.push(s),
+        }
+        pos = end + 1;
+    }
+    (entries, skipped, line_no)
+}
+
+/// Chunks of about this many bytes are indexed in parallel.
+const CHUNK: usize = 4 << 20;
+
+/// Build the index of `bytes`.
+pub fn build(bytes: &[u8]) -> Index {
+    build_with(bytes, CHUNK)
+}
+
+/// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
+pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
+    let chunk = chunk.max(1);
+    // Newline-aligned chunk boundaries.
+    let mut bounds = vec![0usize];
+    let mut at = 0usize;
+    while at < bytes.len() {
+        let target = at + chunk;
+        if target >= bytes.len() {
+            break;
+        }
+        match memchr::memchr(b'\n', &bytes[target..]) {
+            Some(o) => {
+                at = target + o + 1;
+                if at < bytes.len() {
+                    bounds.push(at);
+                }
+            }
+            None => break,
+        }
+    }
+    bounds.push(bytes.len());
+    let parts: Vec<(Vec<EntryRec>, Vec<Skipped>, u64)> = bounds
+        .par_windows(2)
+        .map(|w| index_chunk(&bytes[w[0]..w[1]], w[0] as u64))
+        .collect();
+    let mut index = Index {
+        entries: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
+        skipped: Vec::new(),
+        lines: 0,
+        unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),
+    };
+    for (mut entries, mut skipped, lines) in parts {
+        let base = index.lines;
+        for e in &mut entries {
+            e.line.0 += base;
+        }
+        for s in &mut skipped {
+            s.line.0 += base;
+        }
+        index.entries.append(&mut entries);
+        index.skipped.append(&mut skipped);
+        index.lines += lines;
+    }
+    // `a\n` has one line; `a\nb` two; a trailing `\n` does not start a line.
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_and_positions() {
+        let text = b"{\"type\":\"session\",\"id\":\"s\"}\n\nnot json\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n42\nnull";
+        let idx = build(text);
+        assert_eq!(idx.lines, 6);
+        assert_eq!(idx.entries.len(), 3);
+        assert_eq!(idx.entries[0].ty, EntryType::Session);
+        assert_eq!(idx.entries[1].id, Key::str("a"));
+        assert_eq!(idx.entries[1].parent, Key::Null);
+        assert_eq!(idx.entries[1].line, LineNo(4));
+        assert_eq!(idx.entries[2].ty, EntryType::NonObject);
+        assert_eq!(idx.skipped.len(), 3);
+        assert_eq!(idx.skipped[1].reason, SkipReason::Malformed { at: 0, reason: "unexpected character" });
+        assert_eq!(idx.skipped[2].reason, SkipReason::Falsy);
+        assert!(idx.unterminated_tail);
+    }
+
+    #[test]
+    fn chunking_does_not_change_the_result() {
+        let mut text = Vec::new();
+        for i in 0..500 {
+            text.extend_from_slice(format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n").as_bytes());
+            if i % 7 == 0 {
+                text.extend_from_slice(b"garbage\n\n");
+            }
+        }
+        let a = build_with(&text, 1 << 30);
+        for chunk in [1, 10, 100, 4096] {
+            let b = build_with(&text, chunk);
+            assert_eq!(a.lines, b.lines);
+            assert_eq!(a.skipped, b.skipped);
+            assert_eq!(a.entries.len(), b.entries.len());
+            for (x, y) in a.entries.iter().zip(&b.entries) {
+                assert_eq!((x.offset, x.line, &x.id), (y.offset, y.line, &y.id));
+            }
+        }
+    }
+}

@@ -1,0 +1,56 @@
+//! # pi-session
+//!
+//! Read, index and query the session files of the pi coding agent (JSONL trees), with
+//! results identical to pi 1.6.0's own `SessionManager`, on files of any size.
+//!
+//! ```no_run
+//! use pi_session::Session;
+//!
+//! let session = Session::open("session.jsonl")?;
+//! let ctx = session.context(session.leaf())?;
+//! println!("{} messages in the model context", ctx.messages.len());
+//! for skipped in session.skipped() {
+//!     eprintln!("line {} skipped: {}", skipped.line, skipped.reason);
+//! }
+//! # Ok::<(), pi_session::Error>(())
+//! ```
+//!
+//! ## How it reads
+//! bytes -> lines -> header fields -> index -> tree -> context:
+//! - [`source`]: the file, memory-mapped or read (same results);
+//! - [`scan`]: per line, pi's validity test and the top-level `type`, `id`, `parentId`
+//!   spans, nothing decoded;
+//! - [`index`]: one record per kept line, skipped lines with reasons, in parallel;
+//! - [`Session`]: pi's in-memory state (migration, `byId`, labels, leaf, name);
+//! - tree and context ([`Session::tree`], [`Session::context`]): walks over the index,
+//!   bodies decoded only for what the context reaches ([`value`]);
+//! - [`dump`]: the oracle's report, for conformance with pi.
+//!
+//! ## Where pi throws or hangs
+//! pi throws a `TypeError` on a `message` entry without `message`, a `context_edit`
+//! without `replacement` and a non-string session name, and never returns on a parent
+//! cycle. pi-session fails only the step concerned, with [`ErrorKind::PiThrows`] or
+//! [`ErrorKind::ParentCycle`] naming the line; other steps still answer.
+
+#![deny(missing_docs)]
+
+pub mod canon;
+mod context;
+pub mod dump;
+mod error;
+pub mod index;
+pub mod js;
+pub mod scan;
+mod session;
+pub mod source;
+pub mod time;
+mod tree;
+pub mod value;
+
+pub use context::{Context, RetainedTail};
+pub use error::{Error, ErrorKind, Result};
+pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, SkipReason, Skipped};
+pub use session::{FileChange, Migration, OpenOptions, Session};
+pub use source::ReadMode;
+pub use tree::Tree;
+pub use value::{JsStr, Object, Value};

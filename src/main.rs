@@ -1,0 +1,174 @@
+//! The `pi-session` command-line tool.
+//!
+//! Exit codes: 0 success, 1 failure (stated on stderr), 2 usage error. A closed pipe
+//! (`pi-session dump f | head`) ends the program quietly with 0.
+
+use anyhow::{Context as _, Result};
+use clap::{Parser, Subcommand, ValueEnum};
+use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
+use pi_session::{EntryType, Key, OpenOptions, ReadMode, Session, Value};
+use std::io::{self, Write};
+use std::path::PathBuf;
+
+mod cmd;
+
+#[derive(Parser)]
+#[command(name = "pi-session", version, about = "Read, index and query pi coding-agent session files")]
+struct Cli {
+    /// How to read files: auto (mmap large files), mmap, read.
+    #[arg(long, global = true, value_enum, default_value_t = Mode::Auto)]
+    read_mode: Mode,
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Mode {
+    Auto,
+    Mmap,
+    Read,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum TreeArg {
+    Nested,
+    Flat,
+    None,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Print what pi computes for FILE as canonical JSON (same as the oracle's dump.mjs).
+    Dump {
+        /// The session file.
+        file: PathBuf,
+        /// Navigate to this entry first (pi's /tree); `null` resets the leaf.
+        #[arg(long, conflicts_with = "leaf_raw")]
+        leaf: Option<String>,
+        /// Use this leaf with pi's free functions (unknown ids fall back to the last entry).
+        #[arg(long)]
+        leaf_raw: Option<String>,
+        /// How to print the tree.
+        #[arg(long, value_enum, default_value_t = TreeArg::Nested)]
+        tree: TreeArg,
+        /// Replace strings longer than N UTF-16 units by their sha256.
+        #[arg(long, value_name = "N")]
+        digest: Option<usize>,
+        /// One line instead of indented JSON.
+        #[arg(long)]
+        compact: bool,
+    },
+    /// Open FILE, validate every line, build tree and context, print a summary.
+    Check {
+        /// The session file.
+        file: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the model context for the current leaf (or --leaf).
+    Context {
+        /// The session file.
+        file: PathBuf,
+        /// Compute the context for this entry instead of the current leaf.
+        #[arg(long)]
+        leaf: Option<String>,
+        /// Print the context as JSON (messages, thinkingLevel, model).
+        #[arg(long)]
+        json: bool,
+        /// Let a compaction's `retainedTail` stand in for the kept range (the format
+        /// documents' rule; pi 1.6.0 ignores the field).
+        #[arg(long)]
+        retained_tail: bool,
+    },
+    /// Print the session tree with labels; the current branch is marked with `*`.
+    Tree {
+        /// The session file.
+        file: PathBuf,
+    },
+}
+
+fn main() {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() { 2 } else { 0 };
+            let _ = e.print();
+            std::process::exit(code);
+        }
+    };
+    let code = match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            if e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)) {
+                0
+            } else {
+                eprintln!("pi-session: {e:#}");
+                1
+            }
+        }
+    };
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> Result<i32> {
+    let open = OpenOptions {
+        read_mode: match cli.read_mode {
+            Mode::Auto => ReadMode::Auto,
+            Mode::Mmap => ReadMode::Mmap,
+            Mode::Read => ReadMode::Read,
+        },
+        chunk: None,
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let code = match cli.cmd {
+        Cmd::Dump { file, leaf, leaf_raw, tree, digest, compact } => {
+            let leaf = match (leaf, leaf_raw) {
+                (Some(l), _) => LeafChoice::Navigate((l != "null").then_some(l)),
+                (None, Some(l)) => LeafChoice::Raw((l != "null").then_some(l)),
+                (None, None) => LeafChoice::Current,
+            };
+            let tree = match tree {
+                TreeArg::Nested => TreeMode::Nested,
+                TreeArg::Flat => TreeMode::Flat,
+                TreeArg::None => TreeMode::None,
+            };
+            let opts = DumpOptions { leaf, tree, digest, compact, open };
+            pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
+            0
+        }
+        Cmd::Check { file, json } => cmd::check(&file, open, json, &mut out)?,
+        Cmd::Context { file, leaf, json, retained_tail } => {
+            cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?
+        }
+        Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
+    };
+    out.flush()?;
+    Ok(code)
+}
+
+/// A short one-line description of an entry for human output.
+pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
+    let rec = s.record(p);
+    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject { "(not an object)" } else { "(other)" });
+    match rec.ty {
+        EntryType::Message => {
+            let role = s
+                .value(p)
+                .ok()
+                .and_then(|v| v.get("message").and_then(|m| m.get("role")).and_then(Value::as_str).map(str::to_owned))
+                .unwrap_or_else(|| "?".into());
+            format!("message {role}")
+        }
+        _ => ty.to_string(),
+    }
+}
+
+/// An id key for human output.
+pub(crate) fn key_text(k: &Key) -> String {
+    match k.as_str() {
+        Some(s) => s.to_string(),
+        None => format!("{k:?}"),
+    }
+}

@@ -1,0 +1,429 @@
+//! The per-line validator and field extractor used while indexing.
+//!
+//! For every line it decides what pi's loader decides (`!line.trim()` skips it, then
+//! `JSON.parse` either throws or gives a value whose truthiness decides whether it is
+//! kept) and, for an object, records where the top-level `type`, `id`, `parentId`,
+//! `timestamp` and `message` values are, as byte spans with their JSON kind. Nothing is
+//! decoded or allocated here except the rare escaped key, which must be decoded before it
+//! can be compared (`"\u0069d"` is `id`).
+//!
+//! Rules (those of `JSON.parse` on pi's lossily decoded text): bytes >= 0x80 are fine
+//! inside strings and a syntax error anywhere else; control bytes inside strings are
+//! errors; the last of duplicate keys wins; nesting depth is unlimited.
+//!
+//! [`crate::value::parse`] is the obvious twin of this module: tests and fuzz targets check
+//! that both accept the same lines and find the same fields.
+
+use crate::value::{SyntaxError, decode_string, is_ws, number_end};
+
+/// The JSON kind of a recorded value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// A string; `escaped` is true when it contains a backslash escape.
+    String {
+        /// Whether the raw string holds escapes (then it must be decoded before use).
+        escaped: bool,
+    },
+    /// A number.
+    Number,
+    /// `true`.
+    True,
+    /// `false`.
+    False,
+    /// `null`.
+    Null,
+    /// An object.
+    Object,
+    /// An array.
+    Array,
+}
+
+/// Where a top-level value sits in its line: `[start, end)` byte offsets within the line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Field {
+    /// Offset of the value's first byte (the opening quote for a string).
+    pub start: usize,
+    /// Offset just past the value.
+    pub end: usize,
+    /// Its JSON kind.
+    pub kind: Kind,
+}
+
+impl Field {
+    /// The raw JSON text of the value within `line`.
+    pub fn raw<'a>(&self, line: &'a [u8]) -> &'a [u8] {
+        &line[self.start..self.end]
+    }
+}
+
+/// The top-level fields the index needs; `None` is a missing key (JavaScript `undefined`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Fields {
+    /// `type`
+    pub ty: Option<Field>,
+    /// `id`
+    pub id: Option<Field>,
+    /// `parentId`
+    pub parent_id: Option<Field>,
+    /// `timestamp`
+    pub timestamp: Option<Field>,
+    /// `message`
+    pub message: Option<Field>,
+}
+
+/// What a line is to pi's loader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Line {
+    /// Empty after JavaScript's `trim()`: skipped.
+    Blank,
+    /// `JSON.parse` throws: skipped.
+    Malformed(SyntaxError),
+    /// Parses to `null`, `false`, `0` or `""`: skipped like a malformed line.
+    Falsy,
+    /// Parses to a truthy non-object (`42`, `true`, `"x"`, an array): kept, with no fields.
+    NonObject,
+    /// A JSON object: kept.
+    Object(Fields),
+}
+
+/// Classify one line (without its `\n`).
+pub fn scan_line(line: &[u8]) -> Line {
+    let mut i = 0;
+    while i < line.len() && is_ws(line[i]) {
+        i += 1;
+    }
+    if i == line.len() || is_js_blank(line) {
+        return Line::Blank;
+    }
+    let res = if line[i] == b'{' { scan_object(line, i).map(Line::Object) } else { scan_other(line, i) };
+    match res {
+        Ok(l) => l,
+        Err(e) => Line::Malformed(e),
+    }
+}
+
+fn scan_other(line: &[u8], i: usize) -> Result<Line, SyntaxError> {
+    let (end, kind) = skip_value(line, i)?;
+    expect_end(line, end)?;
+    let truthy = match kind {
+        Kind::Null | Kind::False => false,
+        Kind::True | Kind::Object | Kind::Array => true,
+        Kind::String { .. } => end - i > 2,
+        Kind::Number => {
+            let text = std::str::from_utf8(&line[i..end]).expect("number tokens are ASCII");
+            let n: f64 = text.parse().expect("a valid JSON number parses as f64");
+            n != 0.0
+        }
+    };
+    Ok(if truthy { Line::NonObject } else { Line::Falsy })
+}
+
+fn expect_end(line: &[u8], mut i: usize) -> Result<(), SyntaxError> {
+    while i < line.len() && is_ws(line[i]) {
+        i += 1;
+    }
+    if i == line.len() {
+        Ok(())
+    } else {
+        Err(SyntaxError { offset: i, reason: "unexpected data after the JSON value" })
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Want {
+    Type,
+    Id,
+    ParentId,
+    Timestamp,
+    Message,
+}
+
+fn which_key(raw: &[u8]) -> Option<Want> {
+    match raw {
+        b"type" => Some(Want::Type),
+        b"id" => Some(Want::Id),
+        b"parentId" => Some(Want::ParentId),
+        b"timestamp" => Some(Want::Timestamp),
+        b"message" => Some(Want::Message),
+        _ => None,
+    }
+}
+
+/// Walk the members of the object at `start` and call `on_member(key_bytes, value_field)`
+/// for each (key bytes decoded when escaped). Returns the offset past the closing brace.
+pub(crate) fn for_each_member(
+    b: &[u8],
+    start: usize,
+    mut on_member: impl FnMut(&[u8], Field),
+) -> Result<usize, SyntaxError> {
+    debug_assert_eq!(b[start], b'{');
+    let mut i = start + 1;
+    i = skip_ws(b, i);
+    if b.get(i) == Some(&b'}') {
+        return Ok(i + 1);
+    }
+    loop {
+        if b.get(i) != Some(&b'"') {
+            return Err(SyntaxError { offset: i, reason: "expected a string key" });
+        }
+        let kstart = i;
+        let (kend, escaped) = skip_string(b, i)?;
+        i = skip_ws(b, kend);
+        if b.get(i) != Some(&b':') {
+            return Err(SyntaxError { offset: i, reason: "expected ':'" });
+        }
+        i = skip_ws(b, i + 1);
+        let vstart = i;
+        let (vend, kind) = skip_value(b, i)?;
+        let field = Field { start: vstart, end: vend, kind };
+        if escaped {
+            let (k, _) = decode_string(b, kstart)?;
+            on_member(k.as_bytes(), field);
+        } else {
+            on_member(&b[kstart + 1..kend - 1], field);
+        }
+        i = skip_ws(b, vend);
+        match b.get(i) {
+            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b'}') => return Ok(i + 1),
+            _ => return Err(SyntaxError { offset: i, reason: "expected ',' or '}'" }),
+        }
+    }
+}
+
+fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
+    let mut f = Fields::default();
+    let end = for_each_member(line, start, |key, field| match which_key(key) {
+        Some(Want::Type) => f.ty = Some(field),
+        Some(Want::Id) => f.id = Some(field),
+        Some(Want::ParentId) => f.parent_id = Some(field),
+        Some(Want::Timestamp) => f.timestamp = Some(field),
+        Some(Want::Message) => f.message = Some(field),
+        None => {}
+    })?;
+    expect_end(line, end)?;
+    Ok(f)
+}
+
+#[inline]
+fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && is_ws(b[i]) {
+        i += 1;
+    }
+    i
+}
+
+/// Skip the string whose opening quote is at `i`; returns the offset past the closing
+/// quote and whether it held escapes.
+pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    let mut j = i + 1;
+    let mut escaped = false;
+    loop {
+        let Some(off) = memchr::memchr2(b'"', b'\\', &b[j..]) else {
+            return Err(SyntaxError { offset: b.len(), reason: "unterminated string" });
+        };
+        if let Some(p) = b[j..j + off].iter().position(|&c| c < 0x20) {
+            return Err(SyntaxError { offset: j + p, reason: "control character in string" });
+        }
+        j += off;
+        if b[j] == b'"' {
+            return Ok((j + 1, escaped));
+        }
+        escaped = true;
+        match b.get(j + 1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') => j += 2,
+            Some(b'u') => {
+                let hex = b.get(j + 2..j + 6);
+                if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                    return Err(SyntaxError { offset: j + 2, reason: "invalid \\u escape" });
+                }
+                j += 6;
+            }
+            Some(_) => return Err(SyntaxError { offset: j + 1, reason: "invalid escape" }),
+            None => return Err(SyntaxError { offset: b.len(), reason: "unterminated string" }),
+        }
+    }
+}
+
+/// Skip one JSON value starting at `i` (no leading whitespace); iterative, any depth.
+pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
+    let first_kind = match b.get(i) {
+        Some(b'{') => Kind::Object,
+        Some(b'[') => Kind::Array,
+        _ => return skip_scalar(b, i),
+    };
+    // Open containers, innermost last (true = object).
+    let mut stack: Vec<bool> = Vec::new();
+    let mut j = i;
+    loop {
+        // A value starts at j.
+        match b.get(j) {
+            Some(b'{') => {
+                j = skip_ws(b, j + 1);
+                if b.get(j) == Some(&b'}') {
+                    j += 1;
+                } else {
+                    stack.push(true);
+                    j = skip_key(b, j)?;
+                    continue;
+                }
+            }
+            Some(b'[') => {
+                j = skip_ws(b, j + 1);
+                if b.get(j) == Some(&b']') {
+                    j += 1;
+                } else {
+                    stack.push(false);
+                    continue;
+                }
+            }
+            _ => j = skip_scalar(b, j)?.0,
+        }
+        // After a value: a comma or the closing bracket of one or more containers.
+        loop {
+            let Some(&is_obj) = stack.last() else {
+                return Ok((j, first_kind));
+            };
+            j = skip_ws(b, j);
+            match (b.get(j), is_obj) {
+                (Some(b','), true) => {
+                    j = skip_key(b, skip_ws(b, j + 1))?;
+                    break;
+                }
+                (Some(b','), false) => {
+                    j = skip_ws(b, j + 1);
+                    break;
+                }
+                (Some(b'}'), true) | (Some(b']'), false) => {
+                    j += 1;
+                    stack.pop();
+                }
+                (_, true) => return Err(SyntaxError { offset: j, reason: "expected ',' or '}'" }),
+                (_, false) => return Err(SyntaxError { offset: j, reason: "expected ',' or ']'" }),
+            }
+        }
+    }
+}
+
+/// Skip `"key" :` and the white space after it; returns where the value starts.
+fn skip_key(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
+    if b.get(j) != Some(&b'"') {
+        return Err(SyntaxError { offset: j, reason: "expected a string key" });
+    }
+    let (k, _) = skip_string(b, j)?;
+    let j = skip_ws(b, k);
+    if b.get(j) != Some(&b':') {
+        return Err(SyntaxError { offset: j, reason: "expected ':'" });
+    }
+    Ok(skip_ws(b, j + 1))
+}
+
+/// Skip a string, number or literal starting at `i`.
+fn skip_scalar(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
+    match b.get(i) {
+        Some(b'"') => {
+            let (end, escaped) = skip_string(b, i)?;
+            Ok((end, Kind::String { escaped }))
+        }
+        Some(b't') => lit(b, i, b"true", Kind::True),
+        Some(b'f') => lit(b, i, b"false", Kind::False),
+        Some(b'n') => lit(b, i, b"null", Kind::Null),
+        Some(b'-' | b'0'..=b'9') => {
+            let end =
+                number_end(b, i).map_err(|offset| SyntaxError { offset, reason: "invalid number" })?;
+            Ok((end, Kind::Number))
+        }
+        None => Err(SyntaxError { offset: i, reason: "unexpected end of JSON input" }),
+        Some(_) => Err(SyntaxError { offset: i, reason: "unexpected character" }),
+    }
+}
+
+fn lit(b: &[u8], i: usize, word: &[u8], kind: Kind) -> Result<(usize, Kind), SyntaxError> {
+    if b[i..].starts_with(word) {
+        Ok((i + word.len(), kind))
+    } else {
+        Err(SyntaxError { offset: i, reason: "invalid literal" })
+    }
+}
+
+/// True when the line is empty after JavaScript's `String.prototype.trim()` of its
+/// lossily decoded text (ASCII white space, NBSP, BOM and the Unicode space separators).
+pub fn is_js_blank(line: &[u8]) -> bool {
+    let mut i = 0;
+    while i < line.len() {
+        let c = line[i];
+        let w = match c {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C => 1,
+            0xC2 if line.get(i + 1) == Some(&0xA0) => 2,
+            0xE1 if line.get(i + 1..i + 3) == Some(&[0x9A, 0x80]) => 3,
+            0xE2 => match line.get(i + 1..i + 3) {
+                Some([0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF]) | Some([0x81, 0x9F]) => 3,
+                _ => return false,
+            },
+            0xE3 if line.get(i + 1..i + 3) == Some(&[0x80, 0x80]) => 3,
+            0xEF if line.get(i + 1..i + 3) == Some(&[0xBB, 0xBF]) => 3,
+            _ => return false,
+        };
+        i += w;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fields(l: &[u8]) -> Fields {
+        match scan_line(l) {
+            Line::Object(f) => f,
+            other => panic!("not an object: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn extracts_fields_last_duplicate_wins() {
+        let l = br#"{"type":"message","id":"a","id":"b","parentId":null,"x":{"id":"no"}}"#;
+        let f = fields(l);
+        assert_eq!(f.id.unwrap().raw(l), br#""b""#);
+        assert_eq!(f.parent_id.unwrap().kind, Kind::Null);
+        assert_eq!(f.ty.unwrap().raw(l), br#""message""#);
+        assert!(f.timestamp.is_none());
+    }
+
+    #[test]
+    fn escaped_keys_are_matched() {
+        let l = br#"{"\u0069d":"x","type":"t"}"#;
+        assert_eq!(fields(l).id.unwrap().raw(l), br#""x""#);
+    }
+
+    #[test]
+    fn classification() {
+        assert_eq!(scan_line(b""), Line::Blank);
+        assert_eq!(scan_line(b" \t\r"), Line::Blank);
+        assert_eq!(scan_line(b"\xEF\xBB\xBF"), Line::Blank);
+        assert!(matches!(scan_line(b"\xEF\xBB\xBF{}"), Line::Malformed(_)));
+        for falsy in ["null", "false", "0", "-0", "0.0e5", "\"\"", "1e-400"] {
+            assert_eq!(scan_line(falsy.as_bytes()), Line::Falsy, "{falsy}");
+        }
+        for kept in ["42", "true", "\"x\"", "[1]", "[]"] {
+            assert_eq!(scan_line(kept.as_bytes()), Line::NonObject, "{kept}");
+        }
+        assert!(matches!(scan_line(b"{}"), Line::Object(_)));
+        assert!(matches!(scan_line(b"{} x"), Line::Malformed(_)));
+        assert!(matches!(scan_line(b"{\"a\":1"), Line::Malformed(_)));
+        assert!(matches!(scan_line(b"{\"a\":\"\x01\"}"), Line::Malformed(_)));
+        assert!(matches!(scan_line(b"{\"a\":\"\xff\"}"), Line::Object(_)));
+        assert!(matches!(scan_line(b"{\"a\":\xff}"), Line::Malformed(_)));
+        assert!(matches!(scan_line(b"{\"a\":1}\r"), Line::Object(_)));
+    }
+
+    #[test]
+    fn nested_values_any_depth() {
+        let depth = 100_000;
+        let l = format!("{{\"a\":{}1{}, \"id\":\"z\"}}", "[{\"b\":".repeat(depth), "}]".repeat(depth));
+        let f = fields(l.as_bytes());
+        assert_eq!(f.id.unwrap().raw(l.as_bytes()), b"\"z\"");
+        let bad = format!("{{\"a\":{}1{}}}", "[".repeat(10), "]".repeat(9));
+        assert!(matches!(scan_line(bad.as_bytes()), Line::Malformed(_)));
+    }
+}

@@ -1,0 +1,204 @@
+//! pi's `getTree()`: entries as a forest, children sorted by timestamp.
+//!
+//! Mirrors pi exactly, including its odd corners: a node is the `byId` slot of an id, so
+//! duplicate ids make one node appear in several places; an entry is a root when its
+//! `parentId` is `null`, equals its own id, or names no entry; children are sorted with
+//! V8's own `Array.prototype.sort` (TimSort) on `new Date(timestamp).getTime()`
+//! differences, which matters when timestamps are invalid (NaN). Everything is iterative:
+//! a chain a million entries deep is fine. A cycle reachable from a root (pi loops
+//! forever there) is reported as [`ErrorKind::ParentCycle`].
+
+use crate::error::{ErrorKind, Result};
+use crate::index::{EntryPos, Key};
+use crate::session::Session;
+use crate::value::{JsStr, Object, Value, js_date_time};
+
+/// The forest: node ids are entry positions (the `byId` slot of each id).
+#[derive(Debug, Clone)]
+pub struct Tree {
+    /// Root nodes in file order (a node may repeat when ids do).
+    pub roots: Vec<EntryPos>,
+    children: ahash::AHashMap<u32, Vec<EntryPos>>,
+}
+
+impl Tree {
+    /// Children of a node, sorted as pi sorts them.
+    pub fn children(&self, node: EntryPos) -> &[EntryPos] {
+        self.children.get(&node.0).map_or(&[], Vec::as_slice)
+    }
+
+    /// Preorder walk: `(depth, node)`.
+    pub fn preorder(&self) -> Vec<(usize, EntryPos)> {
+        let mut out = Vec::new();
+        let mut stack: Vec<(usize, EntryPos)> = self.roots.iter().rev().map(|&r| (0, r)).collect();
+        while let Some((d, n)) = stack.pop() {
+            out.push((d, n));
+            for &c in self.children(n).iter().rev() {
+                stack.push((d + 1, c));
+            }
+        }
+        out
+    }
+}
+
+impl Session {
+    /// pi's `getTree()`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::ParentCycle`] when a cycle is reachable from a root,
+    /// [`ErrorKind::FileChanged`].
+    pub fn tree(&self) -> Result<Tree> {
+        let bytes = self.check()?;
+        let mut roots = Vec::new();
+        let mut children: ahash::AHashMap<u32, Vec<EntryPos>> = ahash::AHashMap::new();
+        for &p in &self.list {
+            let e = self.record(p);
+            let node = self.by_id[&e.id];
+            if e.parent == Key::Null || e.parent == e.id {
+                roots.push(node);
+            } else if let Some(&parent) = self.by_id.get(&e.parent) {
+                children.entry(parent.0).or_default().push(node);
+            } else {
+                roots.push(node);
+            }
+        }
+        let tree = Tree { roots, children };
+        self.tree_cycle(&tree)?;
+        // Sort as pi does: pop a node, sort its children, push them (a node reached twice
+        // is sorted twice, as in pi).
+        let mut tree = tree;
+        let mut times: ahash::AHashMap<u32, f64> = ahash::AHashMap::new();
+        let mut stack: Vec<EntryPos> = tree.roots.clone();
+        while let Some(n) = stack.pop() {
+            let Some(kids) = tree.children.get_mut(&n.0) else { continue };
+            if kids.len() > 1 {
+                for &k in kids.iter() {
+                    times.entry(k.0).or_insert_with(|| js_date_time(self.timestamp_in(bytes, k).as_ref()));
+                }
+                crate::js::sort::v8_sort_by(kids, |a, b| times[&a.0] - times[&b.0]);
+            }
+            stack.extend_from_slice(kids);
+        }
+        Ok(tree)
+    }
+
+    /// The oracle's cycle guard: depth-first from the roots, a child already on the stack
+    /// is a cycle.
+    fn tree_cycle(&self, tree: &Tree) -> Result<()> {
+        let mut state: ahash::AHashMap<u32, u8> = ahash::AHashMap::new();
+        for &root in &tree.roots {
+            if state.get(&root.0) == Some(&2) {
+                continue;
+            }
+            let mut stack: Vec<(EntryPos, usize)> = vec![(root, 0)];
+            state.insert(root.0, 1);
+            while let Some(top) = stack.last_mut() {
+                let (node, i) = *top;
+                let kids = tree.children(node);
+                if i >= kids.len() {
+                    state.insert(node.0, 2);
+                    stack.pop();
+                    continue;
+                }
+                top.1 += 1;
+                let child = kids[i];
+                match state.get(&child.0) {
+                    Some(1) => {
+                        let id_json = match self.id_value(child) {
+                            None => "null".to_string(),
+                            Some(v) => crate::canon::stringify(&v),
+                        };
+                        return Err(ErrorKind::ParentCycle {
+                            walk: "getTree",
+                            entry: child,
+                            line: self.record(child).line,
+                            id_json,
+                        }
+                        .into());
+                    }
+                    Some(2) => continue,
+                    _ => {
+                        state.insert(child.0, 1);
+                        stack.push((child, 0));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// One tree node as the oracle prints it: `{id, type, label, labelTimestamp}` (without
+    /// children); members that are `undefined` in pi are left out.
+    pub(crate) fn node_value(&self, node: EntryPos) -> Result<Object<'_>> {
+        let mut o = Object::new();
+        if let Some(id) = self.id_value(node) {
+            o.set(JsStr::from_str("id"), id);
+        }
+        if let Some(t) = self.type_value(node) {
+            o.set(JsStr::from_str("type"), t);
+        }
+        let (label, ts) = match self.label_entry(&self.record(node).id) {
+            Some(l) => {
+                let mut v = self.value(l)?;
+                match &mut v {
+                    Value::Object(lo) => (lo.remove("label"), lo.remove("timestamp")),
+                    _ => (None, None),
+                }
+            }
+            None => (None, None),
+        };
+        o.set(JsStr::from_str("label"), label.unwrap_or(Value::Null));
+        o.set(JsStr::from_str("labelTimestamp"), ts.unwrap_or(Value::Null));
+        Ok(o)
+    }
+
+    /// The tree as the oracle's nested JSON: `[{id, type, label, labelTimestamp, children}]`.
+    ///
+    /// # Errors
+    /// As [`Session::tree`].
+    pub fn tree_nested(&self) -> Result<Value<'_>> {
+        let tree = self.tree()?;
+        struct Frame<'a> {
+            node: EntryPos,
+            next: usize,
+            kids: Vec<Value<'a>>,
+        }
+        let mut out = Vec::with_capacity(tree.roots.len());
+        for &root in &tree.roots {
+            let mut stack = vec![Frame { node: root, next: 0, kids: Vec::new() }];
+            while let Some(top) = stack.last_mut() {
+                let kids = tree.children(top.node);
+                if top.next < kids.len() {
+                    let c = kids[top.next];
+                    top.next += 1;
+                    stack.push(Frame { node: c, next: 0, kids: Vec::new() });
+                    continue;
+                }
+                let f = stack.pop().expect("non-empty");
+                let mut o = self.node_value(f.node)?;
+                o.set(JsStr::from_str("children"), Value::Array(f.kids));
+                let v = Value::Object(o);
+                match stack.last_mut() {
+                    Some(parent) => parent.kids.push(v),
+                    None => out.push(v),
+                }
+            }
+        }
+        Ok(Value::Array(out))
+    }
+
+    /// The tree as the oracle's flat preorder list `[{depth, id, type, label, labelTimestamp}]`.
+    ///
+    /// # Errors
+    /// As [`Session::tree`].
+    pub fn tree_flat(&self) -> Result<Value<'_>> {
+        let tree = self.tree()?;
+        let mut out = Vec::new();
+        for (depth, node) in tree.preorder() {
+            let mut o = self.node_value(node)?;
+            o.set(JsStr::from_str("depth"), Value::Number(depth as f64));
+            out.push(Value::Object(o));
+        }
+        Ok(Value::Array(out))
+    }
+}

@@ -1,0 +1,849 @@
+//! JSON values exactly as JavaScript's `JSON.parse` produces them, borrowed from the file.
+//!
+//! This is the *obvious* decoder: a complete parser that builds a value tree. The index
+//! never uses it (see [`crate::scan`]); it runs only for the entries that a caller, or the
+//! context builder, actually reaches, and it is the differential twin of the fast scanner.
+//!
+//! Fidelity to pi (which decodes a line as UTF-8 with replacement and then calls
+//! `JSON.parse`):
+//! - invalid UTF-8 inside a string reads as U+FFFD (maximal-subpart replacement, which is
+//!   what both V8 and [`String::from_utf8_lossy`] do); outside strings it is a syntax error;
+//! - escaped lone surrogates (`"\ud800"`) are kept: strings are stored as WTF-8 (UTF-8
+//!   that may hold surrogate code points), and written back escaped;
+//! - numbers are IEEE doubles (`1e400` is `Infinity`, `-0` is `-0`);
+//! - a duplicate key keeps its first position and takes the last value;
+//! - nesting depth is unlimited (an explicit stack, no recursion).
+//!
+//! Strings without escapes and with valid UTF-8 borrow from the input, so a 4 MB base64
+//! image is never copied.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A JavaScript string as WTF-8 bytes: UTF-8, except that lone surrogates (which only an
+/// escape like `\ud800` can produce) are encoded as three-byte sequences `ED A0..BF xx`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct JsStr<'a>(pub(crate) Cow<'a, [u8]>);
+
+impl<'a> JsStr<'a> {
+    /// A string from ordinary UTF-8 text.
+    pub fn from_str(s: &'a str) -> Self {
+        JsStr(Cow::Borrowed(s.as_bytes()))
+    }
+    /// An owned string from ordinary UTF-8 text.
+    pub fn owned(s: String) -> JsStr<'static> {
+        JsStr(Cow::Owned(s.into_bytes()))
+    }
+    /// The WTF-8 bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+    /// True when the string holds no lone surrogate, so its bytes are valid UTF-8.
+    pub fn is_utf8(&self) -> bool {
+        std::str::from_utf8(&self.0).is_ok()
+    }
+    /// The text, with lone surrogates replaced by U+FFFD (borrowed when there are none).
+    pub fn to_str_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+    /// The string as `&str` when it holds no lone surrogate.
+    pub fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(&self.0).ok()
+    }
+    /// True for the empty string.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Length in UTF-16 code units (JavaScript's `length`).
+    pub fn utf16_len(&self) -> usize {
+        let b = &self.0;
+        let mut n = 0;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            let (w, units) = if c < 0x80 {
+                (1, 1)
+            } else if c < 0xE0 {
+                (2, 1)
+            } else if c < 0xF0 {
+                (3, 1)
+            } else {
+                (4, 2)
+            };
+            n += units;
+            i += w;
+        }
+        n
+    }
+    /// Detach from the input.
+    pub fn into_owned(self) -> JsStr<'static> {
+        JsStr(Cow::Owned(self.0.into_owned()))
+    }
+    /// Compare as JavaScript's default sort does: by UTF-16 code units.
+    pub fn cmp_utf16(&self, other: &JsStr<'_>) -> std::cmp::Ordering {
+        cmp_utf16(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for JsStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_str_lossy(), f)
+    }
+}
+
+/// Iterate WTF-8 bytes as code points (surrogates included).
+pub(crate) fn code_points(b: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        if i >= b.len() {
+            return None;
+        }
+        let c = b[i] as u32;
+        let (w, cp) = if c < 0x80 {
+            (1, c)
+        } else if c < 0xE0 {
+            (2, ((c & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F))
+        } else if c < 0xF0 {
+            (
+                3,
+                ((c & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F),
+            )
+        } else {
+            (
+                4,
+                ((c & 0x07) << 18)
+                    | ((b[i + 1] as u32 & 0x3F) << 12)
+                    | ((b[i + 2] as u32 & 0x3F) << 6)
+                    | (b[i + 3] as u32 & 0x3F),
+            )
+        };
+        i += w;
+        Some(cp)
+    })
+}
+
+/// UTF-16 code-unit order of two WTF-8 strings.
+pub(crate) fn cmp_utf16(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // UTF-8 byte order equals code point order; UTF-16 order differs only where a
+    // supplementary character (surrogate pair, units D800-DBFF) meets U+E000..U+FFFF.
+    fn units(cp: u32) -> (u32, u32) {
+        if cp >= 0x10000 {
+            let v = cp - 0x10000;
+            (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+        } else {
+            (cp, u32::MAX)
+        }
+    }
+    let mut x = code_points(a);
+    let mut y = code_points(b);
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) if p == q => continue,
+            (Some(p), Some(q)) => {
+                let (p1, p2) = units(p);
+                let (q1, q2) = units(q);
+                if p1 != q1 {
+                    return p1.cmp(&q1);
+                }
+                // Same high surrogate: the low ones decide (u32::MAX never ties here
+                // because p != q).
+                return p2.cmp(&q2);
+            }
+        }
+    }
+}
+
+/// A JSON object: members in JavaScript property order of creation, last duplicate wins.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Object<'a> {
+    pub(crate) members: Vec<(JsStr<'a>, Value<'a>)>,
+}
+
+impl<'a> Object<'a> {
+    /// An empty object.
+    pub fn new() -> Self {
+        Object { members: Vec::new() }
+    }
+    /// The member named `key`, if present.
+    pub fn get(&self, key: &str) -> Option<&Value<'a>> {
+        self.members.iter().find(|(k, _)| k.0.as_ref() == key.as_bytes()).map(|(_, v)| v)
+    }
+    /// Mutable access to the member named `key`.
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value<'a>> {
+        self.members
+            .iter_mut()
+            .find(|(k, _)| k.0.as_ref() == key.as_bytes())
+            .map(|(_, v)| v)
+    }
+    /// JavaScript assignment `obj[key] = value`: replaces in place or appends.
+    pub fn set(&mut self, key: JsStr<'a>, value: Value<'a>) {
+        if let Some(slot) = self.members.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = value;
+        } else {
+            self.members.push((key, value));
+        }
+    }
+    /// JavaScript `delete obj[key]`.
+    pub fn remove(&mut self, key: &str) -> Option<Value<'a>> {
+        let i = self.members.iter().position(|(k, _)| k.0.as_ref() == key.as_bytes())?;
+        Some(self.members.remove(i).1)
+    }
+    /// Members in creation order.
+    pub fn iter(&self) -> impl Iterator<Item = (&JsStr<'a>, &Value<'a>)> {
+        self.members.iter().map(|(k, v)| (k, v))
+    }
+    /// Number of members.
+    pub fn len(&self) -> usize {
+        self.members.len()
+    }
+    /// True when there are no members.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+    /// Detach from the input.
+    pub fn into_owned(mut self) -> Object<'static> {
+        Object {
+            members: std::mem::take(&mut self.members)
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.into_owned()))
+                .collect(),
+        }
+    }
+}
+
+/// A JSON value as `JSON.parse` gives it.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value<'a> {
+    /// `null`
+    Null,
+    /// `true` / `false`
+    Bool(bool),
+    /// A number (an IEEE double, as in JavaScript).
+    Number(f64),
+    /// A string (WTF-8).
+    String(JsStr<'a>),
+    /// An array.
+    Array(Vec<Value<'a>>),
+    /// An object.
+    Object(Object<'a>),
+}
+
+impl<'a> Value<'a> {
+    /// A string value from text.
+    pub fn str(s: &'a str) -> Self {
+        Value::String(JsStr::from_str(s))
+    }
+    /// An owned string value.
+    pub fn string(s: String) -> Value<'static> {
+        Value::String(JsStr::owned(s))
+    }
+    /// JavaScript truthiness.
+    pub fn truthy(&self) -> bool {
+        match self {
+            Value::Null => false,
+            Value::Bool(b) => *b,
+            Value::Number(n) => *n != 0.0 && !n.is_nan(),
+            Value::String(s) => !s.is_empty(),
+            Value::Array(_) | Value::Object(_) => true,
+        }
+    }
+    /// The object, if this is one.
+    pub fn as_object(&self) -> Option<&Object<'a>> {
+        match self {
+            Value::Object(o) => Some(o),
+            _ => None,
+        }
+    }
+    /// The string, if this is one.
+    pub fn as_js_str(&self) -> Option<&JsStr<'a>> {
+        match self {
+            Value::String(s) => Some(s),
+            _ => None,
+        }
+    }
+    /// The string as UTF-8 text, if this is a string without lone surrogates.
+    pub fn as_str(&self) -> Option<&str> {
+        self.as_js_str().and_then(|s| s.as_str())
+    }
+    /// JavaScript property read `value.key` for the keys pi reads (own data properties;
+    /// none of them lives on a prototype). `None` is `undefined`.
+    pub fn get(&self, key: &str) -> Option<&Value<'a>> {
+        match self {
+            Value::Object(o) => o.get(key),
+            _ => None,
+        }
+    }
+    /// Detach from the input (recursive: meant for small values such as ids and names).
+    pub fn into_owned(mut self) -> Value<'static> {
+        match &mut self {
+            Value::Null => Value::Null,
+            Value::Bool(b) => Value::Bool(*b),
+            Value::Number(n) => Value::Number(*n),
+            Value::String(s) => Value::String(std::mem::take(s).into_owned()),
+            Value::Array(a) => Value::Array(std::mem::take(a).into_iter().map(Value::into_owned).collect()),
+            Value::Object(o) => Value::Object(std::mem::take(o).into_owned()),
+        }
+    }
+    /// JavaScript `typeof` name (`"object"` for null, arrays and objects).
+    pub fn type_of(&self) -> &'static str {
+        match self {
+            Value::Null | Value::Array(_) | Value::Object(_) => "object",
+            Value::Bool(_) => "boolean",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+        }
+    }
+    /// JavaScript `String(value)` (ToString after ToPrimitive) for parsed JSON values.
+    pub fn to_js_string(&self) -> String {
+        let mut out = String::new();
+        self.push_js_string(&mut out);
+        out
+    }
+    fn push_js_string(&self, out: &mut String) {
+        match self {
+            Value::Null => out.push_str("null"),
+            Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Value::Number(n) => crate::js::number::format_number(*n, out),
+            Value::String(s) => out.push_str(&s.to_str_lossy()),
+            Value::Object(_) => out.push_str("[object Object]"),
+            Value::Array(a) => {
+                // Array.prototype.join(","): null and undefined elements print nothing.
+                for (i, v) in a.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    if !matches!(v, Value::Null) {
+                        v.push_js_string(out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// JavaScript `Number(value)` for parsed JSON values.
+pub fn js_to_number(v: &Value<'_>) -> f64 {
+    match v {
+        Value::Null => 0.0,
+        Value::Bool(b) => f64::from(u8::from(*b)),
+        Value::Number(n) => *n,
+        Value::String(s) => crate::js::number::string_to_number(&s.to_str_lossy()),
+        Value::Array(_) | Value::Object(_) => crate::js::number::string_to_number(&v.to_js_string()),
+    }
+}
+
+/// Whether `c` is white space to JavaScript's `trim()` (WhiteSpace and LineTerminator).
+pub fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
+            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// JavaScript's `String.prototype.trim()`.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_space)
+}
+
+/// `new Date(value).getTime()` for a property that may be missing (`None` = undefined).
+pub fn js_date_time(value: Option<&Value<'_>>) -> f64 {
+    use crate::js::date::{parse_date, time_clip};
+    match value {
+        None => f64::NAN,
+        Some(Value::Null) => 0.0,
+        Some(Value::Bool(b)) => {
+            if *b {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        Some(Value::Number(n)) => time_clip(*n),
+        Some(Value::String(s)) => parse_date(&s.to_str_lossy()),
+        Some(v @ (Value::Array(_) | Value::Object(_))) => parse_date(&v.to_js_string()),
+    }
+}
+
+impl Drop for Value<'_> {
+    /// Iterative, so that a value nested a million levels deep does not overflow the stack.
+    fn drop(&mut self) {
+        let mut stack: Vec<Value<'_>> = match self {
+            Value::Array(a) if !a.is_empty() => std::mem::take(a),
+            Value::Object(o) if !o.is_empty() => {
+                std::mem::take(&mut o.members).into_iter().map(|(_, v)| v).collect()
+            }
+            _ => return,
+        };
+        while let Some(mut v) = stack.pop() {
+            match &mut v {
+                Value::Array(a) => stack.append(a),
+                Value::Object(o) => stack.extend(o.members.drain(..).map(|(_, v)| v)),
+                _ => {}
+            }
+        }
+    }
+}
+
+impl Default for Value<'_> {
+    fn default() -> Self {
+        Value::Null
+    }
+}
+
+impl Default for JsStr<'_> {
+    fn default() -> Self {
+        JsStr(Cow::Borrowed(&[]))
+    }
+}
+
+/// Why a line is not JSON, with the byte offset (within the line) where parsing stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SyntaxError {
+    /// Byte offset within the parsed text.
+    pub offset: usize,
+    /// What was wrong.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for SyntaxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at byte {}", self.reason, self.offset)
+    }
+}
+
+impl std::error::Error for SyntaxError {}
+
+/// Parse one JSON text (a whole line) exactly as `JSON.parse` does after pi's lossy
+/// UTF-8 decoding.
+pub fn parse(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
+    let mut p = Parser { b: text, i: 0 };
+    let v = p.value()?;
+    p.ws();
+    if p.i != text.len() {
+        return Err(p.err("unexpected data after the JSON value"));
+    }
+    Ok(v)
+}
+
+pub(crate) fn is_ws(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+enum Frame<'a> {
+    Arr(Vec<Value<'a>>),
+    Obj(Object<'a>, JsStr<'a>, Option<ahash::AHashMap<Vec<u8>, usize>>),
+}
+
+struct Parser<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Parser<'a> {
+    fn err(&self, reason: &'static str) -> SyntaxError {
+        SyntaxError { offset: self.i, reason }
+    }
+    fn ws(&mut self) {
+        while self.i < self.b.len() && is_ws(self.b[self.i]) {
+            self.i += 1;
+        }
+    }
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+    fn lit(&mut self, word: &[u8], v: Value<'a>) -> Result<Value<'a>, SyntaxError> {
+        if self.b[self.i..].starts_with(word) {
+            self.i += word.len();
+            Ok(v)
+        } else {
+            Err(self.err("invalid literal"))
+        }
+    }
+
+    fn value(&mut self) -> Result<Value<'a>, SyntaxError> {
+        let mut stack: Vec<Frame<'a>> = Vec::new();
+        'value: loop {
+            self.ws();
+            let mut v = match self.peek() {
+                None => return Err(self.err("unexpected end of JSON input")),
+                Some(b'{') => {
+                    self.i += 1;
+                    self.ws();
+                    if self.peek() == Some(b'}') {
+                        self.i += 1;
+                        Value::Object(Object::new())
+                    } else {
+                        let key = self.key()?;
+                        stack.push(Frame::Obj(Object::new(), key, None));
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    self.i += 1;
+                    self.ws();
+                    if self.peek() == Some(b']') {
+                        self.i += 1;
+                        Value::Array(Vec::new())
+                    } else {
+                        stack.push(Frame::Arr(Vec::new()));
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => Value::String(self.string()?),
+                Some(b't') => self.lit(b"true", Value::Bool(true))?,
+                Some(b'f') => self.lit(b"false", Value::Bool(false))?,
+                Some(b'n') => self.lit(b"null", Value::Null)?,
+                Some(b'-' | b'0'..=b'9') => Value::Number(self.number()?),
+                Some(_) => return Err(self.err("unexpected character")),
+            };
+            // Attach the finished value to its container; close containers as they end.
+            loop {
+                let Some(top) = stack.last_mut() else {
+                    return Ok(v);
+                };
+                self.ws();
+                match top {
+                    Frame::Arr(items) => {
+                        items.push(v);
+                        match self.peek() {
+                            Some(b',') => {
+                                self.i += 1;
+                                continue 'value;
+                            }
+                            Some(b']') => {
+                                self.i += 1;
+                                let Some(Frame::Arr(items)) = stack.pop() else {
+                                    unreachable!("top frame is an array")
+                                };
+                                v = Value::Array(items);
+                            }
+                            _ => return Err(self.err("expected ',' or ']'")),
+                        }
+                    }
+                    Frame::Obj(obj, key, big) => {
+                        let key = std::mem::replace(key, JsStr(Cow::Borrowed(&[])));
+                        insert_member(obj, big, key, v);
+                        match self.peek() {
+                            Some(b',') => {
+                                self.i += 1;
+                                self.ws();
+                                let k = self.key()?;
+                                if let Some(Frame::Obj(_, slot, _)) = stack.last_mut() {
+                                    *slot = k;
+                                }
+                                continue 'value;
+                            }
+                            Some(b'}') => {
+                                self.i += 1;
+                                let Some(Frame::Obj(obj, _, _)) = stack.pop() else {
+                                    unreachable!("top frame is an object")
+                                };
+                                v = Value::Object(obj);
+                            }
+                            _ => return Err(self.err("expected ',' or '}'")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// `"key" :` with the cursor on the opening quote.
+    fn key(&mut self) -> Result<JsStr<'a>, SyntaxError> {
+        if self.peek() != Some(b'"') {
+            return Err(self.err("expected a string key"));
+        }
+        let k = self.string()?;
+        self.ws();
+        if self.peek() != Some(b':') {
+            return Err(self.err("expected ':'"));
+        }
+        self.i += 1;
+        Ok(k)
+    }
+
+    fn number(&mut self) -> Result<f64, SyntaxError> {
+        let start = self.i;
+        let end = number_end(self.b, self.i).map_err(|off| SyntaxError {
+            offset: off,
+            reason: "invalid number",
+        })?;
+        self.i = end;
+        let text = std::str::from_utf8(&self.b[start..end]).expect("number tokens are ASCII");
+        Ok(text.parse::<f64>().expect("a valid JSON number parses as f64"))
+    }
+
+    fn string(&mut self) -> Result<JsStr<'a>, SyntaxError> {
+        let (s, end) = decode_string(self.b, self.i)?;
+        self.i = end;
+        Ok(s)
+    }
+}
+
+fn insert_member<'a>(
+    obj: &mut Object<'a>,
+    big: &mut Option<ahash::AHashMap<Vec<u8>, usize>>,
+    key: JsStr<'a>,
+    v: Value<'a>,
+) {
+    const LINEAR: usize = 16;
+    if obj.members.len() < LINEAR {
+        if let Some(slot) = obj.members.iter_mut().find(|(k, _)| *k == key) {
+            slot.1 = v;
+        } else {
+            obj.members.push((key, v));
+        }
+        return;
+    }
+    let map = big.get_or_insert_with(|| {
+        obj.members.iter().enumerate().map(|(i, (k, _))| (k.0.to_vec(), i)).collect()
+    });
+    match map.get(key.as_bytes()) {
+        Some(&i) => obj.members[i].1 = v,
+        None => {
+            map.insert(key.0.to_vec(), obj.members.len());
+            obj.members.push((key, v));
+        }
+    }
+}
+
+/// End of the JSON number token starting at `i`, or the offset of the first bad byte.
+pub(crate) fn number_end(b: &[u8], mut i: usize) -> Result<usize, usize> {
+    let digit = |b: &[u8], i: usize| b.get(i).is_some_and(|c| c.is_ascii_digit());
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    match b.get(i) {
+        Some(b'0') => i += 1,
+        Some(b'1'..=b'9') => {
+            while digit(b, i) {
+                i += 1;
+            }
+        }
+        _ => return Err(i),
+    }
+    if b.get(i) == Some(&b'.') {
+        i += 1;
+        if !digit(b, i) {
+            return Err(i);
+        }
+        while digit(b, i) {
+            i += 1;
+        }
+    }
+    if matches!(b.get(i), Some(b'e' | b'E')) {
+        i += 1;
+        if matches!(b.get(i), Some(b'+' | b'-')) {
+            i += 1;
+        }
+        if !digit(b, i) {
+            return Err(i);
+        }
+        while digit(b, i) {
+            i += 1;
+        }
+    }
+    Ok(i)
+}
+
+fn hex4(b: &[u8], i: usize) -> Option<u32> {
+    let h = b.get(i..i + 4)?;
+    let mut v = 0u32;
+    for &c in h {
+        v = (v << 4) | (c as char).to_digit(16)?;
+    }
+    Some(v)
+}
+
+fn push_cp(out: &mut Vec<u8>, cp: u32) {
+    // Generalised UTF-8: surrogates are encoded like any other BMP code point.
+    if cp < 0x80 {
+        out.push(cp as u8);
+    } else if cp < 0x800 {
+        out.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
+    } else if cp < 0x10000 {
+        out.extend_from_slice(&[
+            0xE0 | (cp >> 12) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ]);
+    } else {
+        out.extend_from_slice(&[
+            0xF0 | (cp >> 18) as u8,
+            0x80 | ((cp >> 12) & 0x3F) as u8,
+            0x80 | ((cp >> 6) & 0x3F) as u8,
+            0x80 | (cp & 0x3F) as u8,
+        ]);
+    }
+}
+
+fn push_lossy(out: &mut Vec<u8>, raw: &[u8]) {
+    match std::str::from_utf8(raw) {
+        Ok(_) => out.extend_from_slice(raw),
+        Err(_) => out.extend_from_slice(String::from_utf8_lossy(raw).as_bytes()),
+    }
+}
+
+/// Decode the JSON string whose opening quote is at `start`; returns it and the offset
+/// just past the closing quote.
+pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    debug_assert_eq!(b[start], b'"');
+    let body = start + 1;
+    let mut i = body;
+    // Fast path: no escapes.
+    loop {
+        match memchr::memchr2(b'"', b'\\', &b[i..]) {
+            None => {
+                return Err(SyntaxError { offset: b.len(), reason: "unterminated string" });
+            }
+            Some(off) => {
+                let run = &b[i..i + off];
+                if let Some(p) = run.iter().position(|&c| c < 0x20) {
+                    return Err(SyntaxError {
+                        offset: i + p,
+                        reason: "control character in string",
+                    });
+                }
+                i += off;
+                if b[i] == b'"' {
+                    let raw = &b[body..i];
+                    let s = match std::str::from_utf8(raw) {
+                        Ok(_) => Cow::Borrowed(raw),
+                        Err(_) => Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes()),
+                    };
+                    return Ok((JsStr(s), i + 1));
+                }
+                break;
+            }
+        }
+    }
+    // Slow path: escapes present; `i` is at the first backslash.
+    let mut out = Vec::with_capacity(i - body + 16);
+    push_lossy(&mut out, &b[body..i]);
+    let mut pending_high: Option<u32> = None;
+    loop {
+        // Here b[i] is '\\' or '"'.
+        if b[i] == b'"' {
+            if let Some(h) = pending_high.take() {
+                push_cp(&mut out, h);
+            }
+            return Ok((JsStr(Cow::Owned(out)), i + 1));
+        }
+        let esc = *b.get(i + 1).ok_or(SyntaxError { offset: i + 1, reason: "unterminated string" })?;
+        let simple = match esc {
+            b'"' => Some(b'"'),
+            b'\\' => Some(b'\\'),
+            b'/' => Some(b'/'),
+            b'b' => Some(8),
+            b'f' => Some(12),
+            b'n' => Some(b'\n'),
+            b'r' => Some(b'\r'),
+            b't' => Some(b'\t'),
+            b'u' => None,
+            _ => return Err(SyntaxError { offset: i + 1, reason: "invalid escape" }),
+        };
+        if let Some(c) = simple {
+            if let Some(h) = pending_high.take() {
+                push_cp(&mut out, h);
+            }
+            out.push(c);
+            i += 2;
+        } else {
+            let cp = hex4(b, i + 2).ok_or(SyntaxError { offset: i + 2, reason: "invalid \\u escape" })?;
+            i += 6;
+            match (pending_high.take(), cp) {
+                (Some(h), 0xDC00..=0xDFFF) => {
+                    push_cp(&mut out, 0x10000 + ((h - 0xD800) << 10) + (cp - 0xDC00));
+                }
+                (prev, _) => {
+                    if let Some(h) = prev {
+                        push_cp(&mut out, h);
+                    }
+                    if (0xD800..=0xDBFF).contains(&cp) {
+                        pending_high = Some(cp);
+                    } else {
+                        push_cp(&mut out, cp);
+                    }
+                }
+            }
+        }
+        // Copy the plain run up to the next quote or backslash.
+        let off = memchr::memchr2(b'"', b'\\', &b[i..])
+            .ok_or(SyntaxError { offset: b.len(), reason: "unterminated string" })?;
+        let run = &b[i..i + off];
+        if let Some(p) = run.iter().position(|&c| c < 0x20) {
+            return Err(SyntaxError { offset: i + p, reason: "control character in string" });
+        }
+        if !run.is_empty() {
+            if let Some(h) = pending_high.take() {
+                push_cp(&mut out, h);
+            }
+            push_lossy(&mut out, run);
+        }
+        i += off;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &Value<'_>) -> String {
+        match v {
+            Value::String(s) => s.to_str_lossy().into_owned(),
+            _ => panic!("not a string"),
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_keep_position_take_last_value() {
+        let v = parse(br#"{"a":1,"b":2,"a":3}"#).unwrap();
+        let o = v.as_object().unwrap();
+        let keys: Vec<_> = o.iter().map(|(k, _)| k.to_str_lossy().into_owned()).collect();
+        assert_eq!(keys, ["a", "b"]);
+        assert_eq!(o.get("a"), Some(&Value::Number(3.0)));
+    }
+
+    #[test]
+    fn lone_surrogates_are_kept_and_pairs_combine() {
+        let v = parse(br#""\ud83d\ude00""#).unwrap();
+        assert_eq!(s(&v), "\u{1F600}");
+        let v = parse(br#""a\ud800b""#).unwrap();
+        assert_eq!(v.as_js_str().unwrap().as_bytes(), b"a\xED\xA0\x80b");
+        assert_eq!(v.as_js_str().unwrap().utf16_len(), 3);
+    }
+
+    #[test]
+    fn invalid_utf8_inside_strings_is_replaced_outside_is_an_error() {
+        let v = parse(b"\"a\xffb\"").unwrap();
+        assert_eq!(s(&v), "a\u{FFFD}b");
+        assert!(parse(b"\xff1").is_err());
+    }
+
+    #[test]
+    fn numbers_follow_js() {
+        assert_eq!(parse(b"1e400").unwrap(), Value::Number(f64::INFINITY));
+        assert!(matches!(parse(b"-0").unwrap(), Value::Number(n) if n == 0.0 && n.is_sign_negative()));
+        for bad in ["01", "1.", ".5", "+1", "1e", "-", "0x10", "NaN"] {
+            assert!(parse(bad.as_bytes()).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn deep_nesting_does_not_overflow() {
+        let depth = 200_000;
+        let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+        assert!(parse(text.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn utf16_order_differs_from_utf8_order() {
+        let a = JsStr::from_str("\u{FF61}");
+        let b = JsStr::from_str("\u{1F600}");
+        assert_eq!(a.cmp_utf16(&b), std::cmp::Ordering::Greater);
+    }
+}
