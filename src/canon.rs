@@ -36,7 +36,9 @@ pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
             run_start = i;
         } else if c == 0xED && s.get(i + 1).is_some_and(|&b| b >= 0xA0) {
             // A lone surrogate (WTF-8): JSON.stringify escapes it.
-            let cp = ((c as u32 & 0x0F) << 12) | ((s[i + 1] as u32 & 0x3F) << 6) | (s[i + 2] as u32 & 0x3F);
+            let cp = ((c as u32 & 0x0F) << 12)
+                | ((s[i + 1] as u32 & 0x3F) << 6)
+                | (s[i + 2] as u32 & 0x3F);
             out.extend_from_slice(&s[run_start..i]);
             out.extend_from_slice(format!("\\u{cp:04x}").as_bytes());
             i += 3;
@@ -51,7 +53,11 @@ pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
 
 /// Whether a key is an array index, which JavaScript orders first, numerically.
 fn array_index(k: &[u8]) -> Option<u32> {
-    if k.is_empty() || k.len() > 10 || (k.len() > 1 && k[0] == b'0') || !k.iter().all(u8::is_ascii_digit) {
+    if k.is_empty()
+        || k.len() > 10
+        || (k.len() > 1 && k[0] == b'0')
+        || !k.iter().all(u8::is_ascii_digit)
+    {
         return None;
     }
     let n: u64 = std::str::from_utf8(k).ok()?.parse().ok()?;
@@ -157,9 +163,15 @@ pub struct CanonOptions {
 fn digest_string(s: &JsStr<'_>) -> Vec<u8> {
     // Buffer.from(s, "utf8"): lone surrogates become U+FFFD.
     let utf8 = s.to_str_lossy();
-    let hex: String = Sha256::digest(utf8.as_bytes()).iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = Sha256::digest(utf8.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     let mut out = Vec::new();
-    push_json_string(&mut out, format!("<<sha256:{hex} len:{}>>", utf8.len()).as_bytes());
+    push_json_string(
+        &mut out,
+        format!("<<sha256:{hex} len:{}>>", utf8.len()).as_bytes(),
+    );
     out
 }
 
@@ -211,7 +223,9 @@ pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -
             }
         }
         let depth = stack.len();
-        let Some((top, first)) = stack.last_mut() else { break };
+        let Some((top, first)) = stack.last_mut() else {
+            break;
+        };
         let item = match top {
             It::Arr(it) => it.next().map(|v| (None, v)),
             It::Obj(it) => it.next().map(|(k, v)| (Some(k), v)),
@@ -261,13 +275,22 @@ mod tests {
     #[test]
     fn stringify_orders_index_keys_first_and_escapes_like_js() {
         let v = parse(br#"{"b":1,"2":0,"a":"\u0001\ud800\u2028","10":1.50,"01":-0}"#).unwrap();
-        assert_eq!(stringify(&v), r#"{"2":0,"10":1.5,"b":1,"a":"\u0001\ud800 ","01":0}"#.replace(' ', "\u{2028}"));
+        assert_eq!(
+            stringify(&v),
+            r#"{"2":0,"10":1.5,"b":1,"a":"\u0001\ud800 ","01":0}"#.replace(' ', "\u{2028}")
+        );
     }
 
     #[test]
     fn canonical_sorts_and_indents() {
         let v = parse(br#"{"b":[1,{}],"a":[],"c":{"y":null,"x":1e400}}"#).unwrap();
-        let s = canonical_string(&v, CanonOptions { indent: 2, digest_over: None });
+        let s = canonical_string(
+            &v,
+            CanonOptions {
+                indent: 2,
+                digest_over: None,
+            },
+        );
         assert_eq!(
             s,
             "{\n  \"a\": [],\n  \"b\": [\n    1,\n    {}\n  ],\n  \"c\": {\n    \"x\": null,\n    \"y\": null\n  }\n}"
@@ -277,7 +300,13 @@ mod tests {
     #[test]
     fn digest_replaces_long_strings() {
         let v = parse(br#"["abc","abcdef"]"#).unwrap();
-        let s = canonical_string(&v, CanonOptions { indent: 0, digest_over: Some(3) });
+        let s = canonical_string(
+            &v,
+            CanonOptions {
+                indent: 0,
+                digest_over: Some(3),
+            },
+        );
         assert!(s.starts_with(r#"["abc","<<sha256:bef57ec7f53a6d40beb640a780a639c83bc29ac8a9816f1fc6c5c6dcd93c4721 len:6>>"]"#), "{s}");
     }
 }

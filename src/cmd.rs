@@ -10,7 +10,9 @@ use std::time::Instant;
 
 fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
     match Session::open_with(path, opts) {
-        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(e).with_context(|| format!("cannot open {}", path.display())),
+        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => {
+            Err(e).with_context(|| format!("cannot open {}", path.display()))
+        }
         r => Ok(r),
     }
 }
@@ -26,14 +28,22 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
         Ok(s) => s,
         Err(e) => {
             if json {
-                writeln!(out, "{{\"file\":{},\"session\":false,\"error\":{}}}", json_str(&path.display().to_string()), json_str(&e.to_string()))?;
+                writeln!(
+                    out,
+                    "{{\"file\":{},\"session\":false,\"error\":{}}}",
+                    json_str(&path.display().to_string()),
+                    json_str(&e.to_string())
+                )?;
             }
             anyhow::bail!("{e}");
         }
     };
     let bytes = s.bytes().len();
     let idx = s.index();
-    let header_version = s.header().ok().and_then(|h| h.get("version").map(pi_session::canon::stringify));
+    let header_version = s
+        .header()
+        .ok()
+        .and_then(|h| h.get("version").map(pi_session::canon::stringify));
     let leaf = s.leaf().clone();
     let mut step_errors: Vec<(&str, String)> = Vec::new();
     let branch_len = match s.branch_path(None) {
@@ -46,7 +56,12 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     let (ctx_messages, ctx_source_bytes) = match s.context(&leaf) {
         Ok(c) => {
             let mut seen = ahash::AHashSet::new();
-            let src: u64 = c.sources.iter().filter(|p| seen.insert(p.0)).map(|&p| s.record(p).len).sum();
+            let src: u64 = c
+                .sources
+                .iter()
+                .filter(|p| seen.insert(p.0))
+                .map(|&p| s.record(p).len)
+                .sum();
             (c.messages.len(), src)
         }
         Err(e) => {
@@ -84,7 +99,10 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
                 )
             })
             .collect();
-        let errors: Vec<String> = step_errors.iter().map(|(k, v)| format!("{}:{}", json_str(k), json_str(v))).collect();
+        let errors: Vec<String> = step_errors
+            .iter()
+            .map(|(k, v)| format!("{}:{}", json_str(k), json_str(v)))
+            .collect();
         writeln!(
             out,
             "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
@@ -104,25 +122,54 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     } else {
         writeln!(out, "file:              {}", path.display())?;
         writeln!(out, "size:              {bytes} bytes, {} lines", idx.lines)?;
-        writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
-        writeln!(out, "header version:    {} (migration on open: {:?})", header_version.as_deref().unwrap_or("absent"), s.migration())?;
+        writeln!(
+            out,
+            "entries:           {entries} ({} distinct ids)",
+            s.entry_count()
+        )?;
+        writeln!(
+            out,
+            "header version:    {} (migration on open: {:?})",
+            header_version.as_deref().unwrap_or("absent"),
+            s.migration()
+        )?;
         writeln!(out, "skipped lines:     {}", idx.skipped.len())?;
         for k in idx.skipped.iter().take(20) {
-            writeln!(out, "  line {} (byte {}, {} bytes): {}", k.line, k.offset.0, k.len, k.reason)?;
+            writeln!(
+                out,
+                "  line {} (byte {}, {} bytes): {}",
+                k.line, k.offset.0, k.len, k.reason
+            )?;
         }
         if idx.skipped.len() > 20 {
-            writeln!(out, "  ... {} more (use --json for all)", idx.skipped.len() - 20)?;
+            writeln!(
+                out,
+                "  ... {} more (use --json for all)",
+                idx.skipped.len() - 20
+            )?;
         }
         writeln!(out, "leaf:              {}", key_text(&leaf))?;
         writeln!(out, "branch length:     {branch_len}")?;
-        writeln!(out, "context:           {ctx_messages} messages from {ctx_source_bytes} bytes of entries")?;
+        writeln!(
+            out,
+            "context:           {ctx_messages} messages from {ctx_source_bytes} bytes of entries"
+        )?;
         writeln!(out, "tree roots:        {roots}")?;
-        writeln!(out, "session name:      {}", name.as_deref().unwrap_or("(none)"))?;
-        writeln!(out, "pi's open would:   {}", match s.file_change() {
-            pi_session::FileChange::None => "change nothing",
-            pi_session::FileChange::AppendedNewline => "append a newline after the unterminated last line",
-            pi_session::FileChange::Rewritten => "rewrite the file (format migration)",
-        })?;
+        writeln!(
+            out,
+            "session name:      {}",
+            name.as_deref().unwrap_or("(none)")
+        )?;
+        writeln!(
+            out,
+            "pi's open would:   {}",
+            match s.file_change() {
+                pi_session::FileChange::None => "change nothing",
+                pi_session::FileChange::AppendedNewline =>
+                    "append a newline after the unterminated last line",
+                pi_session::FileChange::Rewritten => "rewrite the file (format migration)",
+            }
+        )?;
         for (step, e) in &step_errors {
             writeln!(out, "error in {step}:  {e}")?;
         }
@@ -138,13 +185,20 @@ fn text_of(m: &Value<'_>) -> String {
             .iter()
             .find_map(|b| match b.get("type").and_then(Value::as_str) {
                 Some("text") => b.get("text").and_then(Value::as_str).map(str::to_owned),
-                Some("toolCall") => b.get("name").and_then(Value::as_str).map(|n| format!("[tool call {n}]")),
+                Some("toolCall") => b
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(|n| format!("[tool call {n}]")),
                 Some("image") => Some("[image]".into()),
                 Some("thinking") => Some("[thinking]".into()),
                 _ => None,
             })
             .unwrap_or_default(),
-        _ => m.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
+        _ => m
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
     };
     let first = text.lines().next().unwrap_or("");
     let mut s: String = first.chars().take(100).collect();
@@ -155,7 +209,14 @@ fn text_of(m: &Value<'_>) -> String {
 }
 
 /// `pi-session context`.
-pub fn context(path: &Path, opts: OpenOptions, leaf: Option<&str>, json: bool, retained: bool, out: &mut impl Write) -> Result<i32> {
+pub fn context(
+    path: &Path,
+    opts: OpenOptions,
+    leaf: Option<&str>,
+    json: bool,
+    retained: bool,
+    out: &mut impl Write,
+) -> Result<i32> {
     let mut s = open(path, opts)?.map_err(anyhow::Error::from)?;
     if let Some(l) = leaf {
         if l == "null" {
@@ -164,16 +225,26 @@ pub fn context(path: &Path, opts: OpenOptions, leaf: Option<&str>, json: bool, r
             s.branch(l)?;
         }
     }
-    let tail = if retained { RetainedTail::Honor } else { RetainedTail::Ignore };
+    let tail = if retained {
+        RetainedTail::Honor
+    } else {
+        RetainedTail::Ignore
+    };
     let leaf = s.leaf().clone();
     let ctx = s.context_with(&leaf, tail)?;
     if json {
         let mut o = pi_session::Object::new();
-        o.set(pi_session::JsStr::from_str("messages"), Value::Array(ctx.messages));
+        o.set(
+            pi_session::JsStr::from_str("messages"),
+            Value::Array(ctx.messages),
+        );
         if let Some(t) = ctx.thinking_level {
             o.set(pi_session::JsStr::from_str("thinkingLevel"), t);
         }
-        o.set(pi_session::JsStr::from_str("model"), ctx.model.map_or(Value::Null, Value::Object));
+        o.set(
+            pi_session::JsStr::from_str("model"),
+            ctx.model.map_or(Value::Null, Value::Object),
+        );
         let mut buf = Vec::new();
         pi_session::canon::stringify_into(&mut buf, &Value::Object(o));
         out.write_all(&buf)?;
@@ -183,8 +254,12 @@ pub fn context(path: &Path, opts: OpenOptions, leaf: Option<&str>, json: bool, r
     let model = ctx.model.as_ref().map(|m| {
         format!(
             "{}/{}",
-            m.get("provider").map(Value::to_js_string).unwrap_or_default(),
-            m.get("modelId").map(Value::to_js_string).unwrap_or_default()
+            m.get("provider")
+                .map(Value::to_js_string)
+                .unwrap_or_default(),
+            m.get("modelId")
+                .map(Value::to_js_string)
+                .unwrap_or_default()
         )
     });
     writeln!(
@@ -192,13 +267,23 @@ pub fn context(path: &Path, opts: OpenOptions, leaf: Option<&str>, json: bool, r
         "leaf {} · {} messages · thinking {} · model {}",
         key_text(&leaf),
         ctx.messages.len(),
-        ctx.thinking_level.as_ref().map_or("undefined".into(), Value::to_js_string),
+        ctx.thinking_level
+            .as_ref()
+            .map_or("undefined".into(), Value::to_js_string),
         model.as_deref().unwrap_or("none")
     )?;
     for (i, (m, &src)) in ctx.messages.iter().zip(&ctx.sources).enumerate() {
         let role = m.get("role").map_or("?".into(), Value::to_js_string);
         let size = pi_session::canon::stringify(m).len();
-        writeln!(out, "{:>5}  {:<17} {:>9} B  line {:<7} {}", i + 1, role, size, s.line_of(src), text_of(m))?;
+        writeln!(
+            out,
+            "{:>5}  {:<17} {:>9} B  line {:<7} {}",
+            i + 1,
+            role,
+            size,
+            s.line_of(src),
+            text_of(m)
+        )?;
     }
     Ok(0)
 }
@@ -207,13 +292,26 @@ pub fn context(path: &Path, opts: OpenOptions, leaf: Option<&str>, json: bool, r
 pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
     let s = open(path, opts)?.map_err(anyhow::Error::from)?;
     let tree = s.tree()?;
-    let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
+    let on_branch: ahash::AHashSet<u32> = s
+        .branch_path(None)
+        .unwrap_or_default()
+        .iter()
+        .map(|p| p.0)
+        .collect();
     // Indent only where the tree branches, as pi's /tree does, so long chains stay flat.
-    let mut stack: Vec<(usize, pi_session::EntryPos, bool)> =
-        tree.roots.iter().rev().map(|&r| (0usize, r, tree.roots.len() > 1)).collect();
+    let mut stack: Vec<(usize, pi_session::EntryPos, bool)> = tree
+        .roots
+        .iter()
+        .rev()
+        .map(|&r| (0usize, r, tree.roots.len() > 1))
+        .collect();
     while let Some((indent, node, branch_start)) = stack.pop() {
         let rec = s.record(node);
-        let mark = if on_branch.contains(&node.0) { '*' } else { ' ' };
+        let mark = if on_branch.contains(&node.0) {
+            '*'
+        } else {
+            ' '
+        };
         let label = match s.label_entry(&rec.id) {
             Some(l) => s
                 .value(l)
@@ -224,8 +322,17 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
             None => String::new(),
         };
         let bullet = if branch_start { "├ " } else { "" };
-        let id = if rec.id == Key::Undefined { "(no id)".into() } else { key_text(&rec.id) };
-        writeln!(out, "{mark} {}{bullet}{id} {}{label}", "  ".repeat(indent), describe(&s, node))?;
+        let id = if rec.id == Key::Undefined {
+            "(no id)".into()
+        } else {
+            key_text(&rec.id)
+        };
+        writeln!(
+            out,
+            "{mark} {}{bullet}{id} {}{label}",
+            "  ".repeat(indent),
+            describe(&s, node)
+        )?;
         let kids = tree.children(node);
         let fork = kids.len() > 1;
         for &k in kids.iter().rev() {

@@ -63,7 +63,11 @@ impl Session {
             seen[i / 64] |= 1 << (i % 64);
             path.push(p);
             let parent = &self.record(p).parent;
-            cur = if parent.truthy() { self.by_id.get(parent).copied() } else { None };
+            cur = if parent.truthy() {
+                self.by_id.get(parent).copied()
+            } else {
+                None
+            };
         }
         path.reverse();
         Ok(path)
@@ -86,7 +90,11 @@ impl Session {
             Some(k) if !matches!(k, Key::Null | Key::Undefined) => k,
             _ => &self.leaf,
         };
-        let first = if start.truthy() { self.by_id.get(start).copied() } else { None };
+        let first = if start.truthy() {
+            self.by_id.get(start).copied()
+        } else {
+            None
+        };
         self.walk(first, "getBranch")
     }
 
@@ -100,7 +108,11 @@ impl Session {
         if *leaf == Key::Null {
             return Ok(Vec::new());
         }
-        let start = if leaf.truthy() { self.by_id.get(leaf).copied() } else { None };
+        let start = if leaf.truthy() {
+            self.by_id.get(leaf).copied()
+        } else {
+            None
+        };
         let start = start.or_else(|| self.list.last().copied());
         self.walk(start, "buildSessionPath")
     }
@@ -112,7 +124,12 @@ impl Session {
 
     /// Members of a message entry's message; pi's TypeError when `message` is missing or
     /// null (pi reads `entry.message.role` unconditionally).
-    fn message_fields<'a>(&'a self, bytes: &'a [u8], p: EntryPos, keys: &[&str]) -> Result<Vec<Option<Value<'a>>>> {
+    fn message_fields<'a>(
+        &'a self,
+        bytes: &'a [u8],
+        p: EntryPos,
+        keys: &[&str],
+    ) -> Result<Vec<Option<Value<'a>>>> {
         match self.message_members(bytes, p, keys)? {
             None => Err(self.no_message(p, "undefined")),
             Some((crate::scan::Kind::Null, _)) => Err(self.no_message(p, "null")),
@@ -134,15 +151,24 @@ impl Session {
     /// # Errors
     /// [`ErrorKind::ParentCycle`], [`ErrorKind::PiThrows`], [`ErrorKind::FileChanged`].
     pub fn context_entries(&self, leaf: &Key) -> Result<Vec<EntryPos>> {
-        self.context_entries_with(leaf, RetainedTail::Ignore).map(|(e, _)| e)
+        self.context_entries_with(leaf, RetainedTail::Ignore)
+            .map(|(e, _)| e)
     }
 
     /// The context entries, and the `retainedTail` messages that replace the kept range
     /// when `tail` is [`RetainedTail::Honor`] and the latest compaction has one.
-    fn context_entries_with(&self, leaf: &Key, tail: RetainedTail) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
+    fn context_entries_with(
+        &self,
+        leaf: &Key,
+        tail: RetainedTail,
+    ) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
-        let Some(&compaction) = path.iter().rev().find(|&&p| self.record(p).ty == EntryType::Compaction) else {
+        let Some(&compaction) = path
+            .iter()
+            .rev()
+            .find(|&&p| self.record(p).ty == EntryType::Compaction)
+        else {
             return Ok((path, None));
         };
         let cid = &self.record(compaction).id;
@@ -151,7 +177,8 @@ impl Session {
         };
         let cval = self.value_in(bytes, compaction)?;
         let mut out = vec![compaction];
-        let retained = tail == RetainedTail::Honor && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
+        let retained = tail == RetainedTail::Honor
+            && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
         if !retained {
             let first_kept = key_from_value(cval.get("firstKeptEntryId"));
             let mut found = false;
@@ -161,7 +188,8 @@ impl Session {
                 }
                 if found {
                     let is_system = self.record(p).ty == EntryType::Message
-                        && self.role_of(bytes, p)?.as_ref().and_then(Value::as_str) == Some("system");
+                        && self.role_of(bytes, p)?.as_ref().and_then(Value::as_str)
+                            == Some("system");
                     if !is_system {
                         out.push(p);
                     }
@@ -198,7 +226,10 @@ impl Session {
                 }
                 EntryType::ModelChange => {
                     let mut v = self.value_in(bytes, p)?;
-                    model = Some(model_object(take(&mut v, "provider"), take(&mut v, "modelId")));
+                    model = Some(model_object(
+                        take(&mut v, "provider"),
+                        take(&mut v, "modelId"),
+                    ));
                 }
                 EntryType::Message => {
                     let mut f = self.message_fields(bytes, p, &["role", "provider", "model"])?;
@@ -241,7 +272,12 @@ impl Session {
             sources.extend(std::iter::repeat_n(p, msgs.len()));
             messages.extend(msgs);
         }
-        Ok(Context { messages, thinking_level, model, sources })
+        Ok(Context {
+            messages,
+            thinking_level,
+            model,
+            sources,
+        })
     }
 
     /// pi's `sessionEntryToContextMessages(entry)`.
@@ -281,7 +317,10 @@ impl Session {
                 o.set(JsStr::from_str("content"), content);
                 put(&mut o, "display", take(&mut v, "display"));
                 put(&mut o, "details", take(&mut v, "details"));
-                o.set(JsStr::from_str("timestamp"), Value::Number(js_date_time(v.get("timestamp"))));
+                o.set(
+                    JsStr::from_str("timestamp"),
+                    Value::Number(js_date_time(v.get("timestamp"))),
+                );
                 vec![Value::Object(o)]
             }
             EntryType::BranchSummary => {
@@ -293,7 +332,10 @@ impl Session {
                 o.set(JsStr::from_str("role"), Value::str("branchSummary"));
                 put(&mut o, "summary", take(&mut v, "summary"));
                 put(&mut o, "fromId", take(&mut v, "fromId"));
-                o.set(JsStr::from_str("timestamp"), Value::Number(js_date_time(v.get("timestamp"))));
+                o.set(
+                    JsStr::from_str("timestamp"),
+                    Value::Number(js_date_time(v.get("timestamp"))),
+                );
                 vec![Value::Object(o)]
             }
             EntryType::Compaction => {
@@ -302,7 +344,10 @@ impl Session {
                 o.set(JsStr::from_str("role"), Value::str("compactionSummary"));
                 put(&mut o, "summary", take(&mut v, "summary"));
                 put(&mut o, "tokensBefore", take(&mut v, "tokensBefore"));
-                o.set(JsStr::from_str("timestamp"), Value::Number(js_date_time(v.get("timestamp"))));
+                o.set(
+                    JsStr::from_str("timestamp"),
+                    Value::Number(js_date_time(v.get("timestamp"))),
+                );
                 match take(&mut v, "systemMessage") {
                     Some(sm) if sm.truthy() => vec![sm, Value::Object(o)],
                     _ => vec![Value::Object(o)],
@@ -313,7 +358,12 @@ impl Session {
     }
 
     /// pi's `projectContextEntry(entry, edit)` for the messages of one entry.
-    fn apply_edit<'a>(&'a self, bytes: &'a [u8], edit: EntryPos, msgs: Vec<Value<'a>>) -> Result<Vec<Value<'a>>> {
+    fn apply_edit<'a>(
+        &'a self,
+        bytes: &'a [u8],
+        edit: EntryPos,
+        msgs: Vec<Value<'a>>,
+    ) -> Result<Vec<Value<'a>>> {
         let mut ev = self.value_in(bytes, edit)?;
         let replacement = take(&mut ev, "replacement");
         if matches!(replacement, Some(Value::Null)) {
@@ -322,7 +372,8 @@ impl Session {
         let mut out = Vec::with_capacity(msgs.len());
         for mut m in msgs {
             let role = m.get("role").and_then(Value::as_str).map(str::to_owned);
-            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref() else {
+            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref()
+            else {
                 out.push(m);
                 continue;
             };
@@ -330,7 +381,8 @@ impl Session {
                 return Err(ErrorKind::PiThrows {
                     line: self.record(edit).line,
                     what: "context_edit without `replacement`".into(),
-                    pi_message: "TypeError: Cannot read properties of undefined (reading 'content')".into(),
+                    pi_message:
+                        "TypeError: Cannot read properties of undefined (reading 'content')".into(),
                 }
                 .into());
             };

@@ -68,9 +68,15 @@ fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
 /// # Errors
 /// Only I/O errors on reading the file itself (and what `sink` returns); everything pi
 /// would fail on is part of the report.
-pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<'_>) -> Result<T>) -> Result<T> {
+pub fn with_report<T>(
+    path: &Path,
+    opts: &DumpOptions,
+    sink: impl FnOnce(&Value<'_>) -> Result<T>,
+) -> Result<T> {
     let opened = Session::open_with(path, opts.open);
-    let size = std::fs::metadata(path).map_err(|e| Error::from(e).with_path(path))?.len();
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::from(e).with_path(path))?
+        .len();
     let mut out = obj();
     for k in [
         "header",
@@ -94,10 +100,20 @@ pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<
             }
             // pi appends the missing newline before its migration throws.
             let tail_fixed = matches!(e.kind(), ErrorKind::PiThrows { .. })
-                && std::fs::read(path).map(|b| b.last().is_some_and(|&c| c != b'\n')).unwrap_or(false);
+                && std::fs::read(path)
+                    .map(|b| b.last().is_some_and(|&c| c != b'\n'))
+                    .unwrap_or(false);
             set(&mut out, "error", Value::string(e.pi_text()));
-            let change = if tail_fixed { FileChange::AppendedNewline } else { FileChange::None };
-            set(&mut out, "fileChange", Value::Object(file_change_value(change, size, None)));
+            let change = if tail_fixed {
+                FileChange::AppendedNewline
+            } else {
+                FileChange::None
+            };
+            set(
+                &mut out,
+                "fileChange",
+                Value::Object(file_change_value(change, size, None)),
+            );
             set(&mut out, "errors", Value::Object(obj()));
             return sink(&Value::Object(out));
         }
@@ -135,7 +151,11 @@ fn report<'s>(
     }
     let s: &'s Session = s;
     set(out, "header", s.header()?);
-    let ids: Vec<Value<'s>> = s.entries().iter().map(|&p| s.id_value(p).unwrap_or(Value::Null)).collect();
+    let ids: Vec<Value<'s>> = s
+        .entries()
+        .iter()
+        .map(|&p| s.id_value(p).unwrap_or(Value::Null))
+        .collect();
     set(out, "entryIds", Value::Array(ids));
     set(out, "entryCount", Value::Number(s.entry_count() as f64));
     let leaf_value = match &raw_leaf {
@@ -145,7 +165,13 @@ fn report<'s>(
     set(out, "leafId", leaf_value);
     if nav_ok {
         let leaf = raw_leaf.clone().unwrap_or_else(|| s.leaf().clone());
-        let ids = |v: Vec<EntryPos>| Value::Array(v.into_iter().map(|p| s.id_value(p).unwrap_or(Value::Null)).collect());
+        let ids = |v: Vec<EntryPos>| {
+            Value::Array(
+                v.into_iter()
+                    .map(|p| s.id_value(p).unwrap_or(Value::Null))
+                    .collect(),
+            )
+        };
         match s.branch_path(raw_leaf.as_ref()) {
             Ok(b) => set(out, "branchIds", ids(b)),
             Err(e) => set(errors, "branch", Value::string(e.pi_text())),
@@ -181,15 +207,26 @@ fn report<'s>(
         Err(e) => set(errors, "sessionName", Value::string(e.pi_text())),
     }
     let change = s.file_change();
-    let rewritten = if change == FileChange::Rewritten { Some(rewrite_text(s)?) } else { None };
-    set(out, "fileChange", Value::Object(file_change_value(change, size, rewritten)));
+    let rewritten = if change == FileChange::Rewritten {
+        Some(rewrite_text(s)?)
+    } else {
+        None
+    };
+    set(
+        out,
+        "fileChange",
+        Value::Object(file_change_value(change, size, rewritten)),
+    );
     Ok(())
 }
 
 /// `getLeafId() ?? null` as a value.
 fn leaf_value(s: &Session) -> Value<'_> {
     match s.leaf() {
-        Key::Unique(_) => s.entry_by_id(s.leaf()).and_then(|p| s.id_value(p)).unwrap_or(Value::Null),
+        Key::Unique(_) => s
+            .entry_by_id(s.leaf())
+            .and_then(|p| s.id_value(p))
+            .unwrap_or(Value::Null),
         k => key_to_value(k),
     }
 }
@@ -214,7 +251,11 @@ pub fn rewrite_text(s: &Session) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>) -> Object<'static> {
+fn file_change_value(
+    change: FileChange,
+    before: u64,
+    rewritten: Option<Vec<u8>>,
+) -> Object<'static> {
     let mut o = obj();
     set(&mut o, "kind", Value::str(change.as_str()));
     set(&mut o, "bytesBefore", Value::Number(before as f64));
@@ -225,10 +266,17 @@ fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>
     };
     set(&mut o, "bytesAfter", Value::Number(after as f64));
     if let Some(t) = rewritten {
-        let hex: String = Sha256::digest(&t).iter().map(|b| format!("{b:02x}")).collect();
+        let hex: String = Sha256::digest(&t)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         set(&mut o, "sha256After", Value::string(hex));
         if t.len() <= 65536 {
-            set(&mut o, "textAfter", Value::string(String::from_utf8_lossy(&t).into_owned()));
+            set(
+                &mut o,
+                "textAfter",
+                Value::string(String::from_utf8_lossy(&t).into_owned()),
+            );
         }
     }
     o
@@ -239,7 +287,10 @@ fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>
 /// # Errors
 /// I/O errors reading the file or writing the report.
 pub fn dump<W: Write>(path: &Path, opts: &DumpOptions, w: &mut W) -> Result<()> {
-    let copts = CanonOptions { indent: if opts.compact { 0 } else { 2 }, digest_over: opts.digest };
+    let copts = CanonOptions {
+        indent: if opts.compact { 0 } else { 2 },
+        digest_over: opts.digest,
+    };
     with_report(path, opts, |v| {
         canon::write_canonical(w, v, copts)?;
         w.write_all(b"\n")?;

@@ -67,9 +67,9 @@ impl Error {
     /// The file concerned, when known.
     pub fn path(&self) -> Option<&std::path::Path> {
         match &*self.0 {
-            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path } => {
-                path.as_deref()
-            }
+            ErrorKind::Io { path, .. }
+            | ErrorKind::NotASession { path }
+            | ErrorKind::FileChanged { path } => path.as_deref(),
             _ => None,
         }
     }
@@ -84,19 +84,29 @@ impl Error {
     /// the same way.
     pub fn pi_text(&self) -> String {
         match &*self.0 {
-            ErrorKind::NotASession { .. } => "Error: Session file is not a valid pi session: <session-file>".into(),
+            ErrorKind::NotASession { .. } => {
+                "Error: Session file is not a valid pi session: <session-file>".into()
+            }
             ErrorKind::EntryNotFound { id } => format!("Error: Entry {id} not found"),
             ErrorKind::PiThrows { pi_message, .. } => pi_message.clone(),
             ErrorKind::ParentCycle { walk, id_json, .. } => {
-                let kind = if *walk == "getTree" { "child" } else { "parent" };
-                format!("non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})")
+                let kind = if *walk == "getTree" {
+                    "child"
+                } else {
+                    "parent"
+                };
+                format!(
+                    "non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})"
+                )
             }
             _ => self.to_string(),
         }
     }
     pub(crate) fn with_path(mut self, p: &std::path::Path) -> Error {
         match &mut *self.0 {
-            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path } => {
+            ErrorKind::Io { path, .. }
+            | ErrorKind::NotASession { path }
+            | ErrorKind::FileChanged { path } => {
                 if path.is_none() {
                     *path = Some(p.to_path_buf());
                 }
@@ -121,20 +131,44 @@ impl From<std::io::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = |p: &Option<PathBuf>| p.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
+        let p = |p: &Option<PathBuf>| {
+            p.as_ref()
+                .map(|p| format!("{}: ", p.display()))
+                .unwrap_or_default()
+        };
         match &*self.0 {
             ErrorKind::Io { path, source } => write!(f, "{}{source}", p(path)),
             ErrorKind::NotASession { path } => {
-                write!(f, "{}not a pi session: the first JSON line is not a session header", p(path))
+                write!(
+                    f,
+                    "{}not a pi session: the first JSON line is not a session header",
+                    p(path)
+                )
             }
             ErrorKind::FileChanged { path } => {
-                write!(f, "{}the file became shorter while it was open (another process rewrote it)", p(path))
+                write!(
+                    f,
+                    "{}the file became shorter while it was open (another process rewrote it)",
+                    p(path)
+                )
             }
             ErrorKind::EntryNotFound { id } => write!(f, "entry {id} not found"),
-            ErrorKind::ParentCycle { walk, line, id_json, .. } => {
-                write!(f, "line {line}: parentId links form a cycle through entry {id_json} ({walk}; pi would never return)")
+            ErrorKind::ParentCycle {
+                walk,
+                line,
+                id_json,
+                ..
+            } => {
+                write!(
+                    f,
+                    "line {line}: parentId links form a cycle through entry {id_json} ({walk}; pi would never return)"
+                )
             }
-            ErrorKind::PiThrows { line, what, pi_message } => write!(f, "line {line}: {what} (pi throws {pi_message})"),
+            ErrorKind::PiThrows {
+                line,
+                what,
+                pi_message,
+            } => write!(f, "line {line}: {what} (pi throws {pi_message})"),
         }
     }
 }

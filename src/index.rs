@@ -176,17 +176,24 @@ pub(crate) struct RelSpan {
 }
 
 impl RelSpan {
-    pub(crate) const NONE: RelSpan = RelSpan { start: u32::MAX, len: u32::MAX };
+    pub(crate) const NONE: RelSpan = RelSpan {
+        start: u32::MAX,
+        len: u32::MAX,
+    };
     fn of(f: Option<Field>) -> RelSpan {
         match f {
             Some(f) if f.start < u32::MAX as usize && f.end - f.start < u32::MAX as usize => {
-                RelSpan { start: f.start as u32, len: (f.end - f.start) as u32 }
+                RelSpan {
+                    start: f.start as u32,
+                    len: (f.end - f.start) as u32,
+                }
             }
             _ => RelSpan::NONE,
         }
     }
     pub(crate) fn get(self) -> Option<(usize, usize)> {
-        (self != RelSpan::NONE).then(|| (self.start as usize, self.start as usize + self.len as usize))
+        (self != RelSpan::NONE)
+            .then(|| (self.start as usize, self.start as usize + self.len as usize))
     }
 }
 
@@ -231,7 +238,9 @@ impl fmt::Display for SkipReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             SkipReason::Blank => f.write_str("blank line"),
-            SkipReason::Malformed { at, reason } => write!(f, "invalid JSON: {reason} (column byte {at})"),
+            SkipReason::Malformed { at, reason } => {
+                write!(f, "invalid JSON: {reason} (column byte {at})")
+            }
             SkipReason::Falsy => f.write_str("JSON value that is null, false, 0 or \"\""),
         }
     }
@@ -270,10 +279,16 @@ fn string_bytes<'a>(line: &'a [u8], f: &Field) -> JsStr<'a> {
             let raw = &line[f.start + 1..f.end - 1];
             match std::str::from_utf8(raw) {
                 Ok(_) => JsStr(std::borrow::Cow::Borrowed(raw)),
-                Err(_) => JsStr(std::borrow::Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes())),
+                Err(_) => JsStr(std::borrow::Cow::Owned(
+                    String::from_utf8_lossy(raw).into_owned().into_bytes(),
+                )),
             }
         }
-        _ => decode_string(line, f.start).expect("the scanner validated this string").0,
+        _ => {
+            decode_string(line, f.start)
+                .expect("the scanner validated this string")
+                .0
+        }
     }
 }
 
@@ -286,7 +301,11 @@ pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
         Kind::Number => {
             let text = std::str::from_utf8(f.raw(line)).expect("number tokens are ASCII");
             let n: f64 = text.parse().expect("validated number");
-            Key::Num(if n == 0.0 { 0f64.to_bits() } else { n.to_bits() })
+            Key::Num(if n == 0.0 {
+                0f64.to_bits()
+            } else {
+                n.to_bits()
+            })
         }
         Kind::String { .. } => Key::Str(SmallVec::from_slice(string_bytes(line, &f).as_bytes())),
         Kind::Object | Kind::Array => Key::Unique(unique),
@@ -295,7 +314,9 @@ pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
 
 fn entry_type(line: &[u8], f: Option<Field>) -> EntryType {
     match f {
-        Some(f) if matches!(f.kind, Kind::String { .. }) => EntryType::from_type_str(string_bytes(line, &f).as_bytes()),
+        Some(f) if matches!(f.kind, Kind::String { .. }) => {
+            EntryType::from_type_str(string_bytes(line, &f).as_bytes())
+        }
         _ => EntryType::Other,
     }
 }
@@ -309,11 +330,21 @@ enum Out {
 fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
     let line = bytes;
     let len = line.len() as u64;
-    let skip = |reason| Out::Skip(Skipped { line: LineNo(line_no), offset: ByteOffset(offset), len, reason });
+    let skip = |reason| {
+        Out::Skip(Skipped {
+            line: LineNo(line_no),
+            offset: ByteOffset(offset),
+            len,
+            reason,
+        })
+    };
     match scan_line(line) {
         Line::Blank => skip(SkipReason::Blank),
         Line::Falsy => skip(SkipReason::Falsy),
-        Line::Malformed(e) => skip(SkipReason::Malformed { at: e.offset as u64, reason: e.reason }),
+        Line::Malformed(e) => skip(SkipReason::Malformed {
+            at: e.offset as u64,
+            reason: e.reason,
+        }),
         Line::NonObject => Out::Entry(EntryRec {
             offset: ByteOffset(offset),
             len,
@@ -334,7 +365,13 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             parent: key_of(line, f.parent_id, offset * 2 + 1),
             timestamp: RelSpan::of(f.timestamp),
             message: RelSpan::of(f.message),
-            id_is_string: matches!(f.id, Some(Field { kind: Kind::String { .. }, .. })),
+            id_is_string: matches!(
+                f.id,
+                Some(Field {
+                    kind: Kind::String { .. },
+                    ..
+                })
+            ),
         }),
     }
 }
@@ -430,7 +467,13 @@ mod tests {
         assert_eq!(idx.entries[1].line, LineNo(4));
         assert_eq!(idx.entries[2].ty, EntryType::NonObject);
         assert_eq!(idx.skipped.len(), 3);
-        assert_eq!(idx.skipped[1].reason, SkipReason::Malformed { at: 0, reason: "unexpected character" });
+        assert_eq!(
+            idx.skipped[1].reason,
+            SkipReason::Malformed {
+                at: 0,
+                reason: "unexpected character"
+            }
+        );
         assert_eq!(idx.skipped[2].reason, SkipReason::Falsy);
         assert!(idx.unterminated_tail);
     }
@@ -439,7 +482,10 @@ mod tests {
     fn chunking_does_not_change_the_result() {
         let mut text = Vec::new();
         for i in 0..500 {
-            text.extend_from_slice(format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n").as_bytes());
+            text.extend_from_slice(
+                format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n")
+                    .as_bytes(),
+            );
             if i % 7 == 0 {
                 text.extend_from_slice(b"garbage\n\n");
             }

@@ -37,6 +37,7 @@
 pub mod canon;
 mod context;
 pub mod dump;
+mod entry;
 mod error;
 pub mod index;
 pub mod js;
@@ -48,6 +49,11 @@ mod tree;
 pub mod value;
 
 pub use context::{Context, RetainedTail};
+pub use entry::{
+    BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry,
+    CustomMessageEntry, Entry, EntryFields, LabelEntry, MessageEntry, ModelChangeEntry,
+    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
+};
 pub use error::{Error, ErrorKind, Result};
 pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, SkipReason, Skipped};
 pub use session::{FileChange, Migration, OpenOptions, Session};

@@ -13,7 +13,11 @@ use std::path::PathBuf;
 mod cmd;
 
 #[derive(Parser)]
-#[command(name = "pi-session", version, about = "Read, index and query pi coding-agent session files")]
+#[command(
+    name = "pi-session",
+    version,
+    about = "Read, index and query pi coding-agent session files"
+)]
 struct Cli {
     /// How to read files: auto (mmap large files), mmap, read.
     #[arg(long, global = true, value_enum, default_value_t = Mode::Auto)]
@@ -100,7 +104,10 @@ fn main() {
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            if e.chain().any(|c| c.downcast_ref::<io::Error>().is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)) {
+            if e.chain().any(|c| {
+                c.downcast_ref::<io::Error>()
+                    .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+            }) {
                 0
             } else {
                 eprintln!("pi-session: {e:#}");
@@ -123,7 +130,14 @@ fn run(cli: Cli) -> Result<i32> {
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let code = match cli.cmd {
-        Cmd::Dump { file, leaf, leaf_raw, tree, digest, compact } => {
+        Cmd::Dump {
+            file,
+            leaf,
+            leaf_raw,
+            tree,
+            digest,
+            compact,
+        } => {
             let leaf = match (leaf, leaf_raw) {
                 (Some(l), _) => LeafChoice::Navigate((l != "null").then_some(l)),
                 (None, Some(l)) => LeafChoice::Raw((l != "null").then_some(l)),
@@ -134,14 +148,24 @@ fn run(cli: Cli) -> Result<i32> {
                 TreeArg::Flat => TreeMode::Flat,
                 TreeArg::None => TreeMode::None,
             };
-            let opts = DumpOptions { leaf, tree, digest, compact, open };
-            pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
+            let opts = DumpOptions {
+                leaf,
+                tree,
+                digest,
+                compact,
+                open,
+            };
+            pi_session::dump::dump(&file, &opts, &mut out)
+                .with_context(|| format!("{}", file.display()))?;
             0
         }
         Cmd::Check { file, json } => cmd::check(&file, open, json, &mut out)?,
-        Cmd::Context { file, leaf, json, retained_tail } => {
-            cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?
-        }
+        Cmd::Context {
+            file,
+            leaf,
+            json,
+            retained_tail,
+        } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
     };
     out.flush()?;
@@ -151,13 +175,25 @@ fn run(cli: Cli) -> Result<i32> {
 /// A short one-line description of an entry for human output.
 pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
     let rec = s.record(p);
-    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject { "(not an object)" } else { "(other)" });
+    let ty = rec
+        .ty
+        .as_str()
+        .unwrap_or(if rec.ty == EntryType::NonObject {
+            "(not an object)"
+        } else {
+            "(other)"
+        });
     match rec.ty {
         EntryType::Message => {
             let role = s
                 .value(p)
                 .ok()
-                .and_then(|v| v.get("message").and_then(|m| m.get("role")).and_then(Value::as_str).map(str::to_owned))
+                .and_then(|v| {
+                    v.get("message")
+                        .and_then(|m| m.get("role"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
                 .unwrap_or_else(|| "?".into());
             format!("message {role}")
         }

@@ -95,7 +95,11 @@ pub fn scan_line(line: &[u8]) -> Line {
     if i == line.len() || is_js_blank(line) {
         return Line::Blank;
     }
-    let res = if line[i] == b'{' { scan_object(line, i).map(Line::Object) } else { scan_other(line, i) };
+    let res = if line[i] == b'{' {
+        scan_object(line, i).map(Line::Object)
+    } else {
+        scan_other(line, i)
+    };
     match res {
         Ok(l) => l,
         Err(e) => Line::Malformed(e),
@@ -125,7 +129,10 @@ fn expect_end(line: &[u8], mut i: usize) -> Result<(), SyntaxError> {
     if i == line.len() {
         Ok(())
     } else {
-        Err(SyntaxError { offset: i, reason: "unexpected data after the JSON value" })
+        Err(SyntaxError {
+            offset: i,
+            reason: "unexpected data after the JSON value",
+        })
     }
 }
 
@@ -164,18 +171,28 @@ pub(crate) fn for_each_member(
     }
     loop {
         if b.get(i) != Some(&b'"') {
-            return Err(SyntaxError { offset: i, reason: "expected a string key" });
+            return Err(SyntaxError {
+                offset: i,
+                reason: "expected a string key",
+            });
         }
         let kstart = i;
         let (kend, escaped) = skip_string(b, i)?;
         i = skip_ws(b, kend);
         if b.get(i) != Some(&b':') {
-            return Err(SyntaxError { offset: i, reason: "expected ':'" });
+            return Err(SyntaxError {
+                offset: i,
+                reason: "expected ':'",
+            });
         }
         i = skip_ws(b, i + 1);
         let vstart = i;
         let (vend, kind) = skip_value(b, i)?;
-        let field = Field { start: vstart, end: vend, kind };
+        let field = Field {
+            start: vstart,
+            end: vend,
+            kind,
+        };
         if escaped {
             let (k, _) = decode_string(b, kstart)?;
             on_member(k.as_bytes(), field);
@@ -186,7 +203,12 @@ pub(crate) fn for_each_member(
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
             Some(b'}') => return Ok(i + 1),
-            _ => return Err(SyntaxError { offset: i, reason: "expected ',' or '}'" }),
+            _ => {
+                return Err(SyntaxError {
+                    offset: i,
+                    reason: "expected ',' or '}'",
+                });
+            }
         }
     }
 }
@@ -220,10 +242,16 @@ pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErr
     let mut escaped = false;
     loop {
         let Some(off) = memchr::memchr2(b'"', b'\\', &b[j..]) else {
-            return Err(SyntaxError { offset: b.len(), reason: "unterminated string" });
+            return Err(SyntaxError {
+                offset: b.len(),
+                reason: "unterminated string",
+            });
         };
         if let Some(p) = b[j..j + off].iter().position(|&c| c < 0x20) {
-            return Err(SyntaxError { offset: j + p, reason: "control character in string" });
+            return Err(SyntaxError {
+                offset: j + p,
+                reason: "control character in string",
+            });
         }
         j += off;
         if b[j] == b'"' {
@@ -235,12 +263,25 @@ pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErr
             Some(b'u') => {
                 let hex = b.get(j + 2..j + 6);
                 if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
-                    return Err(SyntaxError { offset: j + 2, reason: "invalid \\u escape" });
+                    return Err(SyntaxError {
+                        offset: j + 2,
+                        reason: "invalid \\u escape",
+                    });
                 }
                 j += 6;
             }
-            Some(_) => return Err(SyntaxError { offset: j + 1, reason: "invalid escape" }),
-            None => return Err(SyntaxError { offset: b.len(), reason: "unterminated string" }),
+            Some(_) => {
+                return Err(SyntaxError {
+                    offset: j + 1,
+                    reason: "invalid escape",
+                });
+            }
+            None => {
+                return Err(SyntaxError {
+                    offset: b.len(),
+                    reason: "unterminated string",
+                });
+            }
         }
     }
 }
@@ -298,8 +339,18 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxErro
                     j += 1;
                     stack.pop();
                 }
-                (_, true) => return Err(SyntaxError { offset: j, reason: "expected ',' or '}'" }),
-                (_, false) => return Err(SyntaxError { offset: j, reason: "expected ',' or ']'" }),
+                (_, true) => {
+                    return Err(SyntaxError {
+                        offset: j,
+                        reason: "expected ',' or '}'",
+                    });
+                }
+                (_, false) => {
+                    return Err(SyntaxError {
+                        offset: j,
+                        reason: "expected ',' or ']'",
+                    });
+                }
             }
         }
     }
@@ -308,12 +359,18 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxErro
 /// Skip `"key" :` and the white space after it; returns where the value starts.
 fn skip_key(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
     if b.get(j) != Some(&b'"') {
-        return Err(SyntaxError { offset: j, reason: "expected a string key" });
+        return Err(SyntaxError {
+            offset: j,
+            reason: "expected a string key",
+        });
     }
     let (k, _) = skip_string(b, j)?;
     let j = skip_ws(b, k);
     if b.get(j) != Some(&b':') {
-        return Err(SyntaxError { offset: j, reason: "expected ':'" });
+        return Err(SyntaxError {
+            offset: j,
+            reason: "expected ':'",
+        });
     }
     Ok(skip_ws(b, j + 1))
 }
@@ -329,12 +386,20 @@ fn skip_scalar(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
         Some(b'f') => lit(b, i, b"false", Kind::False),
         Some(b'n') => lit(b, i, b"null", Kind::Null),
         Some(b'-' | b'0'..=b'9') => {
-            let end =
-                number_end(b, i).map_err(|offset| SyntaxError { offset, reason: "invalid number" })?;
+            let end = number_end(b, i).map_err(|offset| SyntaxError {
+                offset,
+                reason: "invalid number",
+            })?;
             Ok((end, Kind::Number))
         }
-        None => Err(SyntaxError { offset: i, reason: "unexpected end of JSON input" }),
-        Some(_) => Err(SyntaxError { offset: i, reason: "unexpected character" }),
+        None => Err(SyntaxError {
+            offset: i,
+            reason: "unexpected end of JSON input",
+        }),
+        Some(_) => Err(SyntaxError {
+            offset: i,
+            reason: "unexpected character",
+        }),
     }
 }
 
@@ -342,7 +407,10 @@ fn lit(b: &[u8], i: usize, word: &[u8], kind: Kind) -> Result<(usize, Kind), Syn
     if b[i..].starts_with(word) {
         Ok((i + word.len(), kind))
     } else {
-        Err(SyntaxError { offset: i, reason: "invalid literal" })
+        Err(SyntaxError {
+            offset: i,
+            reason: "invalid literal",
+        })
     }
 }
 
@@ -420,7 +488,11 @@ mod tests {
     #[test]
     fn nested_values_any_depth() {
         let depth = 100_000;
-        let l = format!("{{\"a\":{}1{}, \"id\":\"z\"}}", "[{\"b\":".repeat(depth), "}]".repeat(depth));
+        let l = format!(
+            "{{\"a\":{}1{}, \"id\":\"z\"}}",
+            "[{\"b\":".repeat(depth),
+            "}]".repeat(depth)
+        );
         let f = fields(l.as_bytes());
         assert_eq!(f.id.unwrap().raw(l.as_bytes()), b"\"z\"");
         let bad = format!("{{\"a\":{}1{}}}", "[".repeat(10), "]".repeat(9));

@@ -104,7 +104,8 @@ impl Session {
     /// As [`Session::open`].
     pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Session> {
         let path = path.as_ref();
-        let source = Source::open(path, opts.read_mode).map_err(|e| Error::from(e).with_path(path))?;
+        let source =
+            Source::open(path, opts.read_mode).map_err(|e| Error::from(e).with_path(path))?;
         let mut s = Session::from_source(source, opts).map_err(|e| e.with_path(path))?;
         s.path = Some(path.to_path_buf());
         Ok(s)
@@ -215,7 +216,11 @@ impl Session {
             }
             if e.ty == EntryType::NonObject {
                 let line = line_of(bytes, e);
-                let first = line.iter().copied().find(|&c| !value::is_ws(c)).unwrap_or(b'[');
+                let first = line
+                    .iter()
+                    .copied()
+                    .find(|&c| !value::is_ws(c))
+                    .unwrap_or(b'[');
                 if first != b'[' {
                     let v = value::parse(line).map_err(|_| changed())?;
                     let pi_message = format!(
@@ -252,7 +257,13 @@ impl Session {
                         Some(t) if t.ty != EntryType::Session => Some(t.id.clone()),
                         _ => None,
                     };
-                    self.patches.insert(i as u32, Patch { first_kept, drop_first_kept_index: true });
+                    self.patches.insert(
+                        i as u32,
+                        Patch {
+                            first_kept,
+                            drop_first_kept_index: true,
+                        },
+                    );
                 }
             }
         }
@@ -296,7 +307,10 @@ impl Session {
     pub(crate) fn check(&self) -> Result<&[u8]> {
         match self.source.check_unchanged() {
             Ok(true) => Ok(self.source.bytes()),
-            Ok(false) => Err(ErrorKind::FileChanged { path: self.path.clone() }.into()),
+            Ok(false) => Err(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            }
+            .into()),
             Err(e) => Err(Error::from(e)),
         }
     }
@@ -379,7 +393,9 @@ impl Session {
             o.set(JsStr::from_str("parentId"), key_to_value(&e.parent));
             if let Some(p) = self.patches.get(&pos.0) {
                 match &p.first_kept {
-                    Some(k) if !k.is_undefined() => o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k)),
+                    Some(k) if !k.is_undefined() => {
+                        o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k))
+                    }
                     // Assigned `undefined`: the key exists but JSON output omits it.
                     Some(_) => {
                         o.remove("firstKeptEntryId");
@@ -402,10 +418,16 @@ impl Session {
 
     /// The `message` value of a `message` entry, decoded alone (the rest of the line is
     /// not touched). `Ok(None)` when the entry has no `message` key.
-    pub(crate) fn message_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Option<Value<'a>>> {
+    pub(crate) fn message_in<'a>(
+        &'a self,
+        bytes: &'a [u8],
+        pos: EntryPos,
+    ) -> Result<Option<Value<'a>>> {
         let e = self.record(pos);
         let line = line_of(bytes, e);
-        let Some(f) = self.field(line, e.message, "message") else { return Ok(None) };
+        let Some(f) = self.field(line, e.message, "message") else {
+            return Ok(None);
+        };
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let mut v = value::parse(f.raw(line)).map_err(|_| changed())?;
         if matches!(self.migration, Migration::FromV1 | Migration::FromV2) {
@@ -429,7 +451,9 @@ impl Session {
     ) -> Result<Option<(Kind, Vec<Option<Value<'a>>>)>> {
         let e = self.record(pos);
         let line = line_of(bytes, e);
-        let Some(f) = self.field(line, e.message, "message") else { return Ok(None) };
+        let Some(f) = self.field(line, e.message, "message") else {
+            return Ok(None);
+        };
         let mut out: Vec<Option<Value<'a>>> = vec![None; keys.len()];
         if f.kind == Kind::Object {
             let mut spans: Vec<Option<Field>> = vec![None; keys.len()];
@@ -460,7 +484,11 @@ impl Session {
     fn field(&self, line: &[u8], span: index::RelSpan, key: &str) -> Option<Field> {
         if let Some((s, e)) = span.get() {
             let kind = scan::skip_value(line, s).ok()?.1;
-            return Some(Field { start: s, end: e, kind });
+            return Some(Field {
+                start: s,
+                end: e,
+                kind,
+            });
         }
         let mut found = None;
         scan::for_each_member(line, line.iter().position(|&c| c == b'{')?, |k, f| {
@@ -576,7 +604,9 @@ impl Session {
     /// # Errors
     /// [`ErrorKind::FileChanged`].
     pub fn label(&self, id: &str) -> Result<Option<Value<'_>>> {
-        let Some(p) = self.label_entry(&Key::str(id)) else { return Ok(None) };
+        let Some(p) = self.label_entry(&Key::str(id)) else {
+            return Ok(None);
+        };
         let mut v = self.value(p)?;
         Ok(match &mut v {
             Value::Object(o) => o.remove("label"),
@@ -649,7 +679,11 @@ pub(crate) fn key_from_value(v: Option<&Value<'_>>) -> Key {
         None => Key::Undefined,
         Some(Value::Null) => Key::Null,
         Some(Value::Bool(b)) => Key::Bool(*b),
-        Some(Value::Number(n)) => Key::Num(if *n == 0.0 { 0f64.to_bits() } else { n.to_bits() }),
+        Some(Value::Number(n)) => Key::Num(if *n == 0.0 {
+            0f64.to_bits()
+        } else {
+            n.to_bits()
+        }),
         Some(Value::String(s)) => Key::Str(smallvec::SmallVec::from_slice(s.as_bytes())),
         Some(Value::Array(_) | Value::Object(_)) => Key::Unique(u64::MAX),
     }
@@ -669,12 +703,17 @@ pub(crate) fn generate_id(taken: &ahash::AHashSet<Key>) -> Key {
 
 fn new_header_value() -> Value<'static> {
     let id = uuid::Uuid::now_v7().hyphenated().to_string();
-    let cwd = std::env::current_dir().map(|p| p.display().to_string()).unwrap_or_else(|_| "/".into());
+    let cwd = std::env::current_dir()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "/".into());
     let mut o = Object::new();
     o.set(JsStr::from_str("type"), Value::str("session"));
     o.set(JsStr::from_str("version"), Value::Number(3.0));
     o.set(JsStr::owned(String::from("id")), Value::string(id));
-    o.set(JsStr::from_str("timestamp"), Value::string(crate::time::now_iso()));
+    o.set(
+        JsStr::from_str("timestamp"),
+        Value::string(crate::time::now_iso()),
+    );
     o.set(JsStr::from_str("cwd"), Value::string(cwd));
     Value::Object(o)
 }

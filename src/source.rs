@@ -65,20 +65,32 @@ impl Source {
         if map {
             if let Ok(m) = map_file(&file) {
                 let len = m.len() as u64;
-                return Ok(Source { inner: Inner::Mapped(m), file: Some(file), len });
+                return Ok(Source {
+                    inner: Inner::Mapped(m),
+                    file: Some(file),
+                    len,
+                });
             }
         }
         // `len` is a hint only: the file may grow or shrink while we read it.
         let mut buf = Vec::new();
         file.read_to_end(&mut buf)?;
         let len = buf.len() as u64;
-        Ok(Source { inner: Inner::Owned(buf), file: Some(file), len })
+        Ok(Source {
+            inner: Inner::Owned(buf),
+            file: Some(file),
+            len,
+        })
     }
 
     /// Bytes held in memory (tests, fuzzing, in-memory sessions).
     pub fn from_bytes(bytes: Vec<u8>) -> Source {
         let len = bytes.len() as u64;
-        Source { inner: Inner::Owned(bytes), file: None, len }
+        Source {
+            inner: Inner::Owned(bytes),
+            file: None,
+            len,
+        }
     }
 
     /// The bytes.

@@ -70,10 +70,14 @@ impl Session {
         let mut times: ahash::AHashMap<u32, f64> = ahash::AHashMap::new();
         let mut stack: Vec<EntryPos> = tree.roots.clone();
         while let Some(n) = stack.pop() {
-            let Some(kids) = tree.children.get_mut(&n.0) else { continue };
+            let Some(kids) = tree.children.get_mut(&n.0) else {
+                continue;
+            };
             if kids.len() > 1 {
                 for &k in kids.iter() {
-                    times.entry(k.0).or_insert_with(|| js_date_time(self.timestamp_in(bytes, k).as_ref()));
+                    times
+                        .entry(k.0)
+                        .or_insert_with(|| js_date_time(self.timestamp_in(bytes, k).as_ref()));
                 }
                 crate::js::sort::v8_sort_by(kids, |a, b| times[&a.0] - times[&b.0]);
             }
@@ -165,13 +169,21 @@ impl Session {
         }
         let mut out = Vec::with_capacity(tree.roots.len());
         for &root in &tree.roots {
-            let mut stack = vec![Frame { node: root, next: 0, kids: Vec::new() }];
+            let mut stack = vec![Frame {
+                node: root,
+                next: 0,
+                kids: Vec::new(),
+            }];
             while let Some(top) = stack.last_mut() {
                 let kids = tree.children(top.node);
                 if top.next < kids.len() {
                     let c = kids[top.next];
                     top.next += 1;
-                    stack.push(Frame { node: c, next: 0, kids: Vec::new() });
+                    stack.push(Frame {
+                        node: c,
+                        next: 0,
+                        kids: Vec::new(),
+                    });
                     continue;
                 }
                 let f = stack.pop().expect("non-empty");

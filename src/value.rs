@@ -165,11 +165,16 @@ pub struct Object<'a> {
 impl<'a> Object<'a> {
     /// An empty object.
     pub fn new() -> Self {
-        Object { members: Vec::new() }
+        Object {
+            members: Vec::new(),
+        }
     }
     /// The member named `key`, if present.
     pub fn get(&self, key: &str) -> Option<&Value<'a>> {
-        self.members.iter().find(|(k, _)| k.0.as_ref() == key.as_bytes()).map(|(_, v)| v)
+        self.members
+            .iter()
+            .find(|(k, _)| k.0.as_ref() == key.as_bytes())
+            .map(|(_, v)| v)
     }
     /// Mutable access to the member named `key`.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut Value<'a>> {
@@ -188,7 +193,10 @@ impl<'a> Object<'a> {
     }
     /// JavaScript `delete obj[key]`.
     pub fn remove(&mut self, key: &str) -> Option<Value<'a>> {
-        let i = self.members.iter().position(|(k, _)| k.0.as_ref() == key.as_bytes())?;
+        let i = self
+            .members
+            .iter()
+            .position(|(k, _)| k.0.as_ref() == key.as_bytes())?;
         Some(self.members.remove(i).1)
     }
     /// Members in creation order.
@@ -283,7 +291,12 @@ impl<'a> Value<'a> {
             Value::Bool(b) => Value::Bool(*b),
             Value::Number(n) => Value::Number(*n),
             Value::String(s) => Value::String(std::mem::take(s).into_owned()),
-            Value::Array(a) => Value::Array(std::mem::take(a).into_iter().map(Value::into_owned).collect()),
+            Value::Array(a) => Value::Array(
+                std::mem::take(a)
+                    .into_iter()
+                    .map(Value::into_owned)
+                    .collect(),
+            ),
             Value::Object(o) => Value::Object(std::mem::take(o).into_owned()),
         }
     }
@@ -331,7 +344,9 @@ pub fn js_to_number(v: &Value<'_>) -> f64 {
         Value::Bool(b) => f64::from(u8::from(*b)),
         Value::Number(n) => *n,
         Value::String(s) => crate::js::number::string_to_number(&s.to_str_lossy()),
-        Value::Array(_) | Value::Object(_) => crate::js::number::string_to_number(&v.to_js_string()),
+        Value::Array(_) | Value::Object(_) => {
+            crate::js::number::string_to_number(&v.to_js_string())
+        }
     }
 }
 
@@ -339,8 +354,14 @@ pub fn js_to_number(v: &Value<'_>) -> f64 {
 pub fn is_js_space(c: char) -> bool {
     matches!(
         c,
-        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'..='\u{200A}'
-            | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{202F}'
+                | '\u{205F}'
+                | '\u{3000}'
+                | '\u{FEFF}'
     )
 }
 
@@ -373,9 +394,10 @@ impl Drop for Value<'_> {
     fn drop(&mut self) {
         let mut stack: Vec<Value<'_>> = match self {
             Value::Array(a) if !a.is_empty() => std::mem::take(a),
-            Value::Object(o) if !o.is_empty() => {
-                std::mem::take(&mut o.members).into_iter().map(|(_, v)| v).collect()
-            }
+            Value::Object(o) if !o.is_empty() => std::mem::take(&mut o.members)
+                .into_iter()
+                .map(|(_, v)| v)
+                .collect(),
             _ => return,
         };
         while let Some(mut v) = stack.pop() {
@@ -435,7 +457,11 @@ pub(crate) fn is_ws(c: u8) -> bool {
 
 enum Frame<'a> {
     Arr(Vec<Value<'a>>),
-    Obj(Object<'a>, JsStr<'a>, Option<ahash::AHashMap<Vec<u8>, usize>>),
+    Obj(
+        Object<'a>,
+        JsStr<'a>,
+        Option<ahash::AHashMap<Vec<u8>, usize>>,
+    ),
 }
 
 struct Parser<'a> {
@@ -445,7 +471,10 @@ struct Parser<'a> {
 
 impl<'a> Parser<'a> {
     fn err(&self, reason: &'static str) -> SyntaxError {
-        SyntaxError { offset: self.i, reason }
+        SyntaxError {
+            offset: self.i,
+            reason,
+        }
     }
     fn ws(&mut self) {
         while self.i < self.b.len() && is_ws(self.b[self.i]) {
@@ -574,7 +603,9 @@ impl<'a> Parser<'a> {
         })?;
         self.i = end;
         let text = std::str::from_utf8(&self.b[start..end]).expect("number tokens are ASCII");
-        Ok(text.parse::<f64>().expect("a valid JSON number parses as f64"))
+        Ok(text
+            .parse::<f64>()
+            .expect("a valid JSON number parses as f64"))
     }
 
     fn string(&mut self) -> Result<JsStr<'a>, SyntaxError> {
@@ -600,7 +631,11 @@ fn insert_member<'a>(
         return;
     }
     let map = big.get_or_insert_with(|| {
-        obj.members.iter().enumerate().map(|(i, (k, _))| (k.0.to_vec(), i)).collect()
+        obj.members
+            .iter()
+            .enumerate()
+            .map(|(i, (k, _))| (k.0.to_vec(), i))
+            .collect()
     });
     match map.get(key.as_bytes()) {
         Some(&i) => obj.members[i].1 = v,
@@ -698,7 +733,10 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
     loop {
         match memchr::memchr2(b'"', b'\\', &b[i..]) {
             None => {
-                return Err(SyntaxError { offset: b.len(), reason: "unterminated string" });
+                return Err(SyntaxError {
+                    offset: b.len(),
+                    reason: "unterminated string",
+                });
             }
             Some(off) => {
                 let run = &b[i..i + off];
@@ -713,7 +751,9 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
                     let raw = &b[body..i];
                     let s = match std::str::from_utf8(raw) {
                         Ok(_) => Cow::Borrowed(raw),
-                        Err(_) => Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes()),
+                        Err(_) => {
+                            Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes())
+                        }
                     };
                     return Ok((JsStr(s), i + 1));
                 }
@@ -733,7 +773,10 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
             }
             return Ok((JsStr(Cow::Owned(out)), i + 1));
         }
-        let esc = *b.get(i + 1).ok_or(SyntaxError { offset: i + 1, reason: "unterminated string" })?;
+        let esc = *b.get(i + 1).ok_or(SyntaxError {
+            offset: i + 1,
+            reason: "unterminated string",
+        })?;
         let simple = match esc {
             b'"' => Some(b'"'),
             b'\\' => Some(b'\\'),
@@ -744,7 +787,12 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
             b'r' => Some(b'\r'),
             b't' => Some(b'\t'),
             b'u' => None,
-            _ => return Err(SyntaxError { offset: i + 1, reason: "invalid escape" }),
+            _ => {
+                return Err(SyntaxError {
+                    offset: i + 1,
+                    reason: "invalid escape",
+                });
+            }
         };
         if let Some(c) = simple {
             if let Some(h) = pending_high.take() {
@@ -753,7 +801,10 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
             out.push(c);
             i += 2;
         } else {
-            let cp = hex4(b, i + 2).ok_or(SyntaxError { offset: i + 2, reason: "invalid \\u escape" })?;
+            let cp = hex4(b, i + 2).ok_or(SyntaxError {
+                offset: i + 2,
+                reason: "invalid \\u escape",
+            })?;
             i += 6;
             match (pending_high.take(), cp) {
                 (Some(h), 0xDC00..=0xDFFF) => {
@@ -772,11 +823,16 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
             }
         }
         // Copy the plain run up to the next quote or backslash.
-        let off = memchr::memchr2(b'"', b'\\', &b[i..])
-            .ok_or(SyntaxError { offset: b.len(), reason: "unterminated string" })?;
+        let off = memchr::memchr2(b'"', b'\\', &b[i..]).ok_or(SyntaxError {
+            offset: b.len(),
+            reason: "unterminated string",
+        })?;
         let run = &b[i..i + off];
         if let Some(p) = run.iter().position(|&c| c < 0x20) {
-            return Err(SyntaxError { offset: i + p, reason: "control character in string" });
+            return Err(SyntaxError {
+                offset: i + p,
+                reason: "control character in string",
+            });
         }
         if !run.is_empty() {
             if let Some(h) = pending_high.take() {
@@ -803,7 +859,10 @@ mod tests {
     fn duplicate_keys_keep_position_take_last_value() {
         let v = parse(br#"{"a":1,"b":2,"a":3}"#).unwrap();
         let o = v.as_object().unwrap();
-        let keys: Vec<_> = o.iter().map(|(k, _)| k.to_str_lossy().into_owned()).collect();
+        let keys: Vec<_> = o
+            .iter()
+            .map(|(k, _)| k.to_str_lossy().into_owned())
+            .collect();
         assert_eq!(keys, ["a", "b"]);
         assert_eq!(o.get("a"), Some(&Value::Number(3.0)));
     }
@@ -827,7 +886,9 @@ mod tests {
     #[test]
     fn numbers_follow_js() {
         assert_eq!(parse(b"1e400").unwrap(), Value::Number(f64::INFINITY));
-        assert!(matches!(parse(b"-0").unwrap(), Value::Number(n) if n == 0.0 && n.is_sign_negative()));
+        assert!(
+            matches!(parse(b"-0").unwrap(), Value::Number(n) if n == 0.0 && n.is_sign_negative())
+        );
         for bad in ["01", "1.", ".5", "+1", "1e", "-", "0x10", "NaN"] {
             assert!(parse(bad.as_bytes()).is_err(), "{bad}");
         }

@@ -24,11 +24,18 @@ fn cases() -> Vec<Case> {
     let mut out = Vec::new();
     for dir in ["valid", "malformed"] {
         let gdir = corpus().join("golden").join(dir);
-        let Ok(rd) = std::fs::read_dir(&gdir) else { continue };
-        let mut names: Vec<_> = rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect();
+        let Ok(rd) = std::fs::read_dir(&gdir) else {
+            continue;
+        };
+        let mut names: Vec<_> = rd
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
         names.sort();
         for name in names {
-            let Some(stem) = name.strip_suffix(".json") else { continue };
+            let Some(stem) = name.strip_suffix(".json") else {
+                continue;
+            };
             let (stem, leaf) = match stem.split_once('@') {
                 Some((s, l)) => (s, Some(l.to_string())),
                 None => (stem, None),
@@ -46,7 +53,11 @@ fn cases() -> Vec<Case> {
 #[test]
 fn corpus_dumps_like_pi_on_every_reader_path() {
     let cases = cases();
-    assert!(cases.len() >= 50, "expected the corpus goldens, found {}", cases.len());
+    assert!(
+        cases.len() >= 50,
+        "expected the corpus goldens, found {}",
+        cases.len()
+    );
     let mut failures = Vec::new();
     for case in &cases {
         let golden = std::fs::read_to_string(&case.golden).expect("golden readable");
@@ -60,7 +71,12 @@ fn corpus_dumps_like_pi_on_every_reader_path() {
             match (normalize(&ours), normalize(&golden)) {
                 (Some(a), Some(b)) if a == b => {}
                 _ => {
-                    failures.push(format!("{} (leaf {:?}, {:?})", case.golden.display(), case.leaf, path));
+                    failures.push(format!(
+                        "{} (leaf {:?}, {:?})",
+                        case.golden.display(),
+                        case.leaf,
+                        path
+                    ));
                     if failures.len() == 1 {
                         let diff = first_difference(&ours, &golden);
                         eprintln!("first failure: {}\n{diff}", case.golden.display());
@@ -69,7 +85,13 @@ fn corpus_dumps_like_pi_on_every_reader_path() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} of {} cases differ from pi:\n{}", failures.len(), cases.len() * 4, failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} of {} cases differ from pi:\n{}",
+        failures.len(),
+        cases.len() * 4,
+        failures.join("\n")
+    );
 }
 
 fn first_difference(a: &str, b: &str) -> String {
@@ -79,7 +101,11 @@ fn first_difference(a: &str, b: &str) -> String {
             return format!("line {}:\n  ours: {}\n  pi:   {}", i + 1, cut(x), cut(y));
         }
     }
-    format!("lengths differ: ours {} lines, pi {} lines", a.lines().count(), b.lines().count())
+    format!(
+        "lengths differ: ours {} lines, pi {} lines",
+        a.lines().count(),
+        b.lines().count()
+    )
 }
 
 #[test]
@@ -88,7 +114,10 @@ fn every_corpus_file_has_a_golden() {
         for e in std::fs::read_dir(corpus().join(dir)).expect("corpus dir") {
             let p = e.expect("entry").path();
             if p.extension().is_some_and(|x| x == "jsonl") {
-                let g = corpus().join("golden").join(dir).join(format!("{}.json", p.file_stem().unwrap().to_string_lossy()));
+                let g = corpus()
+                    .join("golden")
+                    .join(dir)
+                    .join(format!("{}.json", p.file_stem().unwrap().to_string_lossy()));
                 assert!(g.exists(), "no golden for {}", p.display());
             }
         }

@@ -21,33 +21,72 @@ pub enum ReaderPath {
 }
 
 impl ReaderPath {
-    pub const ALL: [ReaderPath; 4] =
-        [ReaderPath::Mmap, ReaderPath::Read, ReaderPath::ReadTinyChunks, ReaderPath::MmapOddChunks];
+    pub const ALL: [ReaderPath; 4] = [
+        ReaderPath::Mmap,
+        ReaderPath::Read,
+        ReaderPath::ReadTinyChunks,
+        ReaderPath::MmapOddChunks,
+    ];
     pub fn open_options(self) -> OpenOptions {
         match self {
-            ReaderPath::Mmap => OpenOptions { read_mode: ReadMode::Mmap, chunk: None },
-            ReaderPath::Read => OpenOptions { read_mode: ReadMode::Read, chunk: None },
-            ReaderPath::ReadTinyChunks => OpenOptions { read_mode: ReadMode::Read, chunk: Some(7) },
-            ReaderPath::MmapOddChunks => OpenOptions { read_mode: ReadMode::Mmap, chunk: Some(1013) },
+            ReaderPath::Mmap => OpenOptions {
+                read_mode: ReadMode::Mmap,
+                chunk: None,
+            },
+            ReaderPath::Read => OpenOptions {
+                read_mode: ReadMode::Read,
+                chunk: None,
+            },
+            ReaderPath::ReadTinyChunks => OpenOptions {
+                read_mode: ReadMode::Read,
+                chunk: Some(7),
+            },
+            ReaderPath::MmapOddChunks => OpenOptions {
+                read_mode: ReadMode::Mmap,
+                chunk: Some(1013),
+            },
         }
     }
 }
 
-/// `pi-session dump FILE [--leaf LEAF] [--tree flat]` as text.
-pub fn dump_text(file: &Path, leaf: Option<&str>, flat: bool, compact: bool, path: ReaderPath) -> String {
+/// `pi-session dump FILE [--leaf LEAF] [--tree flat] [--compact]` as text.
+pub fn dump_text(
+    file: &Path,
+    leaf: Option<&str>,
+    flat: bool,
+    compact: bool,
+    path: ReaderPath,
+) -> String {
+    dump_text_digest(file, leaf, flat, compact, None, path)
+}
+
+/// [`dump_text`] with `--digest N`.
+pub fn dump_text_digest(
+    file: &Path,
+    leaf: Option<&str>,
+    flat: bool,
+    compact: bool,
+    digest: Option<usize>,
+    path: ReaderPath,
+) -> String {
     let opts = DumpOptions {
         leaf: match leaf {
             None => LeafChoice::Current,
             Some("null") => LeafChoice::Navigate(None),
             Some(l) => LeafChoice::Navigate(Some(l.to_string())),
         },
-        tree: if flat { TreeMode::Flat } else { TreeMode::Nested },
-        digest: None,
+        tree: if flat {
+            TreeMode::Flat
+        } else {
+            TreeMode::Nested
+        },
+        digest,
         compact,
         open: path.open_options(),
     };
     let mut out = Vec::new();
-    pi_session::dump::dump(file, &opts, &mut out).unwrap_or_else(|e| panic!("dump {}: {e}", file.display()));
+    pi_session::dump::dump(file, &opts, &mut out)
+        .unwrap_or_else(|e| panic!("dump {}: {e}", file.display()));
     String::from_utf8(out).expect("dump output is UTF-8")
 }
 
@@ -77,7 +116,14 @@ pub fn normalize(text: &str) -> Option<J> {
                         "timestamp" => s.len() == 24 && s.ends_with('Z'),
                         _ => true,
                     };
-                    header_subst.push((s.clone(), if ok { shape.to_string() } else { format!("<bad {k}>") }));
+                    header_subst.push((
+                        s.clone(),
+                        if ok {
+                            shape.to_string()
+                        } else {
+                            format!("<bad {k}>")
+                        },
+                    ));
                 }
             }
         }
@@ -89,7 +135,11 @@ pub fn normalize(text: &str) -> Option<J> {
             fc.remove("bytesAfter");
             if let Some(J::String(t)) = fc.get_mut("textAfter") {
                 let mut s = t.clone();
-                for (from, to) in map.iter().map(|(a, b)| (a.as_str(), b.as_str())).chain(header_subst.iter().map(|(a, b)| (a.as_str(), b.as_str()))) {
+                for (from, to) in map
+                    .iter()
+                    .map(|(a, b)| (a.as_str(), b.as_str()))
+                    .chain(header_subst.iter().map(|(a, b)| (a.as_str(), b.as_str())))
+                {
                     s = s.replace(from, to);
                 }
                 *t = s;
@@ -104,7 +154,9 @@ fn v_is_fresh(h: &serde_json::Map<String, J>) -> bool {
     let mut keys: Vec<&str> = h.keys().map(String::as_str).collect();
     keys.sort();
     keys == ["cwd", "id", "timestamp", "type", "version"]
-        && h.get("id").and_then(J::as_str).is_some_and(|s| s.len() == 36 && s.as_bytes()[14] == b'7')
+        && h.get("id")
+            .and_then(J::as_str)
+            .is_some_and(|s| s.len() == 36 && s.as_bytes()[14] == b'7')
 }
 
 fn rename(v: &mut J, map: &HashMap<String, String>, subst: &[(String, String)]) {
