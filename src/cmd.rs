@@ -77,7 +77,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
         }
     };
     let name = match s.session_name() {
-        Ok(n) => n,
+        Ok(n) => n.map(|n| n.to_str_lossy().into_owned()),
         Err(e) => {
             step_errors.push(("sessionName", e.to_string()));
             None
@@ -298,14 +298,36 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
         .iter()
         .map(|p| p.0)
         .collect();
-    // Indent only where the tree branches, as pi's /tree does, so long chains stay flat.
-    let mut stack: Vec<(usize, pi_session::EntryPos, bool)> = tree
-        .roots
-        .iter()
-        .rev()
-        .map(|&r| (0usize, r, tree.roots.len() > 1))
-        .collect();
-    while let Some((indent, node, branch_start)) = stack.pop() {
+    // Indent only where the tree forks, as pi's /tree does, so long chains stay flat:
+    // each stack item carries the prefix of its own line and of the lines below it.
+    let mut stack: Vec<(String, String, pi_session::EntryPos)> = Vec::new();
+    let fork_items = |prefix: &str,
+                      kids: &[pi_session::EntryPos]|
+     -> Vec<(String, String, pi_session::EntryPos)> {
+        let n = kids.len();
+        kids.iter()
+            .enumerate()
+            .rev()
+            .map(|(i, &k)| {
+                let last = i + 1 == n;
+                (
+                    format!("{prefix}{}", if last { "└─ " } else { "├─ " }),
+                    format!("{prefix}{}", if last { "   " } else { "│  " }),
+                    k,
+                )
+            })
+            .collect()
+    };
+    if tree.roots.len() > 1 {
+        stack.extend(fork_items("", &tree.roots));
+    } else {
+        stack.extend(
+            tree.roots
+                .iter()
+                .map(|&r| (String::new(), String::new(), r)),
+        );
+    }
+    while let Some((line_prefix, below, node)) = stack.pop() {
         let rec = s.record(node);
         let mark = if on_branch.contains(&node.0) {
             '*'
@@ -317,11 +339,10 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
                 .value(l)
                 .ok()
                 .and_then(|v| v.get("label").map(Value::to_js_string))
-                .map(|l| format!(" [{l}]"))
+                .map(|l| format!("  [{l}]"))
                 .unwrap_or_default(),
             None => String::new(),
         };
-        let bullet = if branch_start { "├ " } else { "" };
         let id = if rec.id == Key::Undefined {
             "(no id)".into()
         } else {
@@ -329,14 +350,14 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
         };
         writeln!(
             out,
-            "{mark} {}{bullet}{id} {}{label}",
-            "  ".repeat(indent),
+            "{mark} {line_prefix}{id} {}{label}",
             describe(&s, node)
         )?;
         let kids = tree.children(node);
-        let fork = kids.len() > 1;
-        for &k in kids.iter().rev() {
-            stack.push((if fork { indent + 1 } else { indent }, k, fork));
+        if kids.len() > 1 {
+            stack.extend(fork_items(&below, kids));
+        } else if let Some(&k) = kids.first() {
+            stack.push((below.clone(), below, k));
         }
     }
     Ok(0)

@@ -118,6 +118,25 @@ pub fn with_report<T>(
             return sink(&Value::Object(out));
         }
     };
+    if let Some((partial, _line)) = pi_rewrite_overflows(&s)? {
+        // pi's own open throws: its JSON.stringify runs out of stack while rewriting.
+        set(
+            &mut out,
+            "error",
+            Value::str("RangeError: Maximum call stack size exceeded"),
+        );
+        set(
+            &mut out,
+            "fileChange",
+            Value::Object(file_change_value(
+                FileChange::Rewritten,
+                size,
+                Some(partial),
+            )),
+        );
+        set(&mut out, "errors", Value::Object(obj()));
+        return sink(&Value::Object(out));
+    }
     let mut errors = obj();
     let mut out2 = obj();
     for (k, v) in std::mem::take(&mut out).members {
@@ -203,7 +222,7 @@ fn report<'s>(
         Err(e) => set(errors, "tree", Value::string(e.pi_text())),
     }
     match s.session_name() {
-        Ok(n) => set(out, "sessionName", n.map_or(Value::Null, Value::string)),
+        Ok(n) => set(out, "sessionName", n.map_or(Value::Null, Value::String)),
         Err(e) => set(errors, "sessionName", Value::string(e.pi_text())),
     }
     let change = s.file_change();
@@ -229,6 +248,32 @@ fn leaf_value(s: &Session) -> Value<'_> {
             .unwrap_or(Value::Null),
         k => key_to_value(k),
     }
+}
+
+/// How deep a value pi's `JSON.stringify` can write before V8 (Node 20, default stack)
+/// throws `RangeError: Maximum call stack size exceeded`, measured with the oracle: an
+/// entry nested 4,115 levels deep (the entry object is level 1) is rewritten, 4,116 is not.
+/// This models V8's stack, so it is an approximation near the limit.
+pub const PI_STRINGIFY_DEPTH_LIMIT: usize = 4115;
+
+/// When pi's open would rewrite the file and one entry is nested too deeply for V8's
+/// `JSON.stringify`, pi throws after writing the lines before it: those bytes, and the
+/// line that fails.
+fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::LineNo)>> {
+    if s.file_change() != FileChange::Rewritten || s.index().entries.is_empty() {
+        return Ok(None);
+    }
+    let Some(bad) = (0..s.index().entries.len())
+        .find(|&i| crate::scan::max_depth(s.raw(EntryPos(i as u32))) > PI_STRINGIFY_DEPTH_LIMIT)
+    else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    for i in 0..bad {
+        canon::stringify_into(&mut out, &s.value(EntryPos(i as u32))?);
+        out.push(b'\n');
+    }
+    Ok(Some((out, s.record(EntryPos(bad as u32)).line)))
 }
 
 /// The bytes pi writes when it rewrites the file on open: `JSON.stringify` of every kept

@@ -501,9 +501,11 @@ fn put_str(b: &mut Vec<u8>, s: &str) {
 }
 
 fn put_id(b: &mut Vec<u8>, id: u32) {
-    for shift in (0..8).rev() {
-        b.push(HEX[((id >> (shift * 4)) & 15) as usize]);
+    let mut out = [0u8; 8];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = HEX[((id >> (28 - 4 * i)) & 15) as usize];
     }
+    b.extend_from_slice(&out);
 }
 
 fn id_string(id: u32) -> String {
@@ -628,6 +630,20 @@ struct TextPool {
     data: Vec<u8>,
     starts: Vec<u32>,
     safe: Vec<u64>,
+    /// Per [`Class`]: segments of one kind of text, as (index of the first
+    /// line in `starts`, number of lines).
+    segs: [Vec<(u32, u32)>; 3],
+}
+
+/// Kinds of text in the code pool.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Class {
+    /// Source files: TypeScript, Rust, Python, JSON, Markdown.
+    Code = 0,
+    /// Command output: test runners, compilers, `ls`, `git log`, warnings.
+    Shell = 1,
+    /// `path:line:text` search results.
+    Grep = 2,
 }
 
 impl TextPool {
@@ -652,9 +668,13 @@ impl TextPool {
         let total = self.data.len();
         while left > 0 {
             let take = left.min(total / 2);
-            // Starts at or before `total - take`.
-            let lim = self.starts.partition_point(|&s| s as usize <= total - take);
-            let start = self.starts[rng.below(lim.max(1) as u64) as usize] as usize;
+            let mut start = self.starts[rng.below(self.starts.len() as u64) as usize] as usize;
+            if start + take > total {
+                // Too close to the end: pick among the starts at or before
+                // `total - take`.
+                let lim = self.starts.partition_point(|&s| s as usize <= total - take);
+                start = self.starts[rng.below(lim.max(1) as u64) as usize] as usize;
+            }
             let end = self.safe_floor(start + take);
             if end <= start {
                 break;
@@ -668,6 +688,25 @@ impl TextPool {
         len - left
     }
 
+    /// Like [`TextPool::put`], but starting in a segment of the given class
+    /// (at its top half of the time, like a file read from the start).
+    fn put_class(&self, b: &mut Vec<u8>, rng: &mut Rng, len: usize, class: Class) -> usize {
+        let segs = &self.segs[class as usize];
+        let total = self.data.len();
+        if segs.is_empty() || len >= total / 2 {
+            return self.put(b, rng, len);
+        }
+        let (first, n) = segs[rng.below(segs.len() as u64) as usize];
+        let line = if rng.chance(0.5) { first } else { first + rng.below(u64::from(n)) as u32 };
+        let start = self.starts[line as usize] as usize;
+        if start + len > total {
+            return self.put(b, rng, len);
+        }
+        let end = self.safe_floor(start + len);
+        b.extend_from_slice(&self.data[start..end]);
+        end - start
+    }
+
     /// Appends exactly `len` bytes: pool text padded with `.`.
     fn put_exact(&self, b: &mut Vec<u8>, rng: &mut Rng, len: usize) {
         let n = self.put(b, rng, len);
@@ -679,11 +718,17 @@ struct PoolBuilder {
     data: Vec<u8>,
     starts: Vec<u32>,
     safe: Vec<u64>,
+    segs: [Vec<(u32, u32)>; 3],
 }
 
 impl PoolBuilder {
     fn new(cap: usize) -> Self {
-        let mut p = PoolBuilder { data: Vec::with_capacity(cap + 4096), starts: Vec::new(), safe: Vec::new() };
+        let mut p = PoolBuilder {
+            data: Vec::with_capacity(cap + 4096),
+            starts: Vec::new(),
+            safe: Vec::new(),
+            segs: [Vec::new(), Vec::new(), Vec::new()],
+        };
         p.mark();
         p
     }
@@ -723,8 +768,17 @@ impl PoolBuilder {
         self.data.len()
     }
 
+    /// Records the pieces added since `first` (an index into `starts`) as
+    /// one segment of `class`.
+    fn segment(&mut self, first: usize, class: Class) {
+        let n = self.starts.len() - first;
+        if n > 0 {
+            self.segs[class as usize].push((first as u32, n as u32));
+        }
+    }
+
     fn finish(self) -> TextPool {
-        TextPool { data: self.data, starts: self.starts, safe: self.safe }
+        TextPool { data: self.data, starts: self.starts, safe: self.safe, segs: self.segs }
     }
 }
 
@@ -1184,7 +1238,7 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
 }
 
 fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
-    let style = r.below(5);
+    let style = [0, 0, 0, 0, 1, 1, 2, 3, 3, 4][r.below(10) as usize];
     for i in 0..n {
         s.clear();
         match style {
@@ -1251,14 +1305,23 @@ fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                     r.range(0, 23),
                     r.range(0, 59)
                 );
+                let color = r.chance(0.6);
+                if color {
+                    s.push_str("\u{1b}[01;34m");
+                }
                 s.push_str(r.pick(WORDS));
                 s.push('.');
                 s.push_str(r.pick(EXTS));
+                if color {
+                    s.push_str("\u{1b}[0m");
+                }
             }
             3 => {
+                s.push_str("\u{1b}[33m");
                 for _ in 0..7 {
                     s.push(HEX[r.below(16) as usize] as char);
                 }
+                s.push_str("\u{1b}[m");
                 s.push(' ');
                 cap_first(s, r.pick(VERBS));
                 s.push(' ');
@@ -1462,15 +1525,38 @@ fn build_code_pool(size: usize) -> TextPool {
     let mut s = String::new();
     while p.len() < size {
         let n = r.range(15, 160) as usize;
-        match r.below(100) {
-            0..=44 => ts_block(&mut r, &mut p, n, &mut s),
-            45..=56 => rust_block(&mut r, &mut p, n, &mut s),
-            57..=71 => shell_block(&mut r, &mut p, n, &mut s),
-            72..=79 => grep_block(&mut r, &mut p, n, &mut s),
-            80..=91 => json_block(&mut r, &mut p, n, &mut s),
-            92..=95 => python_block(&mut r, &mut p, n, &mut s),
-            _ => markdown_block(&mut r, &mut p, n, &mut s),
-        }
+        let first = p.starts.len();
+        let class = match r.below(100) {
+            0..=44 => {
+                ts_block(&mut r, &mut p, n, &mut s);
+                Class::Code
+            }
+            45..=56 => {
+                rust_block(&mut r, &mut p, n, &mut s);
+                Class::Code
+            }
+            57..=71 => {
+                shell_block(&mut r, &mut p, n, &mut s);
+                Class::Shell
+            }
+            72..=79 => {
+                grep_block(&mut r, &mut p, n, &mut s);
+                Class::Grep
+            }
+            80..=91 => {
+                json_block(&mut r, &mut p, n, &mut s);
+                Class::Code
+            }
+            92..=95 => {
+                python_block(&mut r, &mut p, n, &mut s);
+                Class::Code
+            }
+            _ => {
+                markdown_block(&mut r, &mut p, n, &mut s);
+                Class::Code
+            }
+        };
+        p.segment(first, class);
     }
     p.finish()
 }
@@ -1837,7 +1923,7 @@ struct Gen<W: Write> {
     prose: &'static TextPool,
     cwd: String,
     clock: i64,
-    ids: HashSet<u32>,
+    ids: HashSet<u32, IdHash>,
     path: Vec<Node>,
     pending: Vec<Pending>,
     model: usize,
@@ -1852,6 +1938,34 @@ struct Gen<W: Write> {
 }
 
 const FLUSH_AT: usize = 1 << 20;
+
+/// Hasher for the set of entry ids: they are random already, one multiply
+/// spreads them enough.
+#[derive(Default, Clone, Copy)]
+struct IdHash;
+
+impl std::hash::BuildHasher for IdHash {
+    type Hasher = IdHasher;
+    fn build_hasher(&self) -> IdHasher {
+        IdHasher(0)
+    }
+}
+
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01B3);
+        }
+    }
+    fn write_u32(&mut self, v: u32) {
+        self.0 = u64::from(v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
 
 fn generate<W: Write>(spec: &SessionSpec, extra: &Extra, out: W) -> io::Result<GenStats> {
     let small = matches!(spec.mix, Mix::SmallEntries);
@@ -1875,7 +1989,7 @@ fn generate<W: Write>(spec: &SessionSpec, extra: &Extra, out: W) -> io::Result<G
         prose: prose_pool(),
         cwd: spec.cwd.clone(),
         clock: spec.start_ms,
-        ids: HashSet::new(),
+        ids: HashSet::default(),
         path: Vec::new(),
         pending: Vec::new(),
         model,
@@ -2188,11 +2302,16 @@ impl<W: Write> Gen<W> {
         if n < 4 {
             return Ok(());
         }
-        let mut i = if self.rng.chance(0.85) {
-            n - 1 - (self.rng.geometric(0.08) as usize).min(n - 1)
+        let r = self.rng.below(1000);
+        // Mostly a few entries back (a retried turn), sometimes further.
+        let back = if r < 920 {
+            self.rng.geometric(0.15) as usize
+        } else if r < 997 {
+            self.rng.below(100) as usize
         } else {
-            self.rng.below(n as u64) as usize
+            self.rng.below(3_000) as usize
         };
+        let mut i = n - 1 - back.min(n - 1);
         while i > 0 && self.path[i].role != Role::User {
             i -= 1;
         }
@@ -2691,7 +2810,7 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"output\":\"");
         let len = if self.small { self.rng.range(0, 150) as usize } else { self.rng.lognormal(600.0, 1.5, 0, 40_000) };
         let len = len.min(self.avail());
-        self.code.put(&mut self.buf, &mut self.rng, len);
+        self.code.put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
         let cancelled = self.rng.chance(0.03);
         let truncated = !self.small && len > 20_000;
         put(&mut self.buf, "\"");
@@ -2764,11 +2883,11 @@ impl<W: Write> Gen<W> {
         let mut img_bytes = 0;
         if img.is_none() && self.rng.chance(0.2) {
             self.buf.push(b'"');
-            self.prose.put(&mut self.buf, &mut self.rng, len);
+            self.user_text(len);
             self.buf.push(b'"');
         } else {
             put(&mut self.buf, "[{\"type\":\"text\",\"text\":\"");
-            self.prose.put(&mut self.buf, &mut self.rng, len);
+            self.user_text(len);
             put(&mut self.buf, "\"}");
             if let Some(size) = img {
                 self.buf.push(b',');
@@ -2781,6 +2900,32 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, "}}");
         let kind = if img_bytes > 0 { Kind::UserImage } else { Kind::User };
         self.finish(start, id, kind, Role::User, img_bytes)
+    }
+
+    /// About `len` bytes of escaped user prompt: an opener, then prose.
+    fn user_text(&mut self, len: usize) {
+        const OPENERS: &[&str] = &[
+            "can you", "please", "ok, now", "hmm, that didn't work.", "why does", "let's", "great. next:",
+            "fix the failing test.", "look at this:", "what about", "no, revert that.", "nice!", "wait,",
+            "read", "continue", "alright,", "this is still broken:", "ship it. then",
+        ];
+        let start = self.buf.len();
+        let o = self.rng.pick(OPENERS);
+        put(&mut self.buf, o);
+        if o == "read" {
+            put(&mut self.buf, " @");
+            self.tmp.clear();
+            if self.small {
+                short_path(&mut self.rng, &mut self.tmp);
+            } else {
+                rel_path(&mut self.rng, &mut self.tmp);
+            }
+            put_esc(&mut self.buf, &self.tmp);
+            put(&mut self.buf, " and");
+        }
+        self.buf.push(b' ');
+        let used = self.buf.len() - start;
+        self.prose.put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
     }
 
     fn tool_call_id(&mut self) -> Vec<u8> {
@@ -3010,9 +3155,9 @@ impl<W: Write> Gen<W> {
                 let a = a.min(budget / 2);
                 let b = b.min(budget / 2);
                 put(&mut self.buf, ",\"oldText\":\"");
-                used += self.code.put(&mut self.buf, &mut self.rng, a);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, a, Class::Code);
                 put(&mut self.buf, "\",\"newText\":\"");
-                used += self.code.put(&mut self.buf, &mut self.rng, b);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, b, Class::Code);
                 self.buf.push(b'"');
             }
             Tool::Write => {
@@ -3020,7 +3165,7 @@ impl<W: Write> Gen<W> {
                 put_str(&mut self.buf, &path);
                 let n = self.rng.lognormal(3_000.0, 1.0, 50, 40_000).min(budget);
                 put(&mut self.buf, ",\"content\":\"");
-                used += self.code.put(&mut self.buf, &mut self.rng, n);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, n, Class::Code);
                 written = used;
                 self.buf.push(b'"');
             }
@@ -3086,7 +3231,8 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, "]");
         } else if big {
             let len = (self.rng.log_uniform(64_000.0, 2_500_000.0) as usize).min(avail - 50_000);
-            self.code.put(&mut self.buf, &mut self.rng, len);
+            let class = self.output_class(call.tool);
+            self.code.put_class(&mut self.buf, &mut self.rng, len, class);
             put(&mut self.buf, "\"}]");
             kind = Kind::ToolResultBig;
         } else {
@@ -3102,7 +3248,8 @@ impl<W: Write> Gen<W> {
                     let len = if len > limit { len.min(avail / 2).max(limit.min(avail)) } else { len.min(avail) };
                     let len = if len > limit && avail < 2 * limit + 4_000 { limit.min(avail) } else { len };
                     let text_start = self.buf.len();
-                    let n = self.code.put(&mut self.buf, &mut self.rng, len.min(limit));
+                    let class = self.output_class(call.tool);
+                    let n = self.code.put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
                     if call.tool == Tool::Read && len > limit {
                         // pi's read truncates at 50 KB and keeps a copy in details.
                         let total_lines = self.rng.range(1_800, 9_000);
@@ -3171,7 +3318,7 @@ impl<W: Write> Gen<W> {
                             put(&mut self.buf, " ");
                             // One line of code: cut at its newline.
                             let s = self.buf.len();
-                            self.code.put(&mut self.buf, &mut self.rng, per.max(4));
+                            self.code.put_class(&mut self.buf, &mut self.rng, per.max(4), Class::Code);
                             if let Some(p) = self.buf[s..].windows(2).position(|w| w == b"\\n") {
                                 if self.code_safe_cut(s, p) {
                                     self.buf.truncate(s + p);
@@ -3196,6 +3343,18 @@ impl<W: Write> Gen<W> {
         put_i64(&mut self.buf, ts - self.rng.range(1, 8) as i64);
         put(&mut self.buf, "}}");
         self.finish(start, id, kind, Role::ToolResult, img_bytes)
+    }
+
+    /// What a tool's output looks like: `bash` runs tests and builds, but
+    /// also `cat`, `git diff` and `rg`.
+    fn output_class(&mut self, tool: Tool) -> Class {
+        match tool {
+            Tool::Read => Class::Code,
+            Tool::Grep => Class::Grep,
+            Tool::Bash => [Class::Shell, Class::Shell, Class::Shell, Class::Shell, Class::Shell, Class::Code, Class::Code, Class::Code, Class::Grep, Class::Grep]
+                [self.rng.below(10) as usize],
+            _ => Class::Shell,
+        }
     }
 
     /// Whether `\n` found at `buf[s + p..]` is a real newline escape (an even

@@ -414,6 +414,27 @@ fn lit(b: &[u8], i: usize, word: &[u8], kind: Kind) -> Result<(usize, Kind), Syn
     }
 }
 
+/// The deepest nesting of arrays and objects in a valid JSON text (an object is 1).
+pub fn max_depth(b: &[u8]) -> usize {
+    let (mut depth, mut max, mut i) = (0usize, 0usize, 0usize);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                i = skip_string(b, i).map_or(b.len(), |(end, _)| end);
+                continue;
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                max = max.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    max
+}
+
 /// True when the line is empty after JavaScript's `String.prototype.trim()` of its
 /// lossily decoded text (ASCII white space, NBSP, BOM and the Unicode space separators).
 pub fn is_js_blank(line: &[u8]) -> bool {

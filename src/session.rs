@@ -614,12 +614,13 @@ impl Session {
         })
     }
 
-    /// pi's `getSessionName()`: the latest `session_info` entry's trimmed name.
+    /// pi's `getSessionName()`: the latest `session_info` entry's trimmed name (lone
+    /// surrogates kept; see [`JsStr::to_str_lossy`] for text).
     ///
     /// # Errors
     /// [`ErrorKind::PiThrows`] when that name is neither a string nor null (pi throws a
     /// `TypeError`), [`ErrorKind::FileChanged`].
-    pub fn session_name(&self) -> Result<Option<String>> {
+    pub fn session_name(&self) -> Result<Option<JsStr<'static>>> {
         let bytes = self.check()?;
         for (i, e) in self.index.entries.iter().enumerate().rev() {
             if e.ty != EntryType::SessionInfo {
@@ -629,8 +630,12 @@ impl Session {
             return match v.get("name") {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => {
-                    let t = value::js_trim(&s.to_str_lossy()).to_string();
-                    Ok(if t.is_empty() { None } else { Some(t) })
+                    let t = value::js_trim_wtf8(s.as_bytes());
+                    Ok(if t.is_empty() {
+                        None
+                    } else {
+                        Some(JsStr(std::borrow::Cow::Owned(t.to_vec())))
+                    })
                 }
                 Some(_) => Err(ErrorKind::PiThrows {
                     line: e.line,

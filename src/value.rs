@@ -370,6 +370,33 @@ pub fn js_trim(s: &str) -> &str {
     s.trim_matches(is_js_space)
 }
 
+/// JavaScript's `trim()` on WTF-8 bytes (lone surrogates are never white space).
+pub fn js_trim_wtf8(b: &[u8]) -> &[u8] {
+    let is_space = |cp: u32| char::from_u32(cp).is_some_and(is_js_space);
+    let mut start = 0;
+    let mut it = code_points(b);
+    while let Some(cp) = it.next() {
+        if !is_space(cp) {
+            break;
+        }
+        start += char::from_u32(cp).map_or(3, char::len_utf8);
+    }
+    let mut end = b.len();
+    while end > start {
+        // Step back one code point.
+        let mut j = end - 1;
+        while j > start && (b[j] & 0xC0) == 0x80 {
+            j -= 1;
+        }
+        let cp = code_points(&b[j..end]).next().unwrap_or(0);
+        if !is_space(cp) {
+            break;
+        }
+        end = j;
+    }
+    &b[start..end]
+}
+
 /// `new Date(value).getTime()` for a property that may be missing (`None` = undefined).
 pub fn js_date_time(value: Option<&Value<'_>>) -> f64 {
     use crate::js::date::{parse_date, time_clip};

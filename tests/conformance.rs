@@ -63,8 +63,17 @@ fn corpus_dumps_like_pi_on_every_reader_path() {
         let golden = std::fs::read_to_string(&case.golden).expect("golden readable");
         let flat = golden.contains("\"depth\": 0") || golden.contains("\"depth\":0");
         let compact = !golden.starts_with("{\n");
+        // The oracle cannot print some trees (its cycle guard misses a cycle through
+        // id-less entries, where pi hangs); those goldens were made with `--tree none`.
+        let no_tree = golden.contains("\"tree\": null") && !golden.contains("\"tree\": \"");
         for path in ReaderPath::ALL {
-            let ours = dump_text(&case.file, case.leaf.as_deref(), flat, compact, path);
+            let ours = dump_text(
+                &case.file,
+                case.leaf.as_deref(),
+                (flat, no_tree),
+                compact,
+                path,
+            );
             if ours == golden {
                 continue;
             }

@@ -49,15 +49,21 @@ impl ReaderPath {
     }
 }
 
-/// `pi-session dump FILE [--leaf LEAF] [--tree flat] [--compact]` as text.
+/// `pi-session dump FILE [--leaf LEAF] [--tree flat|none] [--compact]` as text; `tree`
+/// is `(flat, none)`.
 pub fn dump_text(
     file: &Path,
     leaf: Option<&str>,
-    flat: bool,
+    tree: (bool, bool),
     compact: bool,
     path: ReaderPath,
 ) -> String {
-    dump_text_digest(file, leaf, flat, compact, None, path)
+    let mode = match tree {
+        (_, true) => TreeMode::None,
+        (true, false) => TreeMode::Flat,
+        (false, false) => TreeMode::Nested,
+    };
+    dump_text_mode(file, leaf, mode, compact, None, path)
 }
 
 /// [`dump_text`] with `--digest N`.
@@ -69,17 +75,29 @@ pub fn dump_text_digest(
     digest: Option<usize>,
     path: ReaderPath,
 ) -> String {
+    let mode = if flat {
+        TreeMode::Flat
+    } else {
+        TreeMode::Nested
+    };
+    dump_text_mode(file, leaf, mode, compact, digest, path)
+}
+
+fn dump_text_mode(
+    file: &Path,
+    leaf: Option<&str>,
+    tree: TreeMode,
+    compact: bool,
+    digest: Option<usize>,
+    path: ReaderPath,
+) -> String {
     let opts = DumpOptions {
         leaf: match leaf {
             None => LeafChoice::Current,
             Some("null") => LeafChoice::Navigate(None),
             Some(l) => LeafChoice::Navigate(Some(l.to_string())),
         },
-        tree: if flat {
-            TreeMode::Flat
-        } else {
-            TreeMode::Nested
-        },
+        tree,
         digest,
         compact,
         open: path.open_options(),
