@@ -1089,7 +1089,7 @@ fn ts_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
             89..=93 => {
                 s.push_str("console.log(chalk.dim(\"");
                 s.push_str(r.pick(WORDS));
-                s.push_str(" ");
+                s.push(' ');
                 s.push_str(r.pick(UNI));
                 s.push_str("\"), ");
                 camel(r, s, false);
@@ -1342,7 +1342,7 @@ fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 rel_path(r, s);
                 s.push('"');
                 if r.chance(0.05) {
-                    s.push_str("\r");
+                    s.push('\r');
                 }
                 if r.chance(0.02) {
                     s.push_str("\u{7}\u{8}\u{c}\u{0}");
@@ -1662,7 +1662,7 @@ fn build_prose_pool(size: usize) -> TextPool {
                 s.push('\n');
             }
             84..=90 => {
-                let _ = write!(s, "```{}\n", r.pick(LANGS));
+                let _ = writeln!(s, "```{}", r.pick(LANGS));
                 for _ in 0..r.range(2, 8) {
                     code.clear();
                     tabs(&mut code, r.range(0, 2) as usize);
@@ -1678,7 +1678,7 @@ fn build_prose_pool(size: usize) -> TextPool {
                 s.push_str("```\n\n");
             }
             91..=95 => {
-                let _ = write!(s, "| `{}` | {} | {} |\n", r.pick(WORDS), r.pick(VERBS), r.range(0, 9999));
+                let _ = writeln!(s, "| `{}` | {} | {} |", r.pick(WORDS), r.pick(VERBS), r.range(0, 9999));
             }
             _ => {
                 s.push_str(r.pick(UNI));
@@ -1861,7 +1861,7 @@ struct Params {
 }
 
 const REALISTIC: Params = Params {
-    branch: 0.33,
+    branch: 0.28,
     branch_summary: 0.4,
     model_change: 0.02,
     thinking_change: 0.03,
@@ -1884,7 +1884,7 @@ const REALISTIC: Params = Params {
 };
 
 const SMALL: Params = Params {
-    branch: 0.33,
+    branch: 0.28,
     branch_summary: 0.4,
     model_change: 0.02,
     thinking_change: 0.03,
@@ -3012,7 +3012,7 @@ impl<W: Write> Gen<W> {
                 blocks += 1;
             }
             // Tool calls.
-            if !final_ && !aborted && !(self.small && blocks > 0) {
+            if !(final_ || aborted || (self.small && blocks > 0)) {
                 let k = if self.small { 1 } else { [1, 1, 1, 1, 1, 1, 1, 2, 2, 3][self.rng.below(10) as usize] };
                 for _ in 0..k {
                     if blocks > 0 {
@@ -3220,13 +3220,10 @@ impl<W: Write> Gen<W> {
             && avail > 100_000;
         if call.image {
             put(&mut self.buf, "Read image file [image/png]\"}");
-            match self.image_size() {
-                Some(size) => {
-                    self.buf.push(b',');
-                    img_bytes = self.put_image(size);
-                    kind = Kind::ToolResultImage;
-                }
-                None => {}
+            if let Some(size) = self.image_size() {
+                self.buf.push(b',');
+                img_bytes = self.put_image(size);
+                kind = Kind::ToolResultImage;
             }
             put(&mut self.buf, "]");
         } else if big {
@@ -3305,9 +3302,9 @@ impl<W: Write> Gen<W> {
                         let len = if self.small { self.rng.range(10, 90) as usize } else { self.rng.lognormal(900.0, 1.0, 40, 12_000) };
                         let len = len.min(avail);
                         let lines = self.rng.range(3, 12);
-                        let mut ln = self.rng.range(1, 900);
+                        let first = self.rng.range(1, 900);
                         let per = len / lines as usize;
-                        for i in 0..lines {
+                        for (i, ln) in (first..first + lines).enumerate() {
                             let mark = match i % 4 {
                                 1 => "-",
                                 2 => "+",
@@ -3319,13 +3316,11 @@ impl<W: Write> Gen<W> {
                             // One line of code: cut at its newline.
                             let s = self.buf.len();
                             self.code.put_class(&mut self.buf, &mut self.rng, per.max(4), Class::Code);
-                            if let Some(p) = self.buf[s..].windows(2).position(|w| w == b"\\n") {
-                                if self.code_safe_cut(s, p) {
-                                    self.buf.truncate(s + p);
-                                }
+                            let cut = self.buf[s..].windows(2).position(|w| w == b"\\n");
+                            if let Some(p) = cut.filter(|&p| self.code_safe_cut(s, p)) {
+                                self.buf.truncate(s + p);
                             }
                             put(&mut self.buf, "\\n");
-                            ln += 1;
                         }
                         put(&mut self.buf, "\"}");
                     }
@@ -3592,7 +3587,7 @@ fn session_name(r: &mut Rng, s: &mut String) {
             cap_first(s, r.pick(VERBS));
             s.push(' ');
             s.push_str(r.pick(WORDS));
-            s.push_str(" ");
+            s.push(' ');
             s.push_str(r.pick(WORDS));
             let _ = write!(s, " #{}", r.range(1, 999));
         }
