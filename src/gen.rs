@@ -3043,12 +3043,14 @@ impl<W: Write> Gen<W> {
         } else {
             let ctx = self.ctx_tokens().min(195_000);
             let fresh = self.path.last().map_or(0, |n| n.cum.saturating_sub(self.path.get(self.path.len().saturating_sub(3)).map_or(0, |p| p.cum)));
+            // Small lines keep their numbers short.
+            let (fresh_cap, extra, out_extra) = if self.small { (9_999, 900, 60) } else { (60_000, 2_000, 300) };
             let (input, cr, cw) = if m.sig == Sig::Anthropic {
-                (self.rng.range(1, 12), ctx.saturating_sub(fresh), fresh.min(60_000))
+                (self.rng.range(1, 12), ctx.saturating_sub(fresh), fresh.min(fresh_cap))
             } else {
-                (fresh + self.rng.range(10, 2_000), ctx.saturating_sub(fresh) / 2 * 2, 0)
+                (fresh.min(fresh_cap) + self.rng.range(10, extra), ctx.saturating_sub(fresh) / 2 * 2, 0)
             };
-            let out = (out_bytes / 4) as u64 + if self.small { self.rng.range(5, 120) } else { self.rng.range(5, 300) };
+            let out = (out_bytes / 4) as u64 + self.rng.range(5, out_extra);
             self.put_usage(input, out, cr, cw);
         }
         put(&mut self.buf, ",\"stopReason\":\"");
@@ -3494,7 +3496,11 @@ fn bash_command(r: &mut Rng, s: &mut String, cwd: &str, small: bool) {
         2 => s.push_str("git diff --stat HEAD~1"),
         3 => {
             s.push_str("rg -n \"");
-            camel(r, s, false);
+            if small {
+                s.push_str(r.pick(WORDS));
+            } else {
+                camel(r, s, false);
+            }
             s.push_str("\" src/");
         }
         4 if small => {
@@ -3515,8 +3521,8 @@ fn bash_command(r: &mut Rng, s: &mut String, cwd: &str, small: bool) {
                 short_path(r, s);
             } else {
                 rel_path(r, s);
+                s.push_str(" | head -50");
             }
-            s.push_str(" | head -50");
         }
         7 => {
             s.push_str("find . -name \"*.");

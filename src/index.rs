@@ -471,7 +471,7 @@ mod tests {
             idx.skipped[1].reason,
             SkipReason::Malformed {
                 at: 0,
-                reason: "unexpected character"
+                reason: "invalid literal"
             }
         );
         assert_eq!(idx.skipped[2].reason, SkipReason::Falsy);
