@@ -11,7 +11,7 @@
 //! cycle, on which pi never returns, fails with [`ErrorKind::ParentCycle`].
 
 use crate::error::{ErrorKind, Result};
-use crate::index::{EntryPos, EntryType, Key};
+use crate::index::{EntryPos, EntryType, Key, Role};
 use crate::session::{Session, key_from_value};
 use crate::value::{JsStr, Object, Value, js_date_time};
 use ahash::AHashMap;
@@ -117,11 +117,6 @@ impl Session {
         self.walk(start, "buildSessionPath")
     }
 
-    /// The role of a message entry, or pi's TypeError when it has no message object.
-    fn role_of<'a>(&'a self, bytes: &'a [u8], p: EntryPos) -> Result<Option<Value<'a>>> {
-        Ok(self.message_fields(bytes, p, &["role"])?.pop().flatten())
-    }
-
     /// Members of a message entry's message; pi's TypeError when `message` is missing or
     /// null (pi reads `entry.message.role` unconditionally).
     fn message_fields<'a>(
@@ -131,19 +126,10 @@ impl Session {
         keys: &[&str],
     ) -> Result<Vec<Option<Value<'a>>>> {
         match self.message_members(bytes, p, keys)? {
-            None => Err(self.no_message(p, "undefined")),
-            Some((crate::scan::Kind::Null, _)) => Err(self.no_message(p, "null")),
+            None => Err(self.no_message_error(p, "undefined")),
+            Some((crate::scan::Kind::Null, _)) => Err(self.no_message_error(p, "null")),
             Some((_, vals)) => Ok(vals),
         }
-    }
-
-    fn no_message(&self, p: EntryPos, what: &str) -> crate::Error {
-        ErrorKind::PiThrows {
-            line: self.record(p).line,
-            what: format!("message entry whose `message` is {what}"),
-            pi_message: format!("TypeError: Cannot read properties of {what} (reading 'role')"),
-        }
-        .into()
     }
 
     /// pi's `buildContextEntries()` for a leaf: the compaction-aware entry list.
@@ -188,8 +174,7 @@ impl Session {
                 }
                 if found {
                     let is_system = self.record(p).ty == EntryType::Message
-                        && self.role_of(bytes, p)?.as_ref().and_then(Value::as_str)
-                            == Some("system");
+                        && self.message_role(p)? == Role::System;
                     if !is_system {
                         out.push(p);
                     }
@@ -215,33 +200,43 @@ impl Session {
     pub fn context_with(&self, leaf: &Key, tail: RetainedTail) -> Result<Context<'_>> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
-        // Settings over the whole path.
-        let mut thinking_level: Option<Value<'_>> = Some(Value::str("off"));
-        let mut model: Option<Object<'_>> = None;
+        // Settings over the whole path: the last thinking level and the last model source
+        // win, and pi reads `message.role` of every message entry (throwing where there is
+        // no message), all of which the index answers without decoding.
+        let mut last_thinking = None;
+        let mut last_model = None;
         for &p in &path {
             match self.record(p).ty {
-                EntryType::ThinkingLevelChange => {
-                    let mut v = self.value_in(bytes, p)?;
-                    thinking_level = take(&mut v, "thinkingLevel");
-                }
-                EntryType::ModelChange => {
-                    let mut v = self.value_in(bytes, p)?;
-                    model = Some(model_object(
-                        take(&mut v, "provider"),
-                        take(&mut v, "modelId"),
-                    ));
-                }
+                EntryType::ThinkingLevelChange => last_thinking = Some(p),
+                EntryType::ModelChange => last_model = Some(p),
                 EntryType::Message => {
-                    let mut f = self.message_fields(bytes, p, &["role", "provider", "model"])?;
-                    if f[0].as_ref().and_then(Value::as_str) == Some("assistant") {
-                        let m = f.pop().flatten();
-                        let pr = f.pop().flatten();
-                        model = Some(model_object(pr, m));
+                    if self.message_role(p)? == Role::Assistant {
+                        last_model = Some(p);
                     }
                 }
                 _ => {}
             }
         }
+        let thinking_level = match last_thinking {
+            None => Some(Value::str("off")),
+            Some(p) => take(&mut self.value_in(bytes, p)?, "thinkingLevel"),
+        };
+        let model = match last_model {
+            None => None,
+            Some(p) if self.record(p).ty == EntryType::ModelChange => {
+                let mut v = self.value_in(bytes, p)?;
+                Some(model_object(
+                    take(&mut v, "provider"),
+                    take(&mut v, "modelId"),
+                ))
+            }
+            Some(p) => {
+                let mut f = self.message_fields(bytes, p, &["provider", "model"])?;
+                let m = f.pop().flatten();
+                let pr = f.pop().flatten();
+                Some(model_object(pr, m))
+            }
+        };
         let (entries, retained_from) = self.context_entries_with(leaf, tail)?;
         // The latest edit per target among the context entries.
         let mut edits: AHashMap<Key, EntryPos> = AHashMap::new();
@@ -286,7 +281,7 @@ impl Session {
         Ok(match rec.ty {
             EntryType::Message => {
                 let Some(mut m) = self.message_in(bytes, p)? else {
-                    return Err(self.no_message(p, "undefined"));
+                    return Err(self.no_message_error(p, "undefined"));
                 };
                 if let Value::Object(o) = &mut m {
                     let role = o.get("role").and_then(Value::as_str).map(str::to_owned);
@@ -301,7 +296,7 @@ impl Session {
                         _ => {}
                     }
                 } else if matches!(m, Value::Null) {
-                    return Err(self.no_message(p, "null"));
+                    return Err(self.no_message_error(p, "null"));
                 }
                 vec![m]
             }

@@ -168,6 +168,57 @@ impl EntryType {
     }
 }
 
+/// A message's `role`, classified while indexing (so walks need not decode messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// No `role` member, or the message is not an object.
+    Missing,
+    /// `role` is not a string.
+    NotString,
+    /// `user`
+    User,
+    /// `assistant`
+    Assistant,
+    /// `toolResult`
+    ToolResult,
+    /// `system`
+    System,
+    /// `custom`
+    Custom,
+    /// `bashExecution`
+    BashExecution,
+    /// `branchSummary`
+    BranchSummary,
+    /// `compactionSummary`
+    CompactionSummary,
+    /// `hookMessage` (format v2; migrated to `custom`)
+    HookMessage,
+    /// Any other string.
+    Other,
+}
+
+impl Role {
+    fn classify(line: &[u8], f: Option<Field>) -> Role {
+        let Some(f) = f else { return Role::Missing };
+        if !matches!(f.kind, Kind::String { .. }) {
+            return Role::NotString;
+        }
+        match string_bytes(line, &f).as_bytes() {
+            b"user" => Role::User,
+            b"assistant" => Role::Assistant,
+            b"toolResult" => Role::ToolResult,
+            b"system" => Role::System,
+            b"custom" => Role::Custom,
+            b"bashExecution" => Role::BashExecution,
+            b"branchSummary" => Role::BranchSummary,
+            b"compactionSummary" => Role::CompactionSummary,
+            b"hookMessage" => Role::HookMessage,
+            _ => Role::Other,
+        }
+    }
+}
+
 /// A span relative to the start of its line; `NONE` when absent or too large to store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RelSpan {
@@ -214,6 +265,10 @@ pub struct EntryRec {
     pub parent: Key,
     pub(crate) timestamp: RelSpan,
     pub(crate) message: RelSpan,
+    /// The JSON kind of `message` (`None`: no `message` member).
+    pub message_kind: Option<Kind>,
+    /// The message's role (for `message` entries).
+    pub role: Role,
     /// Whether `id` is a string (pi's header test: `typeof id === "string"`).
     pub id_is_string: bool,
 }
@@ -354,6 +409,8 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             parent: Key::Undefined,
             timestamp: RelSpan::NONE,
             message: RelSpan::NONE,
+            message_kind: None,
+            role: Role::Missing,
             id_is_string: false,
         }),
         Line::Object(f) => Out::Entry(EntryRec {
@@ -365,6 +422,8 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             parent: key_of(line, f.parent_id, offset * 2 + 1),
             timestamp: RelSpan::of(f.timestamp),
             message: RelSpan::of(f.message),
+            message_kind: f.message.map(|m| m.kind),
+            role: Role::classify(line, f.role),
             id_is_string: matches!(
                 f.id,
                 Some(Field {

@@ -39,6 +39,8 @@ mod context;
 pub mod dump;
 mod entry;
 mod error;
+#[path = "gen.rs"]
+pub mod generator;
 pub mod index;
 pub mod js;
 pub mod scan;
@@ -55,7 +57,7 @@ pub use entry::{
     SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, SkipReason, Skipped};
+pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};
 pub use session::{FileChange, Migration, OpenOptions, Session};
 pub use source::ReadMode;
 pub use tree::Tree;

@@ -90,6 +90,44 @@ enum Cmd {
         /// The session file.
         file: PathBuf,
     },
+    /// Generate synthetic sessions (deterministic, for benchmarks and demos).
+    #[command(subcommand)]
+    Gen(GenCmd),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GenCmd {
+    /// One session file of about SIZE bytes (suffixes K, M, G).
+    Session {
+        /// Where to write it.
+        out: PathBuf,
+        /// Target size, e.g. 10M or 1G.
+        #[arg(long, default_value = "10M")]
+        size: String,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Only small entries (no images or big tool outputs).
+        #[arg(long)]
+        small: bool,
+    },
+    /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
+    Tree {
+        /// The sessions root to create.
+        root: PathBuf,
+        /// Number of session files.
+        #[arg(long, default_value_t = 1000)]
+        sessions: usize,
+        /// Number of project folders.
+        #[arg(long, default_value_t = 20)]
+        folders: usize,
+        /// Total size, e.g. 300M or 3G.
+        #[arg(long, default_value = "300M")]
+        size: String,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 fn main() {
@@ -167,6 +205,7 @@ fn run(cli: Cli) -> Result<i32> {
             retained_tail,
         } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
+        Cmd::Gen(g) => cmd::generate(g, &mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -483,7 +483,9 @@ impl Session {
     /// span did not fit (lines over 4 GiB).
     fn field(&self, line: &[u8], span: index::RelSpan, key: &str) -> Option<Field> {
         if let Some((s, e)) = span.get() {
-            let kind = scan::skip_value(line, s).ok()?.1;
+            // The span is known; its first byte tells the kind well enough for the callers
+            // (object or null), without scanning the value again.
+            let kind = self.record_kind_hint(line, s)?;
             return Some(Field {
                 start: s,
                 end: e,
@@ -498,6 +500,48 @@ impl Session {
         })
         .ok()?;
         found
+    }
+
+    /// The kind of the value starting at `s`, when its first byte says it without
+    /// scanning (everything but numbers and strings' escape flag, which callers here do
+    /// not need).
+    fn record_kind_hint(&self, line: &[u8], s: usize) -> Option<Kind> {
+        Some(match line.get(s)? {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'n' => Kind::Null,
+            b't' => Kind::True,
+            b'f' => Kind::False,
+            b'"' => Kind::String { escaped: true },
+            _ => Kind::Number,
+        })
+    }
+
+    /// The role of a `message` entry's message as pi reads it (`entry.message.role`):
+    /// pi's `TypeError` when `message` is missing or null; the v2 -> v3 migration applied.
+    pub(crate) fn message_role(&self, pos: EntryPos) -> Result<index::Role> {
+        let e = self.record(pos);
+        match e.message_kind {
+            None => Err(self.no_message_error(pos, "undefined")),
+            Some(Kind::Null) => Err(self.no_message_error(pos, "null")),
+            Some(_) => Ok(match e.role {
+                index::Role::HookMessage
+                    if matches!(self.migration, Migration::FromV1 | Migration::FromV2) =>
+                {
+                    index::Role::Custom
+                }
+                r => r,
+            }),
+        }
+    }
+
+    pub(crate) fn no_message_error(&self, p: EntryPos, what: &str) -> Error {
+        ErrorKind::PiThrows {
+            line: self.record(p).line,
+            what: format!("message entry whose `message` is {what}"),
+            pi_message: format!("TypeError: Cannot read properties of {what} (reading 'role')"),
+        }
+        .into()
     }
 
     /// The `timestamp` value of an entry (`None`: missing).
