@@ -45,7 +45,10 @@ pub mod index;
 pub mod js;
 pub mod scan;
 mod session;
+#[doc(hidden)]
+pub mod simd;
 pub mod source;
+mod strscan;
 pub mod time;
 mod tree;
 pub mod value;

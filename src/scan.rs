@@ -294,12 +294,35 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Skip the string whose opening quote is at `i`; returns the offset past the closing
-/// quote and whether it held escapes.
+/// quote and whether it held escapes. Short strings (keys, ids) are finished by a scalar
+/// look at their first bytes; longer ones go to the block-wise skipper.
+#[inline]
 pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    let end = (i + 1 + 24).min(b.len());
+    for (k, &c) in b[i + 1..end].iter().enumerate() {
+        match c {
+            b'"' => return Ok((i + 2 + k, false)),
+            b'\\' => break,
+            c if c < 0x20 => break,
+            _ => {}
+        }
+    }
+    crate::simd::skip_string(b, i)
+}
+
+/// The obvious string skipper, kept as the twin of `crate::strscan` in tests and fuzzing.
+#[doc(hidden)]
+pub fn skip_string_naive(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
     let mut j = i + 1;
     let mut escaped = false;
     loop {
         let Some(off) = memchr::memchr2(b'"', b'\\', &b[j..]) else {
+            if let Some(p) = crate::value::first_control(&b[j..]) {
+                return Err(SyntaxError {
+                    offset: j + p,
+                    reason: "control character in string",
+                });
+            }
             return Err(SyntaxError {
                 offset: b.len(),
                 reason: "unterminated string",
