@@ -119,12 +119,7 @@ impl Session {
 
     /// Members of a message entry's message; pi's TypeError when `message` is missing or
     /// null (pi reads `entry.message.role` unconditionally).
-    fn message_fields<'a>(
-        &'a self,
-        bytes: &'a [u8],
-        p: EntryPos,
-        keys: &[&str],
-    ) -> Result<Vec<Option<Value<'a>>>> {
+    fn message_fields<'a>(&'a self, bytes: &'a [u8], p: EntryPos, keys: &[&str]) -> Result<Vec<Option<Value<'a>>>> {
         match self.message_members(bytes, p, keys)? {
             None => Err(self.no_message_error(p, "undefined")),
             Some((crate::scan::Kind::Null, _)) => Err(self.no_message_error(p, "null")),
@@ -137,24 +132,15 @@ impl Session {
     /// # Errors
     /// [`ErrorKind::ParentCycle`], [`ErrorKind::PiThrows`], [`ErrorKind::FileChanged`].
     pub fn context_entries(&self, leaf: &Key) -> Result<Vec<EntryPos>> {
-        self.context_entries_with(leaf, RetainedTail::Ignore)
-            .map(|(e, _)| e)
+        self.context_entries_with(leaf, RetainedTail::Ignore).map(|(e, _)| e)
     }
 
     /// The context entries, and the `retainedTail` messages that replace the kept range
     /// when `tail` is [`RetainedTail::Honor`] and the latest compaction has one.
-    fn context_entries_with(
-        &self,
-        leaf: &Key,
-        tail: RetainedTail,
-    ) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
+    fn context_entries_with(&self, leaf: &Key, tail: RetainedTail) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
-        let Some(&compaction) = path
-            .iter()
-            .rev()
-            .find(|&&p| self.record(p).ty == EntryType::Compaction)
-        else {
+        let Some(&compaction) = path.iter().rev().find(|&&p| self.record(p).ty == EntryType::Compaction) else {
             return Ok((path, None));
         };
         let cid = &self.record(compaction).id;
@@ -163,8 +149,7 @@ impl Session {
         };
         let cval = self.value_in(bytes, compaction)?;
         let mut out = vec![compaction];
-        let retained = tail == RetainedTail::Honor
-            && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
+        let retained = tail == RetainedTail::Honor && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
         if !retained {
             let first_kept = key_from_value(cval.get("firstKeptEntryId"));
             let mut found = false;
@@ -173,8 +158,7 @@ impl Session {
                     found = true;
                 }
                 if found {
-                    let is_system = self.record(p).ty == EntryType::Message
-                        && self.message_role(p)? == Role::System;
+                    let is_system = self.record(p).ty == EntryType::Message && self.message_role(p)? == Role::System;
                     if !is_system {
                         out.push(p);
                     }
@@ -225,10 +209,7 @@ impl Session {
             None => None,
             Some(p) if self.record(p).ty == EntryType::ModelChange => {
                 let mut v = self.value_in(bytes, p)?;
-                Some(model_object(
-                    take(&mut v, "provider"),
-                    take(&mut v, "modelId"),
-                ))
+                Some(model_object(take(&mut v, "provider"), take(&mut v, "modelId")))
             }
             Some(p) => {
                 let mut f = self.message_fields(bytes, p, &["provider", "model"])?;
@@ -353,12 +334,7 @@ impl Session {
     }
 
     /// pi's `projectContextEntry(entry, edit)` for the messages of one entry.
-    fn apply_edit<'a>(
-        &'a self,
-        bytes: &'a [u8],
-        edit: EntryPos,
-        msgs: Vec<Value<'a>>,
-    ) -> Result<Vec<Value<'a>>> {
+    fn apply_edit<'a>(&'a self, bytes: &'a [u8], edit: EntryPos, msgs: Vec<Value<'a>>) -> Result<Vec<Value<'a>>> {
         let mut ev = self.value_in(bytes, edit)?;
         let replacement = take(&mut ev, "replacement");
         if matches!(replacement, Some(Value::Null)) {
@@ -367,8 +343,7 @@ impl Session {
         let mut out = Vec::with_capacity(msgs.len());
         for mut m in msgs {
             let role = m.get("role").and_then(Value::as_str).map(str::to_owned);
-            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref()
-            else {
+            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref() else {
                 out.push(m);
                 continue;
             };
@@ -376,8 +351,7 @@ impl Session {
                 return Err(ErrorKind::PiThrows {
                     line: self.record(edit).line,
                     what: "context_edit without `replacement`".into(),
-                    pi_message:
-                        "TypeError: Cannot read properties of undefined (reading 'content')".into(),
+                    pi_message: "TypeError: Cannot read properties of undefined (reading 'content')".into(),
                 }
                 .into());
             };

@@ -330,13 +330,7 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
         let modified_ms = st.last_ms + 20 + rng.below(900) as i64;
         file.set_modified(UNIX_EPOCH + Duration::from_millis(modified_ms.max(0) as u64))?;
         drop(file);
-        prev_in_folder[folder].push(
-            root_abs
-                .join(&dir_name)
-                .join(&file_name)
-                .to_string_lossy()
-                .into_owned(),
-        );
+        prev_in_folder[folder].push(root_abs.join(&dir_name).join(&file_name).to_string_lossy().into_owned());
         stats.sessions += 1;
         stats.bytes += st.bytes;
         stats.files.push(TreeFile {
@@ -375,12 +369,7 @@ impl Rng {
     fn new(seed: u64) -> Self {
         let mut x = seed;
         Rng {
-            s: [
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-            ],
+            s: [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)],
         }
     }
 
@@ -629,12 +618,7 @@ fn put_iso(b: &mut Vec<u8>, ms: i64) {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, mo, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
+    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
     let y = y.clamp(0, 9999) as u32;
     let two = |b: &mut Vec<u8>, v: u32| {
         b.push(b'0' + (v / 10) as u8);
@@ -808,13 +792,9 @@ impl PoolBuilder {
             let c = ch as u32;
             if c < 0x80 {
                 let one = [c as u8];
-                put_esc(
-                    &mut self.data,
-                    std::str::from_utf8(&one).unwrap_or_default(),
-                );
+                put_esc(&mut self.data, std::str::from_utf8(&one).unwrap_or_default());
             } else {
-                self.data
-                    .extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                self.data.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
             }
             self.mark();
         }
@@ -1147,11 +1127,7 @@ fn snake(r: &mut Rng, s: &mut String) {
         if i > 0 {
             s.push('_');
         }
-        s.push_str(if i == 0 && n > 1 {
-            r.pick(VERBS)
-        } else {
-            r.pick(WORDS)
-        });
+        s.push_str(if i == 0 && n > 1 { r.pick(VERBS) } else { r.pick(WORDS) });
     }
 }
 
@@ -1351,9 +1327,7 @@ fn ts_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 s.push_str("\":");
             }
             78..=83 => {
-                s.push_str(
-                    "const lines = text.split(\"\\n\").map((l) => l.replace(/\\t/g, \"  \"));",
-                );
+                s.push_str("const lines = text.split(\"\\n\").map((l) => l.replace(/\\t/g, \"  \"));");
             }
             84..=88 => {
                 s.push_str("this.");
@@ -1470,13 +1444,7 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 depth += 1;
             }
             49..=56 => {
-                s.push_str(r.pick(&[
-                    "b'\"' => ",
-                    "b'\\\\' => ",
-                    "b'\\n' => ",
-                    "b'\\t' => ",
-                    "b'{' => ",
-                ]));
+                s.push_str(r.pick(&["b'\"' => ", "b'\\\\' => ", "b'\\n' => ", "b'\\t' => ", "b'{' => "]));
                 snake(r, s);
                 s.push_str("(),");
             }
@@ -1624,12 +1592,7 @@ fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 }
             }
             _ => {
-                s.push_str(r.pick(&[
-                    "npm warn ",
-                    "warning: ",
-                    "info: ",
-                    "\u{1b}[1m\u{1b}[33mwarn\u{1b}[0m ",
-                ]));
+                s.push_str(r.pick(&["npm warn ", "warning: ", "info: ", "\u{1b}[1m\u{1b}[33mwarn\u{1b}[0m "]));
                 s.push_str(r.pick(VERBS));
                 s.push(' ');
                 s.push_str(r.pick(WORDS));
@@ -1987,13 +1950,7 @@ fn build_prose_pool(size: usize) -> TextPool {
                 s.push_str("```\n\n");
             }
             91..=95 => {
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} | {} |",
-                    r.pick(WORDS),
-                    r.pick(VERBS),
-                    r.range(0, 9999)
-                );
+                let _ = writeln!(s, "| `{}` | {} | {} |", r.pick(WORDS), r.pick(VERBS), r.range(0, 9999));
             }
             _ => {
                 s.push_str(r.pick(UNI));
@@ -2466,14 +2423,7 @@ impl<W: Write> Gen<W> {
 
     /// Ends the line started at `start` (the caller wrote the closing
     /// brace), records it and appends the node to the path.
-    fn finish(
-        &mut self,
-        start: usize,
-        id: u32,
-        kind: Kind,
-        role: Role,
-        img_bytes: usize,
-    ) -> io::Result<()> {
+    fn finish(&mut self, start: usize, id: u32, kind: Kind, role: Role, img_bytes: usize) -> io::Result<()> {
         self.buf.push(b'\n');
         let len = self.buf.len() - start;
         let k = &mut self.kinds[kind as usize];
@@ -2486,12 +2436,7 @@ impl<W: Write> Gen<W> {
         st.last_ms = self.clock;
         if matches!(
             role,
-            Role::User
-                | Role::Assistant
-                | Role::ToolResult
-                | Role::CustomMsg
-                | Role::Bash
-                | Role::System
+            Role::User | Role::Assistant | Role::ToolResult | Role::CustomMsg | Role::Bash | Role::System
         ) && kind != Kind::CustomMessage
         {
             st.messages += 1;
@@ -2529,11 +2474,7 @@ impl<W: Write> Gen<W> {
         self.out.flush()?;
         let mut st = self.stats;
         st.bytes = self.flushed;
-        st.leaf_id = self
-            .path
-            .last()
-            .map(|n| id_string(n.id))
-            .unwrap_or_default();
+        st.leaf_id = self.path.last().map(|n| id_string(n.id)).unwrap_or_default();
         st.by_kind = KIND_NAMES
             .iter()
             .zip(self.kinds.iter())
@@ -2806,10 +2747,7 @@ impl<W: Write> Gen<W> {
     fn system_message(&mut self, initial: bool) -> io::Result<()> {
         let ts = self.tick(5, 200);
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"system\",\"content\":",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"system\",\"content\":");
         if self.small {
             if initial {
                 put(
@@ -2846,10 +2784,7 @@ impl<W: Write> Gen<W> {
             let n = self.rng.range(200, 1500) as usize;
             let n = n.min(self.avail());
             self.prose.put(&mut self.buf, &mut self.rng, n);
-            put(
-                &mut self.buf,
-                "\\n</skills>\"},\"toolsRemoved\":[{\"name\":\"write\"}]",
-            );
+            put(&mut self.buf, "\\n</skills>\"},\"toolsRemoved\":[{\"name\":\"write\"}]");
         }
         put(&mut self.buf, ",\"timestamp\":");
         put_i64(&mut self.buf, ts - 1);
@@ -2892,10 +2827,7 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, name);
             put(&mut self.buf, "\",\"description\":");
             put_str(&mut self.buf, desc);
-            put(
-                &mut self.buf,
-                ",\"parameters\":{\"type\":\"object\",\"properties\":{",
-            );
+            put(&mut self.buf, ",\"parameters\":{\"type\":\"object\",\"properties\":{");
             for (j, p) in params.iter().enumerate() {
                 if j > 0 {
                     self.buf.push(b',');
@@ -2986,20 +2918,14 @@ impl<W: Write> Gen<W> {
         match self.rng.below(4) {
             0 => {
                 let m = &MODELS[self.model];
-                put(
-                    &mut self.buf,
-                    "\"pi.virtual-model-state\",\"data\":{\"provider\":",
-                );
+                put(&mut self.buf, "\"pi.virtual-model-state\",\"data\":{\"provider\":");
                 put_str(&mut self.buf, m.provider);
                 put(&mut self.buf, ",\"modelId\":");
                 put_str(&mut self.buf, m.id);
                 put(&mut self.buf, ",\"state\":{\"turn\":");
                 put_u64(&mut self.buf, self.turns);
                 put(&mut self.buf, ",\"route\":\"");
-                put(
-                    &mut self.buf,
-                    self.rng.pick(&["primary", "fallback", "cheap"]),
-                );
+                put(&mut self.buf, self.rng.pick(&["primary", "fallback", "cheap"]));
                 put(&mut self.buf, "\"}}");
             }
             1 => {
@@ -3015,14 +2941,7 @@ impl<W: Write> Gen<W> {
                     let n = self.rng.range(15, 70) as usize;
                     self.prose.put(&mut self.buf, &mut self.rng, n);
                     put(&mut self.buf, "\",\"done\":");
-                    put(
-                        &mut self.buf,
-                        if self.rng.chance(0.5) {
-                            "true}"
-                        } else {
-                            "false}"
-                        },
-                    );
+                    put(&mut self.buf, if self.rng.chance(0.5) { "true}" } else { "false}" });
                 }
                 put(&mut self.buf, "]}");
             }
@@ -3030,14 +2949,7 @@ impl<W: Write> Gen<W> {
                 put(&mut self.buf, "\"git-checkpoint\",\"data\":{\"commit\":\"");
                 put_hex(&mut self.buf, &mut self.rng, 40);
                 put(&mut self.buf, "\",\"dirty\":");
-                put(
-                    &mut self.buf,
-                    if self.rng.chance(0.3) {
-                        "true"
-                    } else {
-                        "false"
-                    },
-                );
+                put(&mut self.buf, if self.rng.chance(0.3) { "true" } else { "false" });
                 put(&mut self.buf, ",\"files\":");
                 put_u64(&mut self.buf, self.rng.range(0, 30));
                 self.buf.push(b'}');
@@ -3047,18 +2959,13 @@ impl<W: Write> Gen<W> {
                     &mut self.buf,
                     "\"permission-gate\",\"data\":{\"tool\":\"bash\",\"decision\":\"",
                 );
-                put(
-                    &mut self.buf,
-                    self.rng.pick(&["allow", "allow-always", "deny"]),
-                );
+                put(&mut self.buf, self.rng.pick(&["allow", "allow-always", "deny"]));
                 put(&mut self.buf, "\",\"pattern\":");
                 self.tmp.clear();
-                self.tmp.push_str(self.rng.pick(&[
-                    "npm run *",
-                    "git *",
-                    "cargo test*",
-                    "rm -rf \"$TMP\"/*",
-                ]));
+                self.tmp.push_str(
+                    self.rng
+                        .pick(&["npm run *", "git *", "cargo test*", "rm -rf \"$TMP\"/*"]),
+                );
                 put_str(&mut self.buf, &self.tmp);
                 self.buf.push(b'}');
             }
@@ -3074,18 +2981,11 @@ impl<W: Write> Gen<W> {
         let ts = self.tick(10, 5_000);
         let start = self.buf.len();
         let id = self.new_id();
+        put(&mut self.buf, "{\"type\":\"custom_message\",\"customType\":\"");
         put(
             &mut self.buf,
-            "{\"type\":\"custom_message\",\"customType\":\"",
-        );
-        put(
-            &mut self.buf,
-            self.rng.pick(&[
-                "git-status",
-                "plan-mode",
-                "todo-reminder",
-                "lsp-diagnostics",
-            ]),
+            self.rng
+                .pick(&["git-status", "plan-mode", "todo-reminder", "lsp-diagnostics"]),
         );
         put(&mut self.buf, "\",\"content\":");
         let len = if self.small {
@@ -3107,19 +3007,9 @@ impl<W: Write> Gen<W> {
         }
         put(&mut self.buf, if array { "\"}]" } else { "\"" });
         put(&mut self.buf, ",\"display\":");
-        put(
-            &mut self.buf,
-            if self.rng.chance(0.7) {
-                "true"
-            } else {
-                "false"
-            },
-        );
+        put(&mut self.buf, if self.rng.chance(0.7) { "true" } else { "false" });
         if !self.small && self.rng.chance(0.4) {
-            put(
-                &mut self.buf,
-                ",\"details\":{\"source\":\"extension\",\"count\":",
-            );
+            put(&mut self.buf, ",\"details\":{\"source\":\"extension\",\"count\":");
             put_u64(&mut self.buf, self.rng.range(1, 50));
             self.buf.push(b'}');
         }
@@ -3233,10 +3123,7 @@ impl<W: Write> Gen<W> {
             let len = len.min(self.avail());
             match t.role {
                 Role::Assistant | Role::ToolResult => {
-                    put(
-                        &mut self.buf,
-                        "{\"content\":[{\"type\":\"text\",\"text\":\"",
-                    );
+                    put(&mut self.buf, "{\"content\":[{\"type\":\"text\",\"text\":\"");
                     if r < 8 {
                         put(&mut self.buf, "[output pruned: ");
                         put_u64(&mut self.buf, self.rng.range(100, 90_000));
@@ -3281,17 +3168,11 @@ impl<W: Write> Gen<W> {
             self.prose.put(&mut self.buf, &mut self.rng, len);
         } else {
             put(&mut self.buf, "# Context Checkpoint\\n\\n## Goal\\n");
-            let len = self
-                .rng
-                .lognormal(3500.0, 0.6, 500, 16_000)
-                .min(self.avail() / 2);
+            let len = self.rng.lognormal(3500.0, 0.6, 500, 16_000).min(self.avail() / 2);
             self.prose.put(&mut self.buf, &mut self.rng, len);
         }
         put(&mut self.buf, "\",\"firstKeptEntryId\":\"");
-        put_id(
-            &mut self.buf,
-            if retain_none { id } else { self.path[k].id },
-        );
+        put_id(&mut self.buf, if retain_none { id } else { self.path[k].id });
         put(&mut self.buf, "\",\"tokensBefore\":");
         put_u64(&mut self.buf, tokens_before);
         if !self.small {
@@ -3304,10 +3185,7 @@ impl<W: Write> Gen<W> {
                 self.put_usage(input, out, tokens_before.min(190_000), 0);
             }
             if self.rng.chance(0.7) {
-                put(
-                    &mut self.buf,
-                    ",\"systemMessage\":{\"role\":\"system\",\"content\":\"",
-                );
+                put(&mut self.buf, ",\"systemMessage\":{\"role\":\"system\",\"content\":\"");
                 let len = self.rng.range(600, 3000) as usize;
                 let len = len.min(self.avail() / 2);
                 self.prose.put(&mut self.buf, &mut self.rng, len);
@@ -3330,10 +3208,7 @@ impl<W: Write> Gen<W> {
     fn bash_execution(&mut self) -> io::Result<()> {
         let ts = self.tick(3_000, 120_000);
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"bashExecution\",\"command\":",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"bashExecution\",\"command\":");
         self.tmp.clear();
         bash_command(&mut self.rng, &mut self.tmp, &self.cwd, self.small);
         put_str(&mut self.buf, &self.tmp);
@@ -3344,8 +3219,7 @@ impl<W: Write> Gen<W> {
             self.rng.lognormal(600.0, 1.5, 0, 40_000)
         };
         let len = len.min(self.avail());
-        self.code
-            .put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
+        self.code.put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
         let cancelled = self.rng.chance(0.03);
         let truncated = !self.small && len > 20_000;
         put(&mut self.buf, "\"");
@@ -3353,11 +3227,7 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, ",\"exitCode\":");
             put_u64(
                 &mut self.buf,
-                if self.rng.chance(0.85) {
-                    0
-                } else {
-                    self.rng.range(1, 2)
-                },
+                if self.rng.chance(0.85) { 0 } else { self.rng.range(1, 2) },
             );
         }
         put(
@@ -3436,10 +3306,7 @@ impl<W: Write> Gen<W> {
             ts
         };
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"user\",\"content\":",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"user\",\"content\":");
         let img = if self.rng.chance(self.p.img_user) {
             self.image_size()
         } else {
@@ -3469,11 +3336,7 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"timestamp\":");
         put_i64(&mut self.buf, ts - self.rng.range(2, 30) as i64);
         put(&mut self.buf, "}}");
-        let kind = if img_bytes > 0 {
-            Kind::UserImage
-        } else {
-            Kind::User
-        };
+        let kind = if img_bytes > 0 { Kind::UserImage } else { Kind::User };
         self.finish(start, id, kind, Role::User, img_bytes)
     }
 
@@ -3515,8 +3378,7 @@ impl<W: Write> Gen<W> {
         }
         self.buf.push(b' ');
         let used = self.buf.len() - start;
-        self.prose
-            .put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
+        self.prose.put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
     }
 
     fn tool_call_id(&mut self) -> Vec<u8> {
@@ -3551,10 +3413,7 @@ impl<W: Write> Gen<W> {
         self.clock += dur;
         let ts = self.clock;
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"assistant\",\"content\":[",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"assistant\",\"content\":[");
         let m = self.cur_model();
         let fail = self.rng.below(1000);
         let (aborted, errored) = (fail < 12, (12..16).contains(&fail));
@@ -3576,10 +3435,7 @@ impl<W: Write> Gen<W> {
                 if m.sig == Sig::Anthropic {
                     put_b64_random(&mut self.buf, &mut self.rng, sig);
                 } else {
-                    put(
-                        &mut self.buf,
-                        "{\\\"type\\\":\\\"reasoning\\\",\\\"id\\\":\\\"rs_",
-                    );
+                    put(&mut self.buf, "{\\\"type\\\":\\\"reasoning\\\",\\\"id\\\":\\\"rs_");
                     put_hex(&mut self.buf, &mut self.rng, 48);
                     put(&mut self.buf, "\\\",\\\"encrypted_content\\\":\\\"gAAAAAB");
                     put_b64_random(&mut self.buf, &mut self.rng, sig);
@@ -3589,10 +3445,7 @@ impl<W: Write> Gen<W> {
                 blocks += 1;
             }
             // Text.
-            if final_
-                || (!self.small && self.rng.chance(0.45))
-                || (self.small && self.rng.chance(0.15))
-            {
+            if final_ || (!self.small && self.rng.chance(0.45)) || (self.small && self.rng.chance(0.15)) {
                 let len = if self.small {
                     self.rng.range(8, 90) as usize
                 } else if final_ {
@@ -3647,11 +3500,8 @@ impl<W: Write> Gen<W> {
         } else {
             let ctx = self.ctx_tokens().min(195_000);
             let fresh = self.path.last().map_or(0, |n| {
-                n.cum.saturating_sub(
-                    self.path
-                        .get(self.path.len().saturating_sub(3))
-                        .map_or(0, |p| p.cum),
-                )
+                n.cum
+                    .saturating_sub(self.path.get(self.path.len().saturating_sub(3)).map_or(0, |p| p.cum))
             });
             // Small lines keep their numbers short.
             let (fresh_cap, extra, out_extra) = if self.small {
@@ -3660,11 +3510,7 @@ impl<W: Write> Gen<W> {
                 (60_000, 2_000, 300)
             };
             let (input, cr, cw) = if m.sig == Sig::Anthropic {
-                (
-                    self.rng.range(1, 12),
-                    ctx.saturating_sub(fresh),
-                    fresh.min(fresh_cap),
-                )
+                (self.rng.range(1, 12), ctx.saturating_sub(fresh), fresh.min(fresh_cap))
             } else {
                 (
                     fresh.min(fresh_cap) + self.rng.range(10, extra),
@@ -3776,10 +3622,7 @@ impl<W: Write> Gen<W> {
                 put(&mut self.buf, "\"path\":");
                 put_str(&mut self.buf, &path);
                 let (a, b) = if self.small {
-                    (
-                        self.rng.range(5, 25) as usize,
-                        self.rng.range(5, 25) as usize,
-                    )
+                    (self.rng.range(5, 25) as usize, self.rng.range(5, 25) as usize)
                 } else {
                     (
                         self.rng.lognormal(180.0, 1.0, 5, 6_000),
@@ -3789,13 +3632,9 @@ impl<W: Write> Gen<W> {
                 let a = a.min(budget / 2);
                 let b = b.min(budget / 2);
                 put(&mut self.buf, ",\"oldText\":\"");
-                used += self
-                    .code
-                    .put_class(&mut self.buf, &mut self.rng, a, Class::Code);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, a, Class::Code);
                 put(&mut self.buf, "\",\"newText\":\"");
-                used += self
-                    .code
-                    .put_class(&mut self.buf, &mut self.rng, b, Class::Code);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, b, Class::Code);
                 self.buf.push(b'"');
             }
             Tool::Write => {
@@ -3803,9 +3642,7 @@ impl<W: Write> Gen<W> {
                 put_str(&mut self.buf, &path);
                 let n = self.rng.lognormal(3_000.0, 1.0, 50, 40_000).min(budget);
                 put(&mut self.buf, ",\"content\":\"");
-                used += self
-                    .code
-                    .put_class(&mut self.buf, &mut self.rng, n, Class::Code);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, n, Class::Code);
                 written = used;
                 self.buf.push(b'"');
             }
@@ -3822,10 +3659,7 @@ impl<W: Write> Gen<W> {
                 }
                 put_str(&mut self.buf, &self.tmp);
                 put(&mut self.buf, ",\"path\":\"");
-                put(
-                    &mut self.buf,
-                    self.rng.pick(if self.small { &DIRS[..5] } else { DIRS }),
-                );
+                put(&mut self.buf, self.rng.pick(if self.small { &DIRS[..5] } else { DIRS }));
                 put(&mut self.buf, "\"");
             }
             Tool::Find => {
@@ -3854,17 +3688,11 @@ impl<W: Write> Gen<W> {
         self.clock += dur as i64;
         let ts = self.clock;
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"");
         self.buf.extend_from_slice(&call.call_id);
         put(&mut self.buf, "\",\"toolName\":\"");
         put(&mut self.buf, call.tool.name());
-        put(
-            &mut self.buf,
-            "\",\"content\":[{\"type\":\"text\",\"text\":\"",
-        );
+        put(&mut self.buf, "\",\"content\":[{\"type\":\"text\",\"text\":\"");
         let avail = self.avail();
         let mut kind = Kind::ToolResult;
         let mut img_bytes = 0;
@@ -3884,8 +3712,7 @@ impl<W: Write> Gen<W> {
         } else if big {
             let len = (self.rng.log_uniform(64_000.0, 2_500_000.0) as usize).min(avail - 50_000);
             let class = self.output_class(call.tool);
-            self.code
-                .put_class(&mut self.buf, &mut self.rng, len, class);
+            self.code.put_class(&mut self.buf, &mut self.rng, len, class);
             put(&mut self.buf, "\"}]");
             kind = Kind::ToolResultBig;
         } else {
@@ -3910,9 +3737,7 @@ impl<W: Write> Gen<W> {
                     };
                     let text_start = self.buf.len();
                     let class = self.output_class(call.tool);
-                    let n =
-                        self.code
-                            .put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
+                    let n = self.code.put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
                     if call.tool == Tool::Read && len > limit {
                         // pi's read truncates at 50 KB and keeps a copy in details.
                         let total_lines = self.rng.range(1_800, 9_000);
@@ -3924,10 +3749,7 @@ impl<W: Write> Gen<W> {
                             shown + 1
                         );
                         put(&mut self.buf, &self.tmp);
-                        put(
-                            &mut self.buf,
-                            "\"}],\"details\":{\"truncation\":{\"content\":\"",
-                        );
+                        put(&mut self.buf, "\"}],\"details\":{\"truncation\":{\"content\":\"");
                         self.buf.extend_from_within(text_start..text_start + n);
                         put(
                             &mut self.buf,
@@ -3997,12 +3819,8 @@ impl<W: Write> Gen<W> {
                             put(&mut self.buf, " ");
                             // One line of code: cut at its newline.
                             let s = self.buf.len();
-                            self.code.put_class(
-                                &mut self.buf,
-                                &mut self.rng,
-                                per.max(4),
-                                Class::Code,
-                            );
+                            self.code
+                                .put_class(&mut self.buf, &mut self.rng, per.max(4), Class::Code);
                             let cut = self.buf[s..].windows(2).position(|w| w == b"\\n");
                             if let Some(p) = cut.filter(|&p| self.code_safe_cut(s, p)) {
                                 self.buf.truncate(s + p);
@@ -4080,8 +3898,7 @@ impl<W: Write> Gen<W> {
         let u_max = self.p.fill_user_max;
         let c_max = if self.small { 590 } else { 4_000 };
         // A session holds at least one user and one assistant message.
-        let mut need_user =
-            self.kinds[Kind::User as usize].0 + self.kinds[Kind::UserImage as usize].0 == 0;
+        let mut need_user = self.kinds[Kind::User as usize].0 + self.kinds[Kind::UserImage as usize].0 == 0;
         self.pending.clear();
         loop {
             let r = self.remaining();
@@ -4355,8 +4172,7 @@ mod tests {
                     line.len()
                 );
             }
-            let v: serde_json::Value =
-                serde_json::from_slice(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+            let v: serde_json::Value = serde_json::from_slice(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
             let o = v.as_object().expect("object");
             let ty = o["type"].as_str().expect("type");
             if i == 0 {
@@ -4369,11 +4185,7 @@ mod tests {
             assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
             match &o["parentId"] {
                 serde_json::Value::Null => assert_eq!(i, 1, "only the first entry is a root"),
-                serde_json::Value::String(p) => assert!(
-                    ids.contains(p.as_str()),
-                    "line {}: parent {p} unknown",
-                    i + 1
-                ),
+                serde_json::Value::String(p) => assert!(ids.contains(p.as_str()), "line {}: parent {p} unknown", i + 1),
                 other => panic!("parentId {other:?}"),
             }
             assert!(ids.insert(id.to_string()), "duplicate id {id}");
@@ -4420,14 +4232,8 @@ mod tests {
         let entries = check_file(&v, false);
         assert_eq!(entries.len() as u64, st.entries);
         assert_eq!(entries.last().unwrap()["id"].as_str().unwrap(), st.leaf_id);
-        assert!(
-            st.images >= 1 && st.branches >= 1 && st.compactions >= 1,
-            "{st:?}"
-        );
-        let types: HashSet<&str> = entries
-            .iter()
-            .map(|e| e["type"].as_str().unwrap())
-            .collect();
+        assert!(st.images >= 1 && st.branches >= 1 && st.compactions >= 1, "{st:?}");
+        let types: HashSet<&str> = entries.iter().map(|e| e["type"].as_str().unwrap()).collect();
         for t in [
             "message",
             "model_change",
@@ -4532,23 +4338,11 @@ mod tests {
         for f in &st.files {
             let name = f.path.file_name().unwrap().to_str().unwrap();
             assert!(name.ends_with(&format!("_{}.jsonl", f.session_id)));
-            let folder = f
-                .path
-                .parent()
-                .unwrap()
-                .file_name()
-                .unwrap()
-                .to_str()
-                .unwrap();
+            let folder = f.path.parent().unwrap().file_name().unwrap().to_str().unwrap();
             assert_eq!(folder, format!("--{}--", f.cwd[1..].replace('/', "-")));
             let meta = fs::metadata(&f.path).unwrap();
             assert_eq!(meta.len(), f.bytes);
-            let mtime = meta
-                .modified()
-                .unwrap()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as i64;
+            let mtime = meta.modified().unwrap().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
             assert_eq!(mtime, f.modified_ms);
             check_file(&fs::read(&f.path).unwrap(), false);
         }

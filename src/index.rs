@@ -233,18 +233,15 @@ impl RelSpan {
     };
     fn of(f: Option<Field>) -> RelSpan {
         match f {
-            Some(f) if f.start < u32::MAX as usize && f.end - f.start < u32::MAX as usize => {
-                RelSpan {
-                    start: f.start as u32,
-                    len: (f.end - f.start) as u32,
-                }
-            }
+            Some(f) if f.start < u32::MAX as usize && f.end - f.start < u32::MAX as usize => RelSpan {
+                start: f.start as u32,
+                len: (f.end - f.start) as u32,
+            },
             _ => RelSpan::NONE,
         }
     }
     pub(crate) fn get(self) -> Option<(usize, usize)> {
-        (self != RelSpan::NONE)
-            .then(|| (self.start as usize, self.start as usize + self.len as usize))
+        (self != RelSpan::NONE).then(|| (self.start as usize, self.start as usize + self.len as usize))
     }
 }
 
@@ -356,11 +353,7 @@ pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
         Kind::Number => {
             let text = std::str::from_utf8(f.raw(line)).expect("number tokens are ASCII");
             let n: f64 = text.parse().expect("validated number");
-            Key::Num(if n == 0.0 {
-                0f64.to_bits()
-            } else {
-                n.to_bits()
-            })
+            Key::Num(if n == 0.0 { 0f64.to_bits() } else { n.to_bits() })
         }
         Kind::String { .. } => Key::Str(SmallVec::from_slice(string_bytes(line, &f).as_bytes())),
         Kind::Object | Kind::Array => Key::Unique(unique),
@@ -369,9 +362,7 @@ pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
 
 fn entry_type(line: &[u8], f: Option<Field>) -> EntryType {
     match f {
-        Some(f) if matches!(f.kind, Kind::String { .. }) => {
-            EntryType::from_type_str(string_bytes(line, &f).as_bytes())
-        }
+        Some(f) if matches!(f.kind, Kind::String { .. }) => EntryType::from_type_str(string_bytes(line, &f).as_bytes()),
         _ => EntryType::Other,
     }
 }
@@ -542,8 +533,7 @@ mod tests {
         let mut text = Vec::new();
         for i in 0..500 {
             text.extend_from_slice(
-                format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n")
-                    .as_bytes(),
+                format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n").as_bytes(),
             );
             if i % 7 == 0 {
                 text.extend_from_slice(b"garbage\n\n");

@@ -55,9 +55,9 @@ pub mod value;
 
 pub use context::{Context, RetainedTail};
 pub use entry::{
-    BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry,
-    CustomMessageEntry, Entry, EntryFields, LabelEntry, MessageEntry, ModelChangeEntry,
-    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
+    BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
+    EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
+    UsageEntry,
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};

@@ -193,8 +193,7 @@ fn run(cli: Cli) -> Result<i32> {
                 compact,
                 open,
             };
-            pi_session::dump::dump(&file, &opts, &mut out)
-                .with_context(|| format!("{}", file.display()))?;
+            pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
             0
         }
         Cmd::Check { file, json } => cmd::check(&file, open, json, &mut out)?,
@@ -214,14 +213,11 @@ fn run(cli: Cli) -> Result<i32> {
 /// A short one-line description of an entry for human output.
 pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
     let rec = s.record(p);
-    let ty = rec
-        .ty
-        .as_str()
-        .unwrap_or(if rec.ty == EntryType::NonObject {
-            "(not an object)"
-        } else {
-            "(other)"
-        });
+    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject {
+        "(not an object)"
+    } else {
+        "(other)"
+    });
     match rec.ty {
         EntryType::Message => {
             let role = s

@@ -168,14 +168,7 @@ pub(crate) fn for_each_member(
     debug_assert_eq!(b[start], b'{');
     walk_members(b, start, |k, s| {
         let (end, kind) = skip_value(b, s)?;
-        on_member(
-            k,
-            Field {
-                start: s,
-                end,
-                kind,
-            },
-        );
+        on_member(k, Field { start: s, end, kind });
         Ok(end)
     })
 }
@@ -190,11 +183,7 @@ fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
             let end = walk_members(line, vstart, |k, s| {
                 let (e, kind) = skip_value(line, s)?;
                 if k == b"role" {
-                    role = Some(Field {
-                        start: s,
-                        end: e,
-                        kind,
-                    });
+                    role = Some(Field { start: s, end: e, kind });
                 }
                 Ok(e)
             })?;

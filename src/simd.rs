@@ -43,9 +43,7 @@ fn movemask(hi: u64) -> u64 {
 
 #[inline(always)]
 fn words(block: &[u8; 64]) -> [u64; 8] {
-    std::array::from_fn(|k| {
-        u64::from_le_bytes(block[k * 8..k * 8 + 8].try_into().expect("8 bytes"))
-    })
+    std::array::from_fn(|k| u64::from_le_bytes(block[k * 8..k * 8 + 8].try_into().expect("8 bytes")))
 }
 
 impl Kernel for Swar {
@@ -157,9 +155,7 @@ mod x86 {
     fn eq32(v: __m256i, c: u8) -> u64 {
         // SAFETY: AVX2 was detected before entering the AVX2 code path (see `load32`);
         // register operations only.
-        unsafe {
-            _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8))) as u32 as u64
-        }
+        unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8))) as u32 as u64 }
     }
 
     impl Kernel for Avx2 {

@@ -41,10 +41,7 @@ fn escaped_mask(backslash: u64, carry: &mut u64) -> u64 {
 /// returns the offset past the closing quote and whether the string held escapes. Same
 /// results as the naive skipper.
 #[inline(always)]
-pub(crate) fn skip_string_with<K: Kernel>(
-    b: &[u8],
-    i: usize,
-) -> Result<(usize, bool), SyntaxError> {
+pub(crate) fn skip_string_with<K: Kernel>(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
     let mut pos = i + 1;
     let mut carry = 0u64;
     let mut any_escape = false;
@@ -59,11 +56,7 @@ pub(crate) fn skip_string_with<K: Kernel>(
             buf[..rest.len()].copy_from_slice(rest);
             (&buf, rest.len())
         };
-        let Masks {
-            quote,
-            backslash,
-            ctrl,
-        } = K::masks(block);
+        let Masks { quote, backslash, ctrl } = K::masks(block);
         if backslash | ctrl == 0 && carry == 0 {
             // The common case (base64, plain text): no escapes, no control bytes.
             if quote != 0 {
@@ -163,12 +156,7 @@ mod tests {
         let b = skip_string_naive(s, 0);
         match (&a, &b) {
             (Ok(x), Ok(y)) => assert_eq!(x, y, "{:?}", String::from_utf8_lossy(s)),
-            (Err(x), Err(y)) => assert_eq!(
-                x.offset,
-                y.offset,
-                "{:?}: {x:?} vs {y:?}",
-                String::from_utf8_lossy(s)
-            ),
+            (Err(x), Err(y)) => assert_eq!(x.offset, y.offset, "{:?}: {x:?} vs {y:?}", String::from_utf8_lossy(s)),
             _ => panic!("{:?}: fast {a:?}, naive {b:?}", String::from_utf8_lossy(s)),
         }
     }

@@ -99,12 +99,9 @@ impl Session {
                 r.1 += 1;
             }
         }
-        let mut tree = Tree {
-            roots,
-            ranges,
-            kids,
-        };
+        let mut tree = Tree { roots, ranges, kids };
         self.tree_cycle(&tree)?;
+        self.tree_size_guard(&tree)?;
         // Sort as pi does: pop a node, sort its children, push them (a node reached twice
         // is sorted twice, as in pi).
         let mut times: Vec<f64> = vec![f64::NAN; n];
@@ -121,14 +118,52 @@ impl Session {
                     }
                 }
                 let mut v = kids.to_vec();
-                crate::js::sort::v8_sort_by(&mut v, |a, b| {
-                    times[a.0 as usize] - times[b.0 as usize]
-                });
+                crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
                 kids.copy_from_slice(&v);
             }
             stack.extend_from_slice(tree.children(node));
         }
         Ok(tree)
+    }
+
+    /// Duplicate ids can make one node the child of many: the tree pi builds (and walks,
+    /// and prints) is then a DAG expanded into a tree, which can grow exponentially. Count
+    /// the occurrences first (memoised over the DAG) and refuse beyond a generous budget.
+    fn tree_size_guard(&self, tree: &Tree) -> Result<()> {
+        let n = self.index.entries.len();
+        let budget = 4 * n as u64 + 1_000_000;
+        let mut occ = vec![0u64; n];
+        let mut total = 0u64;
+        for &root in &tree.roots {
+            let mut stack: Vec<(EntryPos, usize)> = vec![(root, 0)];
+            while let Some(top) = stack.last_mut() {
+                let (node, i) = *top;
+                if occ[node.0 as usize] != 0 {
+                    stack.pop();
+                    continue;
+                }
+                let kids = tree.children(node);
+                if i < kids.len() {
+                    top.1 += 1;
+                    if occ[kids[i].0 as usize] == 0 {
+                        stack.push((kids[i], 0));
+                    }
+                    continue;
+                }
+                let sum = kids.iter().fold(1u64, |acc, k| acc.saturating_add(occ[k.0 as usize]));
+                occ[node.0 as usize] = sum;
+                stack.pop();
+            }
+            total = total.saturating_add(occ[root.0 as usize]);
+            if total > budget {
+                return Err(ErrorKind::TreeExplodes {
+                    occurrences: total,
+                    entries: self.list.len(),
+                }
+                .into());
+            }
+        }
+        Ok(())
     }
 
     /// The oracle's cycle guard: depth-first from the roots, a child already on the stack
