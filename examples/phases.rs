@@ -33,9 +33,5 @@ fn main() {
     );
     let t = Instant::now();
     let idx = pi_session::index::build(s.bytes());
-    println!(
-        "index alone {:?} ({} entries)",
-        t.elapsed(),
-        idx.entries.len()
-    );
+    println!("index alone {:?} ({} entries)", t.elapsed(), idx.entries.len());
 }
