@@ -291,7 +291,7 @@ impl fmt::Display for SkipReason {
         match self {
             SkipReason::Blank => f.write_str("blank line"),
             SkipReason::Malformed { at, reason } => {
-                write!(f, "invalid JSON: {reason} (column byte {at})")
+                write!(f, "invalid JSON: {reason} (at byte {at} of the line)")
             }
             SkipReason::Falsy => f.write_str("JSON value that is null, false, 0 or \"\""),
         }
