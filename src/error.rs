@@ -47,6 +47,12 @@ pub enum ErrorKind {
         /// Its id as pi's oracle prints it (`JSON.stringify(id)`).
         id_json: String,
     },
+    /// An argument pi would reject (an invalid session id, a context edit on an entry off
+    /// the branch, ...): pi's message.
+    InvalidInput {
+        /// What is wrong.
+        what: String,
+    },
     /// Duplicate ids make the tree share subtrees so often that writing it out (and pi's own
     /// `getTree()` walk) would visit this many nodes: pi does not finish on such files.
     TreeExplodes {
@@ -94,6 +100,7 @@ impl Error {
         match &*self.0 {
             ErrorKind::NotASession { .. } => "Error: Session file is not a valid pi session: <session-file>".into(),
             ErrorKind::EntryNotFound { id } => format!("Error: Entry {id} not found"),
+            ErrorKind::InvalidInput { what } => format!("Error: {what}"),
             ErrorKind::PiThrows { pi_message, .. } => pi_message.clone(),
             ErrorKind::TreeExplodes { occurrences, .. } => {
                 format!("non-terminating: getTree() visits {occurrences} nodes (duplicate ids share subtrees)")
@@ -150,6 +157,7 @@ impl fmt::Display for Error {
                 )
             }
             ErrorKind::EntryNotFound { id } => write!(f, "entry {id} not found"),
+            ErrorKind::InvalidInput { what } => f.write_str(what),
             ErrorKind::TreeExplodes { occurrences, entries } => write!(
                 f,
                 "duplicate ids make the tree of {entries} entries expand to {occurrences} nodes; pi would not finish"

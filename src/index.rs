@@ -445,6 +445,57 @@ fn index_chunk(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     (entries, skipped, line_no)
 }
 
+impl Index {
+    /// Index `bytes[from..]` (which starts at a line boundary) and append the records;
+    /// line numbers continue from the lines already counted. Returns how many entries
+    /// were added.
+    pub(crate) fn extend(&mut self, bytes: &[u8], from: usize) -> usize {
+        let part = build(&bytes[from..]);
+        let before = self.entries.len();
+        let base = self.lines;
+        for mut e in part.entries {
+            e.offset.0 += from as u64;
+            e.line.0 += base;
+            // Object ids are unique per byte offset: keep them unique file-wide.
+            if let Key::Unique(u) = &mut e.id {
+                *u += 2 * from as u64;
+            }
+            if let Key::Unique(u) = &mut e.parent {
+                *u += 2 * from as u64;
+            }
+            self.entries.push(e);
+        }
+        for mut k in part.skipped {
+            k.offset.0 += from as u64;
+            k.line.0 += base;
+            self.skipped.push(k);
+        }
+        self.lines += part.lines;
+        self.unterminated_tail = part.unterminated_tail;
+        self.entries.len() - before
+    }
+
+    /// Forget the last line if it has no `\n` yet (it is re-read when the rest of it
+    /// arrives). Returns its start offset and whether it was an entry.
+    pub(crate) fn drop_unterminated_tail(&mut self) -> Option<(u64, bool)> {
+        if !self.unterminated_tail {
+            return None;
+        }
+        self.unterminated_tail = false;
+        let last_line = LineNo(self.lines);
+        self.lines -= 1;
+        if self.entries.last().is_some_and(|e| e.line == last_line) {
+            let e = self.entries.pop().expect("checked");
+            return Some((e.offset.0, true));
+        }
+        if self.skipped.last().is_some_and(|k| k.line == last_line) {
+            let k = self.skipped.pop().expect("checked");
+            return Some((k.offset.0, false));
+        }
+        None
+    }
+}
+
 /// Chunks of about this many bytes are indexed in parallel.
 const CHUNK: usize = 4 << 20;
 

@@ -52,6 +52,7 @@ mod strscan;
 pub mod time;
 mod tree;
 pub mod value;
+mod write;
 
 pub use context::{Context, RetainedTail};
 pub use entry::{
@@ -61,7 +62,8 @@ pub use entry::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};
-pub use session::{FileChange, Migration, OpenOptions, Session};
+pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
 pub use source::ReadMode;
 pub use tree::Tree;
 pub use value::{JsStr, Object, Value};
+pub use write::{Entropy, Writer, current_system_message, default_session_dir, migrate_file, valid_session_id};

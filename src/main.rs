@@ -11,6 +11,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 mod cmd;
+mod cmd_write;
 
 #[derive(Parser)]
 #[command(
@@ -87,6 +88,55 @@ enum Cmd {
     },
     /// Print the session tree with labels; the current branch is marked with `*`.
     Tree {
+        /// The session file.
+        file: PathBuf,
+    },
+    /// Append a message (a JSON object on stdin) as a child of the leaf; prints its id.
+    Append {
+        /// The session file.
+        file: PathBuf,
+    },
+    /// Set (or, with an empty LABEL, clear) the label of entry ID.
+    Label {
+        /// The session file.
+        file: PathBuf,
+        /// The entry to label.
+        id: String,
+        /// The label; empty clears it.
+        label: String,
+    },
+    /// Set the session's display name.
+    Name {
+        /// The session file.
+        file: PathBuf,
+        /// The name (newlines become spaces, trimmed).
+        name: String,
+    },
+    /// Copy a session into another project's folder (pi's forkFrom); prints the new file.
+    Fork {
+        /// The session file.
+        file: PathBuf,
+        /// The working directory of the new session.
+        #[arg(long)]
+        cwd: PathBuf,
+        /// Put the new file here instead of the project's default folder.
+        #[arg(long)]
+        session_dir: Option<PathBuf>,
+        /// The agent dir whose sessions/ holds the project folders (default:
+        /// $PI_CODING_AGENT_DIR or ~/.pi/agent).
+        #[arg(long)]
+        agent_dir: Option<PathBuf>,
+    },
+    /// Write a new session holding only the path to LEAF_ID (pi's createBranchedSession);
+    /// prints the new file.
+    Branch {
+        /// The session file.
+        file: PathBuf,
+        /// The last entry of the path to keep.
+        leaf_id: String,
+    },
+    /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
+    Migrate {
         /// The session file.
         file: PathBuf,
     },
@@ -205,6 +255,17 @@ fn run(cli: Cli) -> Result<i32> {
         } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
         Cmd::Gen(g) => cmd::generate(g, &mut out)?,
+        Cmd::Append { file } => cmd_write::append(&file, &mut out)?,
+        Cmd::Label { file, id, label } => cmd_write::label(&file, &id, &label, &mut out)?,
+        Cmd::Name { file, name } => cmd_write::name(&file, &name, &mut out)?,
+        Cmd::Fork {
+            file,
+            cwd,
+            session_dir,
+            agent_dir,
+        } => cmd_write::fork(&file, &cwd, session_dir.as_deref(), agent_dir.as_deref(), &mut out)?,
+        Cmd::Branch { file, leaf_id } => cmd_write::branch(&file, &leaf_id, &mut out)?,
+        Cmd::Migrate { file } => cmd_write::migrate(&file, &mut out)?,
     };
     out.flush()?;
     Ok(code)

@@ -79,12 +79,25 @@ pub struct Session {
     /// pi's `getEntries()`: positions of kept lines whose type is not `session`.
     pub(crate) list: Vec<EntryPos>,
     pub(crate) by_id: AHashMap<Key, EntryPos>,
-    /// Label target -> the label entry that set it.
-    pub(crate) labels: AHashMap<Key, EntryPos>,
+    /// Label target -> the label entry that set it, and when the target entered pi's label
+    /// map (a JavaScript `Map` keeps first-insertion order).
+    pub(crate) labels: AHashMap<Key, (EntryPos, u64)>,
+    label_seq: u64,
     pub(crate) leaf: Key,
     /// A header pi would create for a zero-byte file.
     new_header: Option<Value<'static>>,
     decoded: AtomicU64,
+    /// Bytes covered by whole indexed lines (refresh starts here).
+    indexed_end: u64,
+}
+
+/// What [`Session::refresh`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Refresh {
+    /// Kept lines (entries or headers) added to the index.
+    pub entries: usize,
+    /// Bytes of a last line still waiting for its `\n`.
+    pub pending_bytes: u64,
 }
 
 impl Session {
@@ -136,10 +149,13 @@ impl Session {
             list: Vec::new(),
             by_id: AHashMap::new(),
             labels: AHashMap::new(),
+            label_seq: 0,
             leaf: Key::Null,
             new_header: None,
             decoded: AtomicU64::new(0),
+            indexed_end: 0,
         };
+        s.indexed_end = s.source.len();
         if s.index.entries.is_empty() {
             if s.source.is_empty() {
                 s.new_header = Some(new_header_value());
@@ -157,13 +173,25 @@ impl Session {
     }
 
     fn build_state(&mut self) -> Result<()> {
+        self.list.clear();
+        self.by_id.clear();
+        self.labels.clear();
+        self.leaf = Key::Null;
+        self.add_state(0)
+    }
+
+    /// Fold kept lines `from..` into pi's state (`byId`, labels, leaf), as pi's
+    /// `_buildIndex` and `_appendEntry` do.
+    fn add_state(&mut self, from: usize) -> Result<()> {
         let bytes = self.source.bytes();
-        self.list = (0..self.index.entries.len() as u32)
-            .map(EntryPos)
-            .filter(|p| self.index.entries[p.0 as usize].ty != EntryType::Session)
-            .collect();
-        self.by_id.reserve(self.list.len());
-        for &p in &self.list {
+        let start = self.list.len();
+        self.list.extend(
+            (from as u32..self.index.entries.len() as u32)
+                .map(EntryPos)
+                .filter(|p| self.index.entries[p.0 as usize].ty != EntryType::Session),
+        );
+        self.by_id.reserve(self.list.len() - start);
+        for &p in &self.list[start..] {
             let e = &self.index.entries[p.0 as usize];
             self.by_id.insert(e.id.clone(), p);
             self.leaf = e.id.clone();
@@ -172,13 +200,82 @@ impl Session {
                 let v = value::parse(line).map_err(|_| changed())?;
                 let target = key_from_value(v.get("targetId"));
                 if v.get("label").is_some_and(Value::truthy) {
-                    self.labels.insert(target, p);
+                    let seq = self.label_seq;
+                    self.label_seq += 1;
+                    self.labels.entry(target).and_modify(|l| l.0 = p).or_insert((p, seq));
                 } else {
                     self.labels.remove(&target);
                 }
             }
         }
         Ok(())
+    }
+
+    /// Pick up what was appended to the file since it was opened (or last refreshed),
+    /// indexing only the new bytes. A last line without `\n` is pending: it is read again
+    /// once the rest of it arrives. The leaf moves to the last entry, as on open.
+    ///
+    /// # Errors
+    /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten) or
+    /// was migrated in memory (reopen it instead).
+    pub fn refresh(&mut self) -> Result<Refresh> {
+        if self.migration != Migration::None || self.new_header.is_some() {
+            return Err(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            }
+            .into());
+        }
+        let old = self.source.refresh().map_err(|e| {
+            if e.kind() == std::io::ErrorKind::InvalidData {
+                Error::from(ErrorKind::FileChanged {
+                    path: self.path.clone(),
+                })
+            } else {
+                Error::from(e)
+            }
+        })?;
+        let _ = old;
+        Ok(self.index_appended())
+    }
+
+    /// Index whole lines appended after the indexed part of the source.
+    pub(crate) fn index_appended(&mut self) -> Refresh {
+        let len = self.source.len();
+        if len == self.indexed_end {
+            return Refresh {
+                entries: 0,
+                pending_bytes: 0,
+            };
+        }
+        let mut from = self.indexed_end as usize;
+        let mut rebuild = false;
+        if let Some((start, was_entry)) = self.index.drop_unterminated_tail() {
+            from = start as usize;
+            rebuild = was_entry;
+        }
+        // Only whole lines: a partial last line waits for its newline.
+        let bytes = self.source.bytes();
+        let end = match memchr::memrchr(b'\n', &bytes[from..]) {
+            Some(i) => from + i + 1,
+            None => from,
+        };
+        let before = self.index.entries.len();
+        let view = &bytes[..end];
+        let added = self.index.extend(view, from);
+        let pending = (len as usize - end) as u64;
+        self.index.unterminated_tail = false;
+        self.indexed_end = end as u64;
+        let r = if rebuild {
+            self.build_state()
+        } else {
+            self.add_state(before)
+        };
+        // add_state only fails when bytes changed under a mapping; the index is still valid.
+        let _ = r;
+        Refresh {
+            entries: added,
+            pending_bytes: pending,
+        }
     }
 
     // ----- migration ------------------------------------------------------------------
@@ -623,7 +720,14 @@ impl Session {
 
     /// The label entry currently labelling `target`, if any.
     pub fn label_entry(&self, target: &Key) -> Option<EntryPos> {
-        self.labels.get(target).copied()
+        self.labels.get(target).map(|l| l.0)
+    }
+
+    /// Labelled targets and their label entries, in pi's label-map order.
+    pub fn label_order(&self) -> Vec<(Key, EntryPos)> {
+        let mut v: Vec<(&Key, &(EntryPos, u64))> = self.labels.iter().collect();
+        v.sort_by_key(|(_, (_, seq))| *seq);
+        v.into_iter().map(|(k, (p, _))| (k.clone(), *p)).collect()
     }
 
     /// pi's `getLabel(id)`: the label value of an entry.

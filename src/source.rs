@@ -116,6 +116,42 @@ impl Source {
         self.len == 0
     }
 
+    /// Pick up bytes another process (or this one) appended to the file since it was
+    /// opened or last refreshed: a mapping is re-made over the new length, read bytes are
+    /// extended with the new ones. Returns the previous length.
+    ///
+    /// # Errors
+    /// I/O errors; `InvalidData` when the file became shorter (it was rewritten, not
+    /// appended to: open it again).
+    pub fn refresh(&mut self) -> std::io::Result<u64> {
+        let old = self.len;
+        let Some(file) = &mut self.file else { return Ok(old) };
+        let len = file.metadata()?.len();
+        if len < old {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidData,
+                "the file became shorter: it was rewritten, not appended to",
+            ));
+        }
+        if len == old {
+            return Ok(old);
+        }
+        match &mut self.inner {
+            Inner::Mapped(m) => {
+                let new = map_file(file)?;
+                self.len = new.len() as u64;
+                *m = new;
+            }
+            Inner::Owned(v) => {
+                use std::io::{Seek, SeekFrom};
+                file.seek(SeekFrom::Start(old))?;
+                file.read_to_end(v)?;
+                self.len = v.len() as u64;
+            }
+        }
+        Ok(old)
+    }
+
     /// For a mapped file: fail if the file is now shorter than when it was mapped, so that
     /// touching the mapping could fault. Always `Ok` for bytes held in memory.
     pub fn check_unchanged(&self) -> std::io::Result<bool> {

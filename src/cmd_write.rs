@@ -1,0 +1,114 @@
+//! The write commands: `append`, `label`, `name`, `fork`, `branch`, `migrate`.
+
+use anyhow::{Context as _, Result, bail};
+use pi_session::{Entropy, FileChange, Value, Writer};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+fn open(file: &Path) -> Result<Writer> {
+    if !file.exists() {
+        bail!("{}: no such file", file.display());
+    }
+    Writer::open(file, None, Entropy::default()).with_context(|| format!("cannot open {} for writing", file.display()))
+}
+
+/// `pi-session append FILE`: a message JSON object on stdin, appended as a child of the
+/// leaf; prints the new entry's id.
+pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
+    let mut text = Vec::new();
+    std::io::stdin()
+        .read_to_end(&mut text)
+        .context("cannot read the message from stdin")?;
+    let trimmed = text.trim_ascii();
+    let message =
+        pi_session::value::parse(trimmed).map_err(|e| anyhow::anyhow!("the message on stdin is not JSON: {e}"))?;
+    if message.as_object().is_none() {
+        bail!("the message on stdin must be a JSON object (e.g. {{\"role\":\"user\",\"content\":\"hi\"}})");
+    }
+    let mut w = open(file)?;
+    let id = w.append_message(message)?;
+    writeln!(out, "{id}")?;
+    Ok(0)
+}
+
+/// `pi-session label FILE ID LABEL`: an empty label clears.
+pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result<i32> {
+    let mut w = open(file)?;
+    let new = w.append_label_change(id, (!label.is_empty()).then_some(label))?;
+    writeln!(out, "{new}")?;
+    Ok(0)
+}
+
+/// `pi-session name FILE NAME`.
+pub fn name(file: &Path, name: &str, out: &mut impl Write) -> Result<i32> {
+    let mut w = open(file)?;
+    let new = w.append_session_info(name)?;
+    writeln!(out, "{new}")?;
+    Ok(0)
+}
+
+/// `pi-session fork FILE --cwd DIR [--session-dir D]`: prints the new file.
+pub fn fork(
+    file: &Path,
+    cwd: &Path,
+    session_dir: Option<&Path>,
+    agent_dir: Option<&Path>,
+    out: &mut impl Write,
+) -> Result<i32> {
+    let cwd_abs = std::path::absolute(cwd).with_context(|| format!("bad --cwd {}", cwd.display()))?;
+    let cwd_text = cwd_abs.display().to_string();
+    let dir: PathBuf = match session_dir {
+        Some(d) => d.to_path_buf(),
+        None => pi_session::default_session_dir(
+            &agent_dir.map(Path::to_path_buf).unwrap_or_else(default_agent_dir),
+            &cwd_text,
+        ),
+    };
+    let w = Writer::fork_from(file, &cwd_text, &dir, None, Entropy::default())
+        .with_context(|| format!("cannot fork {}", file.display()))?;
+    writeln!(out, "{}", w.file().map(|p| p.display().to_string()).unwrap_or_default())?;
+    Ok(0)
+}
+
+/// pi's agent dir: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
+fn default_agent_dir() -> PathBuf {
+    if let Some(d) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
+        let d = PathBuf::from(d);
+        if let (Ok(rest), Some(home)) = (d.strip_prefix("~"), std::env::var_os("HOME")) {
+            return PathBuf::from(home).join(rest);
+        }
+        return d;
+    }
+    PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+        .join(".pi")
+        .join("agent")
+}
+
+/// `pi-session branch FILE LEAF_ID`: a new session file with only the path to the leaf.
+pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
+    let mut w = open(file)?;
+    match w.create_branched_session(leaf)? {
+        Some(p) if w.is_flushed() => writeln!(out, "{}", p.display())?,
+        Some(p) => {
+            writeln!(out, "{}", p.display())?;
+            eprintln!(
+                "pi-session: the path to {leaf} holds no user or assistant message, so (as pi) the file is created only with the first one"
+            );
+        }
+        None => {}
+    }
+    Ok(0)
+}
+
+/// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
+pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
+    let change = pi_session::migrate_file(file).with_context(|| format!("cannot migrate {}", file.display()))?;
+    let msg = match change {
+        FileChange::None => "already current: nothing to do",
+        FileChange::AppendedNewline => "appended the missing final newline",
+        FileChange::Rewritten => "migrated to format version 3 (atomic rewrite)",
+    };
+    writeln!(out, "{}: {msg}", file.display())?;
+    let _ = Value::Null;
+    Ok(0)
+}

@@ -1,0 +1,1071 @@
+//! The write side: everything pi's `SessionManager` writes, byte-compatible, losing nothing.
+//!
+//! A [`Writer`] holds a [`Session`] whose bytes are always exactly what is (or, before the
+//! first user or assistant message, what will be) on disk. Every append serialises one
+//! entry the way pi's `JSON.stringify` does ([`crate::canon::stringify`]), writes it as one
+//! `O_APPEND` write, and then indexes only the new bytes. Nothing before the append is ever
+//! rewritten; when pi would rewrite a file on open (a v1/v2 migration, a header for a
+//! zero-byte file) pi-session does it atomically (temporary file, fsync, rename), keeping
+//! every unknown field. A failed write leaves memory as it was and the file as it was
+//! (a partial line is truncated away).
+//!
+//! Rules follow pi 1.6.0 (SPEC.md "Writing"): a new session stays in memory until it holds
+//! a user or assistant message, then the whole file is created exclusively; entry ids are
+//! 8 hex digits re-drawn on collision; session ids are UUIDv7; file names are
+//! `<ISO time with : and . as ->_<id>.jsonl`.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::{EntryPos, EntryType, Key, Role};
+use crate::session::{FileChange, OpenOptions, Session, key_to_value};
+use crate::source::ReadMode;
+use crate::value::{self, JsStr, Object, Value};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Where time and ids come from (tests make them deterministic).
+pub struct Entropy {
+    /// `new Date().toISOString()`.
+    pub now: Box<dyn FnMut() -> String + Send + Sync>,
+    /// A random UUID v4 as text (pi takes entry ids from its first 8 characters).
+    pub uuid4: Box<dyn FnMut() -> String + Send + Sync>,
+    /// A new UUIDv7 session id.
+    pub uuid7: Box<dyn FnMut() -> String + Send + Sync>,
+}
+
+impl Default for Entropy {
+    fn default() -> Self {
+        Entropy {
+            now: Box::new(crate::time::now_iso),
+            uuid4: Box::new(|| uuid::Uuid::new_v4().hyphenated().to_string()),
+            uuid7: Box::new(|| uuid::Uuid::now_v7().hyphenated().to_string()),
+        }
+    }
+}
+
+impl Entropy {
+    /// Deterministic time and ids from a seed (for tests and reproducible fixtures): the
+    /// clock starts at `start_ms` and advances one second per call.
+    pub fn seeded(seed: u64, start_ms: i64) -> Entropy {
+        let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
+        let mut next = move || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        let rng = std::sync::Arc::new(std::sync::Mutex::new(move || next()));
+        let r4 = rng.clone();
+        let r7 = rng;
+        let mut t = start_ms;
+        let mut t7 = start_ms;
+        Entropy {
+            now: Box::new(move || {
+                t += 1000;
+                crate::time::iso_from_ms(t as f64).unwrap_or_default()
+            }),
+            uuid4: Box::new(move || {
+                let a = (r4.lock().expect("rng lock"))();
+                let b = (r4.lock().expect("rng lock"))();
+                uuid::Uuid::from_u64_pair(a, b).hyphenated().to_string()
+            }),
+            uuid7: Box::new(move || {
+                t7 += 1;
+                let a = (r7.lock().expect("rng lock"))();
+                let ts =
+                    uuid::Timestamp::from_unix(uuid::NoContext, (t7 / 1000) as u64, ((t7 % 1000) * 1_000_000) as u32);
+                let _ = a;
+                uuid::Uuid::new_v7(ts).hyphenated().to_string()
+            }),
+        }
+    }
+}
+
+/// pi's `assertValidSessionId`: `^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$`.
+pub fn valid_session_id(id: &str) -> bool {
+    let b = id.as_bytes();
+    let inner = |c: &u8| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-');
+    !b.is_empty() && b[0].is_ascii_alphanumeric() && b[b.len() - 1].is_ascii_alphanumeric() && b.iter().all(inner)
+}
+
+/// pi's default session folder for a working directory: `<agent dir>/sessions/--<cwd>--`,
+/// `<cwd>` with one leading `/` or `\` removed and `/`, `\`, `:` replaced by `-`.
+pub fn default_session_dir(agent_dir: &Path, cwd: &str) -> PathBuf {
+    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
+    let safe: String = trimmed
+        .chars()
+        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+        .collect();
+    agent_dir.join("sessions").join(format!("--{safe}--"))
+}
+
+/// A pi session open for writing (pi's `SessionManager`).
+pub struct Writer {
+    session: Session,
+    /// The session file (None: in memory only).
+    file: Option<PathBuf>,
+    persist: bool,
+    flushed: bool,
+    cwd: String,
+    session_dir: PathBuf,
+    entropy: Entropy,
+}
+
+impl std::fmt::Debug for Writer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writer")
+            .field("file", &self.file)
+            .field("flushed", &self.flushed)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+fn io_at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::from(e).with_path(path)
+}
+
+fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
+    o.set(JsStr::from_str(k), v);
+}
+
+fn put<'a>(o: &mut Object<'a>, k: &'static str, v: Option<Value<'a>>) {
+    if let Some(v) = v {
+        set(o, k, v);
+    }
+}
+
+fn line_of(v: &Value<'_>) -> Vec<u8> {
+    let mut out = Vec::new();
+    crate::canon::stringify_into(&mut out, v);
+    out.push(b'\n');
+    out
+}
+
+/// Write `bytes` to `path` atomically: a temporary file in the same folder, fsync, rename.
+/// A crash at any point leaves either the old file or the new one (and perhaps a stray
+/// `.pi-session-tmp-*` file).
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".pi-session-tmp-{}-{}-{name}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        if let Ok(meta) = std::fs::metadata(path) {
+            f.set_permissions(meta.permissions())?;
+        }
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map_err(io_at(path))
+}
+
+/// Append `bytes` with one `O_APPEND` write; on failure, cut the file back to `old_len`.
+fn append_line(path: &Path, bytes: &[u8], old_len: u64) -> Result<()> {
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .map_err(io_at(path))?;
+    if let Err(e) = f.write_all(bytes) {
+        let _ = f.set_len(old_len);
+        return Err(Error::from(e).with_path(path));
+    }
+    Ok(())
+}
+
+/// Create `path` exclusively (pi's `wx`) with `bytes`.
+fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io_at(path))?;
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map_err(io_at(path))?;
+    if let Err(e) = f.write_all(bytes) {
+        drop(f);
+        let _ = std::fs::remove_file(path);
+        return Err(Error::from(e).with_path(path));
+    }
+    Ok(())
+}
+
+impl Writer {
+    // ----- construction ---------------------------------------------------------------
+
+    fn blank(cwd: &str, session_dir: PathBuf, persist: bool, entropy: Entropy) -> Writer {
+        Writer {
+            session: Session::from_bytes(Vec::new()).expect("an empty buffer opens as a new session"),
+            file: None,
+            persist,
+            flushed: false,
+            cwd: cwd.to_string(),
+            session_dir,
+            entropy,
+        }
+    }
+
+    /// pi's `SessionManager.create(cwd, sessionDir)`: a new session (in memory until its
+    /// first user or assistant message) in `session_dir`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::Io`] when the folder cannot be created.
+    pub fn create(cwd: &str, session_dir: &Path, entropy: Entropy) -> Result<Writer> {
+        std::fs::create_dir_all(session_dir).map_err(io_at(session_dir))?;
+        let mut w = Writer::blank(cwd, session_dir.to_path_buf(), true, entropy);
+        w.new_session(None, None)?;
+        Ok(w)
+    }
+
+    /// pi's `SessionManager.inMemory(cwd)`: never written to disk.
+    pub fn in_memory(cwd: &str, entropy: Entropy) -> Writer {
+        let mut w = Writer::blank(cwd, PathBuf::new(), false, entropy);
+        w.new_session(None, None).expect("an in-memory session needs no I/O");
+        w
+    }
+
+    /// pi's `SessionManager.open(path, sessionDir)`, made safe: a missing final newline is
+    /// appended (as pi does) and a v1/v2 file is migrated and rewritten atomically (pi
+    /// rewrites in place); a zero-byte file gets a header. `session_dir` defaults to the
+    /// file's folder.
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotASession`] (the file is left untouched), I/O errors.
+    pub fn open(path: &Path, session_dir: Option<&Path>, entropy: Entropy) -> Result<Writer> {
+        let dir = session_dir.map(Path::to_path_buf).unwrap_or_else(|| {
+            path.parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from("."))
+        });
+        let opts = OpenOptions {
+            read_mode: ReadMode::Auto,
+            chunk: None,
+        };
+        let session = if path.exists() {
+            Session::open_with(path, opts)?
+        } else {
+            // pi: a missing file is a new session that will be written at this path.
+            let mut w = Writer::blank(
+                &std::env::current_dir()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default(),
+                dir,
+                true,
+                entropy,
+            );
+            w.new_session(None, None)?;
+            w.file = Some(path.to_path_buf());
+            return Ok(w);
+        };
+        let cwd = match session.header() {
+            Ok(h) => h.get("cwd").and_then(Value::as_str).map(str::to_owned),
+            Err(_) => None,
+        }
+        .unwrap_or_else(|| {
+            std::env::current_dir()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default()
+        });
+        let session = match session.file_change() {
+            FileChange::None => session,
+            FileChange::AppendedNewline => {
+                let len = session.bytes().len() as u64;
+                drop(session);
+                append_line(path, b"\n", len)?;
+                Session::open_with(path, opts)?
+            }
+            FileChange::Rewritten => {
+                let text = crate::dump::rewrite_text(&session)?;
+                drop(session);
+                write_atomic(path, &text)?;
+                Session::open_with(path, opts)?
+            }
+        };
+        Ok(Writer {
+            session,
+            file: Some(path.to_path_buf()),
+            persist: true,
+            flushed: true,
+            cwd,
+            session_dir: dir,
+            entropy,
+        })
+    }
+
+    /// pi's `SessionManager.forkFrom(source, targetCwd, sessionDir)`: a new file in the
+    /// target's session folder with a new header (`parentSession` = the source) and every
+    /// entry of the source as pi parsed it (not migrated, as pi).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotASession`] for an empty or invalid source, an invalid `id`, I/O.
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        session_dir: &Path,
+        id: Option<&str>,
+        mut entropy: Entropy,
+    ) -> Result<Writer> {
+        let src = Session::open(source)?;
+        if src.index().entries.is_empty() {
+            return Err(ErrorKind::NotASession {
+                path: Some(source.to_path_buf()),
+            }
+            .into());
+        }
+        if let Some(id) = id {
+            if !valid_session_id(id) {
+                return Err(invalid_id(id));
+            }
+        }
+        std::fs::create_dir_all(session_dir).map_err(io_at(session_dir))?;
+        let new_id = id.map(str::to_owned).unwrap_or_else(|| (entropy.uuid7)());
+        let ts = (entropy.now)();
+        let path = session_dir.join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
+        let abs_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+        let mut h = Object::new();
+        set(&mut h, "type", Value::str("session"));
+        set(&mut h, "version", Value::Number(3.0));
+        set(&mut h, "id", Value::string(new_id));
+        set(&mut h, "timestamp", Value::string(ts));
+        set(&mut h, "cwd", Value::str(target_cwd));
+        set(&mut h, "parentSession", Value::string(abs_source.display().to_string()));
+        let mut bytes = line_of(&Value::Object(h));
+        for i in 0..src.index().entries.len() {
+            let p = EntryPos(i as u32);
+            if src.record(p).ty == EntryType::Session {
+                continue;
+            }
+            let v = value::parse(src.raw(p)).map_err(|_| Error::from(ErrorKind::FileChanged { path: None }))?;
+            bytes.extend_from_slice(&line_of(&v));
+        }
+        create_exclusive(&path, &bytes)?;
+        Writer::open(&path, Some(session_dir), entropy)
+    }
+
+    /// pi's `newSession({id, parentSession})`: start a fresh session (in memory until its
+    /// first user or assistant message). Returns the file it will be written to.
+    ///
+    /// # Errors
+    /// An invalid `id` (pi's `assertValidSessionId`).
+    pub fn new_session(&mut self, id: Option<&str>, parent_session: Option<&str>) -> Result<Option<PathBuf>> {
+        if let Some(id) = id {
+            if !valid_session_id(id) {
+                return Err(invalid_id(id));
+            }
+        }
+        let sid = id.map(str::to_owned).unwrap_or_else(|| (self.entropy.uuid7)());
+        let ts = (self.entropy.now)();
+        let mut h = Object::new();
+        set(&mut h, "type", Value::str("session"));
+        set(&mut h, "version", Value::Number(3.0));
+        set(&mut h, "id", Value::string(sid.clone()));
+        set(&mut h, "timestamp", Value::string(ts.clone()));
+        set(&mut h, "cwd", Value::string(self.cwd.clone()));
+        put(
+            &mut h,
+            "parentSession",
+            parent_session.map(|p| Value::string(p.to_string())),
+        );
+        self.session = Session::from_bytes(line_of(&Value::Object(h)))?;
+        self.flushed = false;
+        if self.persist {
+            self.file = Some(
+                self.session_dir
+                    .join(format!("{}_{sid}.jsonl", ts.replace([':', '.'], "-"))),
+            );
+        }
+        Ok(self.file.clone())
+    }
+
+    // ----- state ----------------------------------------------------------------------
+
+    /// The session as it stands (all of pi's read-side answers).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// Mutable access for navigation (`branch`, `reset_leaf`).
+    pub fn session_mut(&mut self) -> &mut Session {
+        &mut self.session
+    }
+
+    /// The session file (it may not exist yet: see [`Writer::is_flushed`]).
+    pub fn file(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
+    /// Whether the file has been created.
+    pub fn is_flushed(&self) -> bool {
+        self.flushed
+    }
+
+    /// The working directory recorded in new headers.
+    pub fn cwd(&self) -> &str {
+        &self.cwd
+    }
+
+    /// pi's `branch(id)`.
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`].
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        self.session.branch(id)
+    }
+
+    /// pi's `resetLeaf()`.
+    pub fn reset_leaf(&mut self) {
+        self.session.reset_leaf();
+    }
+
+    /// pi's `_hasConversation()`: a user or assistant message exists.
+    fn has_conversation(s: &Session) -> bool {
+        s.entries().iter().any(|&p| {
+            let r = s.record(p);
+            r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)
+        })
+    }
+
+    fn new_id(&mut self) -> String {
+        for _ in 0..100 {
+            let u = (self.entropy.uuid4)();
+            let id = u[..8].to_string();
+            if !self.session.by_id.contains_key(&Key::str(&id)) {
+                return id;
+            }
+        }
+        (self.entropy.uuid4)()
+    }
+
+    /// `this.leafId` as the JSON value a new entry's `parentId` gets (`None`: undefined).
+    fn parent_value(&self) -> Option<Value<'static>> {
+        match self.session.leaf() {
+            Key::Undefined => None,
+            Key::Unique(_) => self
+                .session
+                .entry_by_id(self.session.leaf())
+                .and_then(|p| self.session.id_value(p))
+                .map(Value::into_owned),
+            k => Some(key_to_value(k)),
+        }
+    }
+
+    /// The common head of an entry: `type, id, parentId, timestamp`.
+    fn head(&mut self, ty: &'static str) -> (Object<'static>, String, String) {
+        let id = self.new_id();
+        let ts = (self.entropy.now)();
+        let mut o = Object::new();
+        set(&mut o, "type", Value::str(ty));
+        set(&mut o, "id", Value::string(id.clone()));
+        put(&mut o, "parentId", self.parent_value());
+        set(&mut o, "timestamp", Value::string(ts.clone()));
+        (o, id, ts)
+    }
+
+    /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index.
+    fn append(&mut self, entry: Object<'_>) -> Result<()> {
+        let line = line_of(&Value::Object(entry));
+        match (&self.file, self.persist, self.flushed) {
+            (Some(path), true, true) => {
+                let path = path.clone();
+                let old = self.session.bytes().len() as u64;
+                append_line(&path, &line, old)?;
+                self.session.refresh()?;
+                if self.session.bytes().len() as u64 != old + line.len() as u64 {
+                    // Someone else appended too: the index has it all, nothing is lost.
+                }
+            }
+            _ => {
+                let mut bytes = self.session.bytes().to_vec();
+                bytes.extend_from_slice(&line);
+                let next = Session::from_bytes(bytes)?;
+                if self.persist && Writer::has_conversation(&next) {
+                    if let Some(path) = &self.file {
+                        create_exclusive(path, next.bytes())?;
+                        let path = path.clone();
+                        let leaf = next.leaf().clone();
+                        self.session = Session::open(&path)?;
+                        self.session.set_leaf_raw(leaf);
+                        self.flushed = true;
+                        return Ok(());
+                    }
+                }
+                let leaf = next.leaf().clone();
+                self.session = next;
+                self.session.set_leaf_raw(leaf);
+            }
+        }
+        Ok(())
+    }
+
+    // ----- appends --------------------------------------------------------------------
+
+    /// pi's `appendMessage(message)`: returns the new entry's id.
+    ///
+    /// # Errors
+    /// I/O errors (memory and file are then as before).
+    pub fn append_message(&mut self, message: Value<'_>) -> Result<String> {
+        let (mut o, id, _) = self.head("message");
+        set(&mut o, "message", message);
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendThinkingLevelChange(level)`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String> {
+        let (mut o, id, _) = self.head("thinking_level_change");
+        set(&mut o, "thinkingLevel", Value::str(level));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendModelChange(provider, modelId)`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
+        let (mut o, id, _) = self.head("model_change");
+        set(&mut o, "provider", Value::str(provider));
+        set(&mut o, "modelId", Value::str(model_id));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendUsage(kind, provider, model, usage, note?)`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append_usage(
+        &mut self,
+        kind: &str,
+        provider: &str,
+        model: &str,
+        usage: Value<'_>,
+        note: Option<&str>,
+    ) -> Result<String> {
+        let (mut o, id, _) = self.head("usage");
+        set(&mut o, "kind", Value::str(kind));
+        set(&mut o, "provider", Value::str(provider));
+        set(&mut o, "model", Value::str(model));
+        set(&mut o, "usage", usage);
+        if let Some(n) = note.filter(|n| !n.is_empty()) {
+            set(&mut o, "note", Value::str(n));
+        }
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook,
+    /// usage)`: `systemMessage` is the system prompt in force in the current context.
+    ///
+    /// # Errors
+    /// The context cannot be built (pi throws too), I/O errors.
+    pub fn append_compaction(
+        &mut self,
+        summary: &str,
+        first_kept_entry_id: Option<&str>,
+        tokens_before: f64,
+        details: Option<Value<'_>>,
+        from_hook: Option<bool>,
+        usage: Option<Value<'_>>,
+    ) -> Result<String> {
+        let ts = (self.entropy.now)();
+        let system = {
+            let leaf = self.session.leaf().clone();
+            let ctx = self.session.context(&leaf)?;
+            current_system_message(&ctx.messages).map(Object::into_owned)
+        };
+        let id = self.new_id();
+        let mut o = Object::new();
+        set(&mut o, "type", Value::str("compaction"));
+        set(&mut o, "id", Value::string(id.clone()));
+        put(&mut o, "parentId", self.parent_value());
+        set(&mut o, "timestamp", Value::string(ts.clone()));
+        set(&mut o, "summary", Value::str(summary));
+        set(
+            &mut o,
+            "firstKeptEntryId",
+            Value::string(first_kept_entry_id.unwrap_or(&id).to_string()),
+        );
+        set(&mut o, "tokensBefore", Value::Number(tokens_before));
+        put(&mut o, "details", details);
+        put(&mut o, "usage", usage);
+        put(&mut o, "fromHook", from_hook.map(Value::Bool));
+        if let Some(mut sm) = system {
+            sm.set(
+                JsStr::from_str("timestamp"),
+                Value::Number(crate::js::date::parse_date(&ts)),
+            );
+            set(&mut o, "systemMessage", Value::Object(sm));
+        }
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendCustomEntry(customType, data)`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<Value<'_>>) -> Result<String> {
+        let id = self.new_id();
+        let ts = (self.entropy.now)();
+        let mut o = Object::new();
+        set(&mut o, "type", Value::str("custom"));
+        set(&mut o, "customType", Value::str(custom_type));
+        put(&mut o, "data", data);
+        set(&mut o, "id", Value::string(id.clone()));
+        put(&mut o, "parentId", self.parent_value());
+        set(&mut o, "timestamp", Value::string(ts));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendCustomMessageEntry(customType, content, display, details)`.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append_custom_message_entry(
+        &mut self,
+        custom_type: &str,
+        content: Value<'_>,
+        display: bool,
+        details: Option<Value<'_>>,
+    ) -> Result<String> {
+        let id = self.new_id();
+        let ts = (self.entropy.now)();
+        let mut o = Object::new();
+        set(&mut o, "type", Value::str("custom_message"));
+        set(&mut o, "customType", Value::str(custom_type));
+        set(&mut o, "content", content);
+        set(&mut o, "display", Value::Bool(display));
+        put(&mut o, "details", details);
+        set(&mut o, "id", Value::string(id.clone()));
+        put(&mut o, "parentId", self.parent_value());
+        set(&mut o, "timestamp", Value::string(ts));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendSessionInfo(name)`: runs of `\r`/`\n` become one space, then trimmed.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn append_session_info(&mut self, name: &str) -> Result<String> {
+        let mut folded = String::with_capacity(name.len());
+        let mut in_break = false;
+        for c in name.chars() {
+            if c == '\r' || c == '\n' {
+                if !in_break {
+                    folded.push(' ');
+                }
+                in_break = true;
+            } else {
+                folded.push(c);
+                in_break = false;
+            }
+        }
+        let (mut o, id, _) = self.head("session_info");
+        set(&mut o, "name", Value::string(value::js_trim(&folded).to_string()));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendLabelChange(targetId, label)`: an empty or absent label clears.
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`] when the target does not exist; I/O errors.
+    pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
+        if self.session.find(target_id).is_none() {
+            return Err(ErrorKind::EntryNotFound {
+                id: target_id.to_string(),
+            }
+            .into());
+        }
+        let (mut o, id, _) = self.head("label");
+        set(&mut o, "targetId", Value::str(target_id));
+        put(&mut o, "label", label.map(Value::str));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `appendContextEdit(targetId, replacement)`: `None` drops the target's messages,
+    /// `Some(content)` (a string or an array) replaces its content; the target must be on
+    /// the active branch and model-visible.
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`], [`ErrorKind::InvalidEdit`]; I/O errors.
+    pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value<'_>>) -> Result<String> {
+        if let Some(c) = &replacement {
+            if !matches!(c, Value::String(_) | Value::Array(_)) {
+                return Err(invalid_edit(
+                    "Context edit replacement must be null or contain string/array content",
+                ));
+            }
+        }
+        let Some(target) = self.session.find(target_id) else {
+            return Err(ErrorKind::EntryNotFound {
+                id: target_id.to_string(),
+            }
+            .into());
+        };
+        let on_branch = self
+            .session
+            .branch_path(None)?
+            .iter()
+            .any(|&p| self.session.record(p).id == Key::str(target_id));
+        if !on_branch {
+            return Err(invalid_edit(&format!("Entry {target_id} is not on the active branch")));
+        }
+        let rec = self.session.record(target);
+        let role = if rec.ty == EntryType::Message {
+            Some(self.session.message_role(target)?)
+        } else {
+            None
+        };
+        let editable =
+            rec.ty == EntryType::CustomMessage || matches!(role, Some(Role::User | Role::Assistant | Role::ToolResult));
+        if !editable {
+            return Err(invalid_edit(&format!(
+                "Entry {target_id} does not contribute editable model content"
+            )));
+        }
+        let wrap = matches!(role, Some(Role::Assistant | Role::ToolResult));
+        let replacement = match replacement {
+            None => Value::Null,
+            Some(Value::String(ref s)) if wrap => {
+                let mut block = Object::new();
+                set(&mut block, "type", Value::str("text"));
+                block.set(JsStr::from_str("text"), Value::String(s.clone().into_owned()));
+                let mut r = Object::new();
+                set(&mut r, "content", Value::Array(vec![Value::Object(block)]));
+                Value::Object(r)
+            }
+            Some(c) => {
+                let mut r = Object::new();
+                r.set(JsStr::from_str("content"), c);
+                Value::Object(r)
+            }
+        };
+        let (mut o, id, _) = self.head("context_edit");
+        set(&mut o, "targetId", Value::str(target_id));
+        o.set(JsStr::from_str("replacement"), replacement);
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `branchWithSummary(branchFromId, summary, details, fromHook, usage)`: move the
+    /// leaf to `branch_from` (`None`: before the first entry) and record a summary of the
+    /// abandoned branch there.
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`]; I/O errors.
+    pub fn branch_with_summary(
+        &mut self,
+        branch_from: Option<&str>,
+        summary: &str,
+        details: Option<Value<'_>>,
+        from_hook: Option<bool>,
+        usage: Option<Value<'_>>,
+    ) -> Result<String> {
+        if let Some(b) = branch_from {
+            if self.session.find(b).is_none() {
+                return Err(ErrorKind::EntryNotFound { id: b.to_string() }.into());
+            }
+        }
+        let from_id = match self.session.leaf() {
+            Key::Null | Key::Undefined => Value::str("root"),
+            k => key_to_value(k),
+        };
+        match branch_from {
+            Some(b) => self.session.branch(b)?,
+            None => self.session.reset_leaf(),
+        }
+        let id = self.new_id();
+        let ts = (self.entropy.now)();
+        let mut o = Object::new();
+        set(&mut o, "type", Value::str("branch_summary"));
+        set(&mut o, "id", Value::string(id.clone()));
+        set(
+            &mut o,
+            "parentId",
+            branch_from.map_or(Value::Null, |b| Value::string(b.to_string())),
+        );
+        set(&mut o, "timestamp", Value::string(ts));
+        set(&mut o, "fromId", from_id);
+        set(&mut o, "summary", Value::str(summary));
+        put(&mut o, "details", details);
+        put(&mut o, "usage", usage);
+        put(&mut o, "fromHook", from_hook.map(Value::Bool));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `createBranchedSession(leafId)`: a new session file holding only the path to
+    /// `leaf`, labels removed from the path and re-chained, then re-added at the end;
+    /// `parentSession` names the old file. Returns the new file (created now when the path
+    /// has a conversation, else on the first message).
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`] for an unknown leaf; I/O errors.
+    pub fn create_branched_session(&mut self, leaf: &str) -> Result<Option<PathBuf>> {
+        let previous = self.file.clone();
+        let path = self.session.branch_path(Some(&Key::str(leaf)))?;
+        if path.is_empty() {
+            return Err(ErrorKind::EntryNotFound { id: leaf.to_string() }.into());
+        }
+        let s = &self.session;
+        let mut kept: Vec<Value<'static>> = Vec::new();
+        let mut kept_ids: Vec<Key> = Vec::new();
+        let mut pending_labels: Vec<Key> = Vec::new();
+        let mut replacement: ahash::AHashMap<Key, Key> = ahash::AHashMap::new();
+        let mut parent: Option<Key> = None;
+        for &p in &path {
+            let rec = s.record(p);
+            if rec.ty == EntryType::Label {
+                pending_labels.push(rec.id.clone());
+                continue;
+            }
+            for l in pending_labels.drain(..) {
+                replacement.insert(l, rec.id.clone());
+            }
+            let mut v = s.value(p)?.into_owned();
+            if let Value::Object(o) = &mut v {
+                let pv = parent.as_ref().map_or(Value::Null, key_to_value);
+                o.set(JsStr::from_str("parentId"), pv);
+                if rec.ty == EntryType::Compaction {
+                    let fk = crate::session::key_from_value(o.get("firstKeptEntryId"));
+                    if fk != rec.id {
+                        if let Some(r) = replacement.get(&fk) {
+                            o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));
+                        }
+                    }
+                }
+            }
+            parent = Some(rec.id.clone());
+            kept_ids.push(rec.id.clone());
+            kept.push(v);
+        }
+        // Labels of kept entries, in the order pi's label map holds them (first set).
+        let mut labels: Vec<(Key, Value<'static>, Option<Value<'static>>)> = Vec::new();
+        for (target, label_pos) in s.label_order() {
+            if kept_ids.contains(&target) {
+                let mut lv = s.value(label_pos)?.into_owned();
+                if let Value::Object(o) = &mut lv {
+                    let label = o.remove("label").unwrap_or(Value::Null);
+                    let ts = o.remove("timestamp");
+                    labels.push((target, label, ts));
+                }
+            }
+        }
+        let new_id = (self.entropy.uuid7)();
+        let ts = (self.entropy.now)();
+        let file = self
+            .session_dir
+            .join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
+        let mut h = Object::new();
+        set(&mut h, "type", Value::str("session"));
+        set(&mut h, "version", Value::Number(3.0));
+        set(&mut h, "id", Value::string(new_id));
+        set(&mut h, "timestamp", Value::string(ts));
+        set(&mut h, "cwd", Value::string(self.cwd.clone()));
+        if self.persist {
+            put(
+                &mut h,
+                "parentSession",
+                previous.map(|p| Value::string(p.display().to_string())),
+            );
+        }
+        let mut bytes = line_of(&Value::Object(h));
+        for v in &kept {
+            bytes.extend_from_slice(&line_of(v));
+        }
+        let mut taken: Vec<String> = kept_ids.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect();
+        let mut label_parent = kept_ids.last().map_or(Value::Null, key_to_value);
+        if !label_parent.truthy() {
+            label_parent = Value::Null;
+        }
+        for (target, label, lts) in labels {
+            let id = loop {
+                let u = (self.entropy.uuid4)();
+                let c = u[..8].to_string();
+                if !taken.contains(&c) {
+                    break c;
+                }
+            };
+            taken.push(id.clone());
+            let mut o = Object::new();
+            set(&mut o, "type", Value::str("label"));
+            set(&mut o, "id", Value::string(id.clone()));
+            set(&mut o, "parentId", label_parent);
+            put(&mut o, "timestamp", lts);
+            set(&mut o, "targetId", key_to_value(&target));
+            set(&mut o, "label", label);
+            bytes.extend_from_slice(&line_of(&Value::Object(o)));
+            label_parent = Value::string(id);
+        }
+        let next = Session::from_bytes(bytes)?;
+        if self.persist {
+            if Writer::has_conversation(&next) {
+                create_exclusive(&file, next.bytes())?;
+                self.session = Session::open(&file)?;
+                self.flushed = true;
+            } else {
+                self.session = next;
+                self.flushed = false;
+            }
+            self.file = Some(file.clone());
+            return Ok(Some(file));
+        }
+        self.session = next;
+        Ok(None)
+    }
+}
+
+fn invalid_id(id: &str) -> Error {
+    ErrorKind::InvalidInput {
+        what: format!(
+            "session id {id:?} must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character"
+        ),
+    }
+    .into()
+}
+
+fn invalid_edit(what: &str) -> Error {
+    ErrorKind::InvalidInput { what: what.to_string() }.into()
+}
+
+/// pi-ai's `getCurrentSystemMessage(messages)`: every system message replayed into one
+/// (content joined by blank lines, sections patched by name, tools resolved).
+pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> {
+    let mut content: Vec<String> = Vec::new();
+    let mut sections: Vec<(JsStr<'a>, Value<'a>)> = Vec::new();
+    let mut timestamp: Option<Value<'a>> = None;
+    let mut tools: Vec<(Value<'a>, Value<'a>)> = Vec::new();
+    let tool_key = |t: &Value<'a>| t.get("name").cloned().unwrap_or(Value::Null);
+    for m in messages {
+        if m.get("role").and_then(Value::as_str) != Some("system") {
+            continue;
+        }
+        if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) {
+            timestamp = m.get("timestamp").cloned();
+        }
+        let text = match m.get("content") {
+            Some(Value::String(s)) => s.to_str_lossy().into_owned(),
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .map(|b| {
+                    b.get("text")
+                        .map(Value::to_js_string)
+                        .unwrap_or_else(|| "undefined".into())
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            content.push(text);
+        }
+        if let Some(Value::Object(secs)) = m.get("sections") {
+            for (k, v) in secs.iter() {
+                if matches!(v, Value::Null) {
+                    sections.retain(|(x, _)| x != k);
+                } else if let Some(slot) = sections.iter_mut().find(|(x, _)| x == k) {
+                    slot.1 = v.clone();
+                } else {
+                    sections.push((k.clone(), v.clone()));
+                }
+            }
+        }
+        if let Some(Value::Array(removed)) = m.get("toolsRemoved") {
+            for t in removed {
+                let k = tool_key(t);
+                tools.retain(|(x, _)| *x != k);
+            }
+        }
+        if let Some(Value::Array(added)) = m.get("toolsAdded") {
+            for t in added {
+                let k = tool_key(t);
+                if let Some(slot) = tools.iter_mut().find(|(x, _)| *x == k) {
+                    slot.1 = t.clone();
+                } else {
+                    tools.push((k, t.clone()));
+                }
+            }
+        }
+    }
+    if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) && tools.is_empty() {
+        return None;
+    }
+    let mut o = Object::new();
+    set(&mut o, "role", Value::str("system"));
+    set(&mut o, "content", Value::string(content.join("\n\n")));
+    if !sections.is_empty() {
+        let mut s = Object::new();
+        for (k, v) in sections {
+            s.set(k, v);
+        }
+        set(&mut o, "sections", Value::Object(s));
+    }
+    if !tools.is_empty() {
+        set(
+            &mut o,
+            "toolsAdded",
+            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
+        );
+    }
+    set(
+        &mut o,
+        "timestamp",
+        timestamp
+            .filter(|t| !matches!(t, Value::Null))
+            .unwrap_or(Value::Number(0.0)),
+    );
+    Some(o)
+}
+
+/// Migrate a file in place, atomically, as pi's open would (v1/v2 to v3, header for a
+/// zero-byte file, newline after a torn last line). Returns what was done.
+///
+/// # Errors
+/// [`ErrorKind::NotASession`] (the file is left untouched); I/O errors.
+pub fn migrate_file(path: &Path) -> Result<FileChange> {
+    let s = Session::open(path)?;
+    let change = s.file_change();
+    match change {
+        FileChange::None => {}
+        FileChange::AppendedNewline => {
+            let len = s.bytes().len() as u64;
+            drop(s);
+            append_line(path, b"\n", len)?;
+        }
+        FileChange::Rewritten => {
+            let text = crate::dump::rewrite_text(&s)?;
+            drop(s);
+            write_atomic(path, &text)?;
+        }
+    }
+    Ok(change)
+}
