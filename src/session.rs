@@ -136,6 +136,19 @@ impl Session {
     /// # Errors
     /// As [`Session::open`].
     pub fn from_source(source: Source, opts: OpenOptions) -> Result<Session> {
+        Session::from_source_with_ids(source, opts, &mut || uuid::Uuid::new_v4().hyphenated().to_string())
+    }
+
+    /// [`Session::from_source`], drawing the fresh ids of a v1 migration from `uuid4`
+    /// (a random UUID v4 as text, as pi's `randomUUID()`), for reproducible results.
+    ///
+    /// # Errors
+    /// As [`Session::open`].
+    pub fn from_source_with_ids(
+        source: Source,
+        opts: OpenOptions,
+        uuid4: &mut dyn FnMut() -> String,
+    ) -> Result<Session> {
         let index = match opts.chunk {
             Some(c) => index::build_with(source.bytes(), c),
             None => index::build(source.bytes()),
@@ -167,7 +180,7 @@ impl Session {
         if first.ty != EntryType::Session || !first.id_is_string {
             return Err(ErrorKind::NotASession { path: None }.into());
         }
-        s.migrate()?;
+        s.migrate(uuid4)?;
         s.build_state()?;
         Ok(s)
     }
@@ -219,7 +232,9 @@ impl Session {
     /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten) or
     /// was migrated in memory (reopen it instead).
     pub fn refresh(&mut self) -> Result<Refresh> {
-        if self.migration != Migration::None || self.new_header.is_some() {
+        // A migrated session differs from its bytes in memory; one pi only rewrites
+        // (a version that is not a number) does not.
+        if matches!(self.migration, Migration::FromV1 | Migration::FromV2) || self.new_header.is_some() {
             return Err(ErrorKind::FileChanged {
                 path: self.path.clone(),
             }
@@ -280,7 +295,7 @@ impl Session {
 
     // ----- migration ------------------------------------------------------------------
 
-    fn migrate(&mut self) -> Result<()> {
+    fn migrate(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
         let bytes = self.source.bytes();
         let header = value::parse(line_of(bytes, &self.index.entries[0])).map_err(|_| changed())?;
         let version = match header.get("version") {
@@ -329,7 +344,7 @@ impl Session {
                     .into());
                 }
             }
-            let id = generate_id(&ids);
+            let id = generate_id(&ids, uuid4);
             ids.insert(id.clone());
             let is_compaction = e.ty == EntryType::Compaction;
             let line = line_of(bytes, e);
@@ -821,16 +836,17 @@ pub(crate) fn key_from_value(v: Option<&Value<'_>>) -> Key {
     }
 }
 
-/// pi's `generateId`: the first 8 hex digits of a random UUID, re-drawn on collision.
-pub(crate) fn generate_id(taken: &ahash::AHashSet<Key>) -> Key {
+/// pi's `generateId`: the first 8 characters of a random UUID, re-drawn on collision
+/// (100 tries, then a whole UUID).
+pub(crate) fn generate_id(taken: &ahash::AHashSet<Key>, uuid4: &mut dyn FnMut() -> String) -> Key {
     for _ in 0..100 {
-        let u = uuid::Uuid::new_v4().simple().to_string();
-        let k = Key::str(&u[..8]);
+        let u = uuid4();
+        let k = Key::str(u.get(..8).unwrap_or(&u));
         if !taken.contains(&k) {
             return k;
         }
     }
-    Key::str(&uuid::Uuid::new_v4().hyphenated().to_string())
+    Key::str(&uuid4())
 }
 
 fn new_header_value() -> Value<'static> {

@@ -71,11 +71,14 @@ impl Entropy {
             }),
             uuid7: Box::new(move || {
                 t7 += 1;
-                let a = (r7.lock().expect("rng lock"))();
-                let ts =
-                    uuid::Timestamp::from_unix(uuid::NoContext, (t7 / 1000) as u64, ((t7 % 1000) * 1_000_000) as u32);
-                let _ = a;
-                uuid::Uuid::new_v7(ts).hyphenated().to_string()
+                let r = (r7.lock().expect("rng lock"))();
+                let mut b = [0u8; 16];
+                b[..6].copy_from_slice(&(t7 as u64).to_be_bytes()[2..]);
+                b[6..14].copy_from_slice(&r.to_be_bytes());
+                b[14..].copy_from_slice(&(r as u16).wrapping_mul(31).to_be_bytes());
+                b[6] = 0x70 | (b[6] & 0x0F);
+                b[8] = 0x80 | (b[8] & 0x3F);
+                uuid::Uuid::from_bytes(b).hyphenated().to_string()
             }),
         }
     }
@@ -261,8 +264,10 @@ impl Writer {
             read_mode: ReadMode::Auto,
             chunk: None,
         };
+        let mut entropy = entropy;
         let session = if path.exists() {
-            Session::open_with(path, opts)?
+            let source = crate::source::Source::open(path, opts.read_mode).map_err(io_at(path))?;
+            Session::from_source_with_ids(source, opts, &mut entropy.uuid4).map_err(|e| e.with_path(path))?
         } else {
             // pi: a missing file is a new session that will be written at this path.
             let mut w = Writer::blank(

@@ -14,8 +14,15 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Generous: tests run unoptimised, and the files are small.
-const LIMIT: Duration = Duration::from_secs(60);
+/// Wall-clock limit per file: generous, because tests run unoptimised and may share the
+/// machine (`PI_CRASH_TIMEOUT_SECS` overrides it).
+fn limit() -> Duration {
+    let secs = std::env::var("PI_CRASH_TIMEOUT_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    Duration::from_secs(secs)
+}
 
 fn files(dir: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
@@ -66,10 +73,11 @@ fn run_one(path: &Path) -> Result<(), String> {
             }));
         })
         .expect("spawn");
-    match rx.recv_timeout(LIMIT) {
+    let limit = limit();
+    match rx.recv_timeout(limit) {
         Ok(Ok(())) => Ok(()),
         Ok(Err(msg)) => Err(format!("panicked: {msg}")),
-        Err(_) => Err(format!("did not finish within {LIMIT:?} (hang)")),
+        Err(_) => Err(format!("did not finish within {limit:?} (hang)")),
     }
 }
 
