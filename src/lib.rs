@@ -36,11 +36,13 @@
 
 pub mod canon;
 mod context;
+pub mod dirs;
 pub mod dump;
 mod entry;
 mod error;
 pub mod index;
 pub mod js;
+pub mod listing;
 pub mod scan;
 mod session;
 pub mod source;
@@ -49,6 +51,7 @@ mod tree;
 pub mod value;
 
 pub use context::{Context, RetainedTail};
+pub use dirs::{Env, Flavor};
 pub use entry::{
     BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry,
     CustomMessageEntry, Entry, EntryFields, LabelEntry, MessageEntry, ModelChangeEntry,
@@ -56,6 +59,10 @@ pub use entry::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, SkipReason, Skipped};
+pub use listing::{
+    CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason,
+    SkippedFile,
+};
 pub use session::{FileChange, Migration, OpenOptions, Session};
 pub use source::ReadMode;
 pub use tree::Tree;
