@@ -72,6 +72,47 @@ pub struct SessionInfo {
     pub all_messages_text: JsStr<'static>,
 }
 
+impl SessionInfo {
+    /// The session as pi's field names and values, in pi's order, dates as
+    /// `toISOString()` strings (`null` for an invalid date), missing values as `null`,
+    /// `path` as given by `path_text`; `allMessagesText` only when `with_text`.
+    pub fn to_value(&self, path_text: &str, with_text: bool) -> Value<'static> {
+        let date = |ms: f64| match crate::time::iso_from_ms(ms) {
+            Some(s) => Value::string(s),
+            None => Value::Null,
+        };
+        let mut o = crate::value::Object::new();
+        let mut put = |k: &'static str, v: Value<'static>| o.set(JsStr::from_str(k), v);
+        put("path", Value::string(path_text.to_owned()));
+        put("id", self.id.clone().unwrap_or(Value::Null));
+        put("cwd", Value::String(self.cwd.clone()));
+        put("name", self.name.clone().map_or(Value::Null, Value::String));
+        put(
+            "parentSessionPath",
+            self.parent_session_path.clone().unwrap_or(Value::Null),
+        );
+        put("created", date(self.created));
+        put("modified", date(self.modified));
+        put("messageCount", Value::Number(self.message_count as f64));
+        put("firstMessage", Value::String(self.first_message.clone()));
+        if with_text {
+            put(
+                "allMessagesText",
+                Value::String(self.all_messages_text.clone()),
+            );
+        }
+        Value::Object(o)
+    }
+
+    /// One line of `pi-session ls --json`: [`SessionInfo::to_value`] as `JSON.stringify`
+    /// writes it, with the path as is.
+    pub fn write_json_line(&self, with_text: bool, out: &mut Vec<u8>) {
+        let p = self.path.to_string_lossy();
+        crate::canon::stringify_into(out, &self.to_value(&p, with_text));
+        out.push(b'\n');
+    }
+}
+
 /// Why a file found in a folder is not in the list.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -736,13 +777,16 @@ enum Publish {
     All,
 }
 
+/// Per candidate its info (`None`: skipped), and the skipped files.
+type Built = (Vec<Option<Arc<SessionInfo>>>, Vec<SkippedFile>);
+
 /// Process candidates in parallel; results in candidate order.
 fn build_all<'a>(
     cands: &[Candidate],
     publish: Publish,
     filter: &(dyn Fn(&SessionInfo) -> bool + Sync),
     opts: &mut ListOptions<'a>,
-) -> Result<(Vec<Option<Arc<SessionInfo>>>, Vec<SkippedFile>), Cancelled> {
+) -> Result<Built, Cancelled> {
     struct Shared<'o, 'a> {
         loaded: usize,
         first_done: bool,

@@ -10,6 +10,7 @@ use pi_session::{EntryType, Key, OpenOptions, ReadMode, Session, Value};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+mod cli_ls;
 mod cmd;
 
 #[derive(Parser)]
@@ -90,6 +91,10 @@ enum Cmd {
         /// The session file.
         file: PathBuf,
     },
+    /// List sessions as pi's /resume does, newest first (--all: every project).
+    Ls(cli_ls::LsArgs),
+    /// Print the path of the session with this id.
+    Find(cli_ls::FindArgs),
 }
 
 fn main() {
@@ -167,6 +172,8 @@ fn run(cli: Cli) -> Result<i32> {
             retained_tail,
         } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
+        Cmd::Ls(a) => cli_ls::run_ls(&a, &mut out)?,
+        Cmd::Find(a) => cli_ls::run_find(&a, &mut out)?,
     };
     out.flush()?;
     Ok(code)
