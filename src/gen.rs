@@ -219,7 +219,12 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
     let mut rng = Rng::new(spec.seed ^ 0x7EE5_5EED_0000_0001);
     let n = spec.sessions;
     let nf = spec.folders.max(1);
-    let mut stats = TreeStats { sessions: 0, folders: 0, bytes: 0, files: Vec::with_capacity(n) };
+    let mut stats = TreeStats {
+        sessions: 0,
+        folders: 0,
+        bytes: 0,
+        files: Vec::with_capacity(n),
+    };
     if n == 0 {
         return Ok(stats);
     }
@@ -231,12 +236,20 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
     let spare = spec.total_bytes.saturating_sub(floor * n as u64) as f64;
     let sizes: Vec<u64> = weights
         .iter()
-        .map(|w| if spare > 0.0 { floor + (spare * w / wsum) as u64 } else { (spec.total_bytes / n as u64).max(200) })
+        .map(|w| {
+            if spare > 0.0 {
+                floor + (spare * w / wsum) as u64
+            } else {
+                (spec.total_bytes / n as u64).max(200)
+            }
+        })
         .collect();
 
     // Creation times over ~90 days, sorted.
     let span = 90 * 86_400_000i64;
-    let mut starts: Vec<i64> = (0..n).map(|_| spec.start_ms + (rng.f64() * span as f64) as i64).collect();
+    let mut starts: Vec<i64> = (0..n)
+        .map(|_| spec.start_ms + (rng.f64() * span as f64) as i64)
+        .collect();
     starts.sort_unstable();
     if let Some(s) = starts.first_mut() {
         *s = spec.start_ms;
@@ -290,14 +303,30 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
         let file_ts: String = String::from_utf8_lossy(&iso).replace([':', '.'], "-");
         let file_name = format!("{file_ts}_{session_id}.jsonl");
         let path = dir.join(&file_name);
-        let sspec = SessionSpec { seed: srng.next(), target_bytes: size, cwd: cwd.clone(), mix: Mix::Realistic, start_ms };
-        let extra = Extra { session_id: Some(session_id.clone()), parent_session: parent_session.clone(), name_chance: Some(0.5) };
+        let sspec = SessionSpec {
+            seed: srng.next(),
+            target_bytes: size,
+            cwd: cwd.clone(),
+            mix: Mix::Realistic,
+            start_ms,
+        };
+        let extra = Extra {
+            session_id: Some(session_id.clone()),
+            parent_session: parent_session.clone(),
+            name_chance: Some(0.5),
+        };
         let file = File::create(&path)?;
         let st = generate(&sspec, &extra, &file)?;
         let modified_ms = st.last_ms + 20 + rng.below(900) as i64;
         file.set_modified(UNIX_EPOCH + Duration::from_millis(modified_ms.max(0) as u64))?;
         drop(file);
-        prev_in_folder[folder].push(root_abs.join(&dir_name).join(&file_name).to_string_lossy().into_owned());
+        prev_in_folder[folder].push(
+            root_abs
+                .join(&dir_name)
+                .join(&file_name)
+                .to_string_lossy()
+                .into_owned(),
+        );
         stats.sessions += 1;
         stats.bytes += st.bytes;
         stats.files.push(TreeFile {
@@ -335,7 +364,14 @@ fn splitmix(x: &mut u64) -> u64 {
 impl Rng {
     fn new(seed: u64) -> Self {
         let mut x = seed;
-        Rng { s: [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)] }
+        Rng {
+            s: [
+                splitmix(&mut x),
+                splitmix(&mut x),
+                splitmix(&mut x),
+                splitmix(&mut x),
+            ],
+        }
     }
 
     #[inline]
@@ -554,7 +590,11 @@ fn b64_encode(b: &mut Vec<u8>, data: &[u8]) {
         let v = (r[0] as u32) << 16 | (*r.get(1).unwrap_or(&0) as u32) << 8;
         b.push(B64[(v >> 18) as usize & 63]);
         b.push(B64[(v >> 12) as usize & 63]);
-        b.push(if r.len() == 2 { B64[(v >> 6) as usize & 63] } else { b'=' });
+        b.push(if r.len() == 2 {
+            B64[(v >> 6) as usize & 63]
+        } else {
+            b'='
+        });
         b.push(b'=');
     }
 }
@@ -579,7 +619,12 @@ fn put_iso(b: &mut Vec<u8>, ms: i64) {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, mo, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
+    let (h, mi, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
     let y = y.clamp(0, 9999) as u32;
     let two = |b: &mut Vec<u8>, v: u32| {
         b.push(b'0' + (v / 10) as u8);
@@ -697,7 +742,11 @@ impl TextPool {
             return self.put(b, rng, len);
         }
         let (first, n) = segs[rng.below(segs.len() as u64) as usize];
-        let line = if rng.chance(0.5) { first } else { first + rng.below(u64::from(n)) as u32 };
+        let line = if rng.chance(0.5) {
+            first
+        } else {
+            first + rng.below(u64::from(n)) as u32
+        };
         let start = self.starts[line as usize] as usize;
         if start + len > total {
             return self.put(b, rng, len);
@@ -749,9 +798,13 @@ impl PoolBuilder {
             let c = ch as u32;
             if c < 0x80 {
                 let one = [c as u8];
-                put_esc(&mut self.data, std::str::from_utf8(&one).unwrap_or_default());
+                put_esc(
+                    &mut self.data,
+                    std::str::from_utf8(&one).unwrap_or_default(),
+                );
             } else {
-                self.data.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                self.data
+                    .extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
             }
             self.mark();
         }
@@ -778,7 +831,12 @@ impl PoolBuilder {
     }
 
     fn finish(self) -> TextPool {
-        TextPool { data: self.data, starts: self.starts, safe: self.safe, segs: self.segs }
+        TextPool {
+            data: self.data,
+            starts: self.starts,
+            safe: self.safe,
+            segs: self.segs,
+        }
     }
 }
 
@@ -809,44 +867,244 @@ fn b64_pool() -> &'static [u8] {
 
 // Vocabulary for synthetic code and prose.
 const WORDS: &[&str] = &[
-    "session", "entry", "parent", "leaf", "branch", "context", "message", "tool", "result", "index", "buffer",
-    "line", "offset", "reader", "writer", "token", "usage", "model", "provider", "config", "path", "file",
-    "cache", "tree", "node", "child", "label", "summary", "compaction", "header", "stream", "chunk", "parser",
-    "value", "error", "state", "event", "handler", "render", "editor", "theme", "footer", "queue", "agent",
-    "prompt", "thinking", "level", "signature", "image", "data", "cursor", "span", "scratch", "pool", "stats",
-    "count", "bytes", "digest", "hash", "store", "settings", "manager", "loader", "watcher", "timer", "retry",
-    "limit", "window", "frame", "layout", "widget", "command", "shell", "process", "output", "input", "status",
-    "response", "request", "client", "server", "socket", "channel", "schema", "range", "slice", "block", "map",
+    "session",
+    "entry",
+    "parent",
+    "leaf",
+    "branch",
+    "context",
+    "message",
+    "tool",
+    "result",
+    "index",
+    "buffer",
+    "line",
+    "offset",
+    "reader",
+    "writer",
+    "token",
+    "usage",
+    "model",
+    "provider",
+    "config",
+    "path",
+    "file",
+    "cache",
+    "tree",
+    "node",
+    "child",
+    "label",
+    "summary",
+    "compaction",
+    "header",
+    "stream",
+    "chunk",
+    "parser",
+    "value",
+    "error",
+    "state",
+    "event",
+    "handler",
+    "render",
+    "editor",
+    "theme",
+    "footer",
+    "queue",
+    "agent",
+    "prompt",
+    "thinking",
+    "level",
+    "signature",
+    "image",
+    "data",
+    "cursor",
+    "span",
+    "scratch",
+    "pool",
+    "stats",
+    "count",
+    "bytes",
+    "digest",
+    "hash",
+    "store",
+    "settings",
+    "manager",
+    "loader",
+    "watcher",
+    "timer",
+    "retry",
+    "limit",
+    "window",
+    "frame",
+    "layout",
+    "widget",
+    "command",
+    "shell",
+    "process",
+    "output",
+    "input",
+    "status",
+    "response",
+    "request",
+    "client",
+    "server",
+    "socket",
+    "channel",
+    "schema",
+    "range",
+    "slice",
+    "block",
+    "map",
 ];
 const VERBS: &[&str] = &[
-    "get", "set", "build", "parse", "load", "save", "read", "write", "find", "update", "create", "delete",
-    "handle", "render", "apply", "compute", "resolve", "validate", "append", "flush", "open", "close", "scan",
-    "collect", "emit", "format", "normalize", "merge", "split", "track", "reset", "init", "dispose",
-    "subscribe", "notify", "select", "toggle", "cycle", "expand", "migrate", "index", "walk",
+    "get",
+    "set",
+    "build",
+    "parse",
+    "load",
+    "save",
+    "read",
+    "write",
+    "find",
+    "update",
+    "create",
+    "delete",
+    "handle",
+    "render",
+    "apply",
+    "compute",
+    "resolve",
+    "validate",
+    "append",
+    "flush",
+    "open",
+    "close",
+    "scan",
+    "collect",
+    "emit",
+    "format",
+    "normalize",
+    "merge",
+    "split",
+    "track",
+    "reset",
+    "init",
+    "dispose",
+    "subscribe",
+    "notify",
+    "select",
+    "toggle",
+    "cycle",
+    "expand",
+    "migrate",
+    "index",
+    "walk",
 ];
 const TS_TYPES: &[&str] = &[
-    "string", "number", "boolean", "void", "unknown", "SessionEntry", "AgentMessage", "Message[]",
-    "Promise<void>", "Map<string, SessionEntry>", "Record<string, unknown>", "Uint8Array", "ToolCall",
-    "Usage", "string | undefined", "ReadonlyArray<Entry>", "TreeNode | null",
+    "string",
+    "number",
+    "boolean",
+    "void",
+    "unknown",
+    "SessionEntry",
+    "AgentMessage",
+    "Message[]",
+    "Promise<void>",
+    "Map<string, SessionEntry>",
+    "Record<string, unknown>",
+    "Uint8Array",
+    "ToolCall",
+    "Usage",
+    "string | undefined",
+    "ReadonlyArray<Entry>",
+    "TreeNode | null",
 ];
 const RS_TYPES: &[&str] = &[
-    "&str", "String", "usize", "u64", "u32", "Vec<u8>", "Option<&Entry>", "Result<(), Error>", "&[u8]",
-    "HashMap<u32, usize>", "Box<dyn Write>", "Cow<'a, str>", "Span", "Option<Span>", "io::Result<usize>",
+    "&str",
+    "String",
+    "usize",
+    "u64",
+    "u32",
+    "Vec<u8>",
+    "Option<&Entry>",
+    "Result<(), Error>",
+    "&[u8]",
+    "HashMap<u32, usize>",
+    "Box<dyn Write>",
+    "Cow<'a, str>",
+    "Span",
+    "Option<Span>",
+    "io::Result<usize>",
 ];
 const MODULES: &[&str] = &[
-    "node:fs", "node:path", "node:crypto", "node:os", "node:readline", "./session-manager.js", "../core/agent.js",
-    "./messages.js", "../tools/truncate.js", "@earendil-works/pi-ai", "@earendil-works/pi-tui", "chalk", "zod",
-    "vitest", "./theme/theme.js", "../config.js",
+    "node:fs",
+    "node:path",
+    "node:crypto",
+    "node:os",
+    "node:readline",
+    "./session-manager.js",
+    "../core/agent.js",
+    "./messages.js",
+    "../tools/truncate.js",
+    "@earendil-works/pi-ai",
+    "@earendil-works/pi-tui",
+    "chalk",
+    "zod",
+    "vitest",
+    "./theme/theme.js",
+    "../config.js",
 ];
 const UNI: &[&str] = &[
-    "→", "—", "é", "ü", "✓", "✗", "…", "•", "±", "°", "✅", "🚀", "🎉", "🐛", "⚠️", "📦", "中文注释", "日本語",
-    "Привет", "naïve", "café", "Ωmega", "λ", "∑", "👋", "🔥", "ß", "Ø", "€", "½",
+    "→",
+    "—",
+    "é",
+    "ü",
+    "✓",
+    "✗",
+    "…",
+    "•",
+    "±",
+    "°",
+    "✅",
+    "🚀",
+    "🎉",
+    "🐛",
+    "⚠️",
+    "📦",
+    "中文注释",
+    "日本語",
+    "Привет",
+    "naïve",
+    "café",
+    "Ωmega",
+    "λ",
+    "∑",
+    "👋",
+    "🔥",
+    "ß",
+    "Ø",
+    "€",
+    "½",
 ];
 const DIRS: &[&str] = &[
-    "src", "src/core", "src/tools", "src/tui", "src/modes", "packages/agent/src", "packages/ai/src",
-    "packages/tui/src", "tests", "docs", "scripts", "src/util", "crates/core/src", "lib",
+    "src",
+    "src/core",
+    "src/tools",
+    "src/tui",
+    "src/modes",
+    "packages/agent/src",
+    "packages/ai/src",
+    "packages/tui/src",
+    "tests",
+    "docs",
+    "scripts",
+    "src/util",
+    "crates/core/src",
+    "lib",
 ];
-const EXTS: &[&str] = &["ts", "ts", "ts", "rs", "rs", "md", "json", "py", "tsx", "js", "toml", "sh"];
+const EXTS: &[&str] = &[
+    "ts", "ts", "ts", "rs", "rs", "md", "json", "py", "tsx", "js", "toml", "sh",
+];
 const LANGS: &[&str] = &["typescript", "ts", "rust", "bash", "json", "python", ""];
 
 fn cap_first(s: &mut String, w: &str) {
@@ -860,7 +1118,11 @@ fn cap_first(s: &mut String, w: &str) {
 fn camel(r: &mut Rng, s: &mut String, upper: bool) {
     let n = r.range(1, 3);
     for i in 0..n {
-        let w = if i == 0 && n > 1 && !upper { r.pick(VERBS) } else { r.pick(WORDS) };
+        let w = if i == 0 && n > 1 && !upper {
+            r.pick(VERBS)
+        } else {
+            r.pick(WORDS)
+        };
         if i == 0 && !upper {
             s.push_str(w);
         } else {
@@ -875,7 +1137,11 @@ fn snake(r: &mut Rng, s: &mut String) {
         if i > 0 {
             s.push('_');
         }
-        s.push_str(if i == 0 && n > 1 { r.pick(VERBS) } else { r.pick(WORDS) });
+        s.push_str(if i == 0 && n > 1 {
+            r.pick(VERBS)
+        } else {
+            r.pick(WORDS)
+        });
     }
 }
 
@@ -1075,7 +1341,9 @@ fn ts_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 s.push_str("\":");
             }
             78..=83 => {
-                s.push_str("const lines = text.split(\"\\n\").map((l) => l.replace(/\\t/g, \"  \"));");
+                s.push_str(
+                    "const lines = text.split(\"\\n\").map((l) => l.replace(/\\t/g, \"  \"));",
+                );
             }
             84..=88 => {
                 s.push_str("this.");
@@ -1120,7 +1388,13 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
     for _ in 0..r.range(1, 4) {
         s.clear();
         s.push_str("use std::");
-        s.push_str(r.pick(&["io::{self, Write}", "collections::HashMap", "path::Path", "borrow::Cow", "fmt"]));
+        s.push_str(r.pick(&[
+            "io::{self, Write}",
+            "collections::HashMap",
+            "path::Path",
+            "borrow::Cow",
+            "fmt",
+        ]));
         s.push(';');
         p.line(s);
     }
@@ -1186,7 +1460,13 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 depth += 1;
             }
             49..=56 => {
-                s.push_str(r.pick(&["b'\"' => ", "b'\\\\' => ", "b'\\n' => ", "b'\\t' => ", "b'{' => "]));
+                s.push_str(r.pick(&[
+                    "b'\"' => ",
+                    "b'\\\\' => ",
+                    "b'\\n' => ",
+                    "b'\\t' => ",
+                    "b'{' => ",
+                ]));
                 snake(r, s);
                 s.push_str("(),");
             }
@@ -1334,7 +1614,12 @@ fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 }
             }
             _ => {
-                s.push_str(r.pick(&["npm warn ", "warning: ", "info: ", "\u{1b}[1m\u{1b}[33mwarn\u{1b}[0m "]));
+                s.push_str(r.pick(&[
+                    "npm warn ",
+                    "warning: ",
+                    "info: ",
+                    "\u{1b}[1m\u{1b}[33mwarn\u{1b}[0m ",
+                ]));
                 s.push_str(r.pick(VERBS));
                 s.push(' ');
                 s.push_str(r.pick(WORDS));
@@ -1563,9 +1848,23 @@ fn build_code_pool(size: usize) -> TextPool {
 
 fn sentence(r: &mut Rng, s: &mut String) {
     const OPENERS: &[&str] = &[
-        "I'll", "Let me", "Now I'll", "The problem is that we", "It looks like we", "Looking at this, we",
-        "We should", "This means we", "Next, I'll", "Finally, we", "Note that we", "Perfect! Now let me",
-        "Good, now I'll", "Hmm, we still", "OK so we", "First I need to", "Then we",
+        "I'll",
+        "Let me",
+        "Now I'll",
+        "The problem is that we",
+        "It looks like we",
+        "Looking at this, we",
+        "We should",
+        "This means we",
+        "Next, I'll",
+        "Finally, we",
+        "Note that we",
+        "Perfect! Now let me",
+        "Good, now I'll",
+        "Hmm, we still",
+        "OK so we",
+        "First I need to",
+        "Then we",
     ];
     s.push_str(r.pick(OPENERS));
     s.push(' ');
@@ -1678,7 +1977,13 @@ fn build_prose_pool(size: usize) -> TextPool {
                 s.push_str("```\n\n");
             }
             91..=95 => {
-                let _ = writeln!(s, "| `{}` | {} | {} |", r.pick(WORDS), r.pick(VERBS), r.range(0, 9999));
+                let _ = writeln!(
+                    s,
+                    "| `{}` | {} | {} |",
+                    r.pick(WORDS),
+                    r.pick(VERBS),
+                    r.range(0, 9999)
+                );
             }
             _ => {
                 s.push_str(r.pick(UNI));
@@ -1788,12 +2093,48 @@ enum Sig {
 }
 
 const MODELS: &[Model] = &[
-    Model { api: "anthropic-messages", provider: "anthropic", id: "claude-sonnet-4-5", price: [3.0, 15.0, 0.3, 3.75], sig: Sig::Anthropic },
-    Model { api: "anthropic-messages", provider: "anthropic", id: "claude-opus-4-5", price: [5.0, 25.0, 0.5, 6.25], sig: Sig::Anthropic },
-    Model { api: "openai-responses", provider: "openai", id: "gpt-5.1-codex", price: [1.25, 10.0, 0.125, 0.0], sig: Sig::OpenAi },
-    Model { api: "google-generative-ai", provider: "google", id: "gemini-2.5-pro", price: [1.25, 10.0, 0.31, 0.0], sig: Sig::None },
-    Model { api: "anthropic-messages", provider: "anthropic", id: "claude-haiku-4-5", price: [1.0, 5.0, 0.1, 1.25], sig: Sig::Anthropic },
-    Model { api: "openai-completions", provider: "openrouter", id: "z-ai/glm-4.6", price: [0.6, 2.2, 0.11, 0.0], sig: Sig::None },
+    Model {
+        api: "anthropic-messages",
+        provider: "anthropic",
+        id: "claude-sonnet-4-5",
+        price: [3.0, 15.0, 0.3, 3.75],
+        sig: Sig::Anthropic,
+    },
+    Model {
+        api: "anthropic-messages",
+        provider: "anthropic",
+        id: "claude-opus-4-5",
+        price: [5.0, 25.0, 0.5, 6.25],
+        sig: Sig::Anthropic,
+    },
+    Model {
+        api: "openai-responses",
+        provider: "openai",
+        id: "gpt-5.1-codex",
+        price: [1.25, 10.0, 0.125, 0.0],
+        sig: Sig::OpenAi,
+    },
+    Model {
+        api: "google-generative-ai",
+        provider: "google",
+        id: "gemini-2.5-pro",
+        price: [1.25, 10.0, 0.31, 0.0],
+        sig: Sig::None,
+    },
+    Model {
+        api: "anthropic-messages",
+        provider: "anthropic",
+        id: "claude-haiku-4-5",
+        price: [1.0, 5.0, 0.1, 1.25],
+        sig: Sig::Anthropic,
+    },
+    Model {
+        api: "openai-completions",
+        provider: "openrouter",
+        id: "z-ai/glm-4.6",
+        price: [0.6, 2.2, 0.11, 0.0],
+        sig: Sig::None,
+    },
 ];
 /// Model choice weights (index into MODELS).
 const MODEL_WEIGHTS: [u64; 6] = [40, 25, 15, 8, 7, 5];
@@ -1971,7 +2312,10 @@ fn generate<W: Write>(spec: &SessionSpec, extra: &Extra, out: W) -> io::Result<G
     let small = matches!(spec.mix, Mix::SmallEntries);
     let p: &'static Params = if small { &SMALL } else { &REALISTIC };
     let mut rng = Rng::new(spec.seed);
-    let session_id = extra.session_id.clone().unwrap_or_else(|| uuid_v7(spec.start_ms, &mut rng));
+    let session_id = extra
+        .session_id
+        .clone()
+        .unwrap_or_else(|| uuid_v7(spec.start_ms, &mut rng));
     let model = weighted(&mut rng, &MODEL_WEIGHTS);
     let level = rng.pick(&[0usize, 0, 1, 2, 3, 3, 4]);
     let next_compact = rng.range(p.compact_at.0, p.compact_at.1);
@@ -2070,7 +2414,11 @@ impl<W: Write> Gen<W> {
 
     /// Advances the clock by `lo..=hi` ms (log-uniform) and returns it.
     fn tick(&mut self, lo: u64, hi: u64) -> i64 {
-        let d = if hi > lo { self.rng.log_uniform(lo.max(1) as f64, hi as f64) as i64 } else { lo as i64 };
+        let d = if hi > lo {
+            self.rng.log_uniform(lo.max(1) as f64, hi as f64) as i64
+        } else {
+            lo as i64
+        };
         self.clock += d.max(1);
         self.clock
     }
@@ -2108,7 +2456,14 @@ impl<W: Write> Gen<W> {
 
     /// Ends the line started at `start` (the caller wrote the closing
     /// brace), records it and appends the node to the path.
-    fn finish(&mut self, start: usize, id: u32, kind: Kind, role: Role, img_bytes: usize) -> io::Result<()> {
+    fn finish(
+        &mut self,
+        start: usize,
+        id: u32,
+        kind: Kind,
+        role: Role,
+        img_bytes: usize,
+    ) -> io::Result<()> {
         self.buf.push(b'\n');
         let len = self.buf.len() - start;
         let k = &mut self.kinds[kind as usize];
@@ -2119,18 +2474,33 @@ impl<W: Write> Gen<W> {
         st.entries += 1;
         st.max_line_bytes = st.max_line_bytes.max(len as u64);
         st.last_ms = self.clock;
-        if matches!(role, Role::User | Role::Assistant | Role::ToolResult | Role::CustomMsg | Role::Bash | Role::System)
-            && kind != Kind::CustomMessage
+        if matches!(
+            role,
+            Role::User
+                | Role::Assistant
+                | Role::ToolResult
+                | Role::CustomMsg
+                | Role::Bash
+                | Role::System
+        ) && kind != Kind::CustomMessage
         {
             st.messages += 1;
         }
-        debug_assert!(!self.small || (101..=SMALL_MAX_LINE).contains(&len), "small line of {len} bytes");
+        debug_assert!(
+            !self.small || (101..=SMALL_MAX_LINE).contains(&len),
+            "small line of {len} bytes"
+        );
         let (ctx_start, cum) = match self.path.last() {
             Some(n) => (n.ctx_start, n.cum),
             None => (0, 0),
         };
         let tokens = ((len - img_bytes) / 4 + if img_bytes > 0 { 1600 } else { 0 }) as u64;
-        self.path.push(Node { id, role, ctx_start, cum: cum + tokens });
+        self.path.push(Node {
+            id,
+            role,
+            ctx_start,
+            cum: cum + tokens,
+        });
         if self.buf.len() >= FLUSH_AT {
             self.flush_buf()?;
         }
@@ -2149,12 +2519,20 @@ impl<W: Write> Gen<W> {
         self.out.flush()?;
         let mut st = self.stats;
         st.bytes = self.flushed;
-        st.leaf_id = self.path.last().map(|n| id_string(n.id)).unwrap_or_default();
+        st.leaf_id = self
+            .path
+            .last()
+            .map(|n| id_string(n.id))
+            .unwrap_or_default();
         st.by_kind = KIND_NAMES
             .iter()
             .zip(self.kinds.iter())
             .filter(|(_, k)| k.0 > 0)
-            .map(|(name, k)| KindStats { kind: name, lines: k.0, bytes: k.1 })
+            .map(|(name, k)| KindStats {
+                kind: name,
+                lines: k.0,
+                bytes: k.1,
+            })
             .collect();
         Ok(st)
     }
@@ -2334,7 +2712,11 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"fromId\":\"");
         put_id(&mut self.buf, from);
         put(&mut self.buf, "\",\"summary\":\"");
-        let len = if self.small { self.rng.range(40, 200) as usize } else { self.rng.lognormal(1200.0, 0.7, 200, 6000) };
+        let len = if self.small {
+            self.rng.range(40, 200) as usize
+        } else {
+            self.rng.lognormal(1200.0, 0.7, 200, 6000)
+        };
         let len = len.min(self.avail());
         self.prose.put(&mut self.buf, &mut self.rng, len);
         self.buf.push(b'"');
@@ -2415,12 +2797,21 @@ impl<W: Write> Gen<W> {
     fn system_message(&mut self, initial: bool) -> io::Result<()> {
         let ts = self.tick(5, 200);
         let (start, id) = self.head("message", ts);
-        put(&mut self.buf, ",\"message\":{\"role\":\"system\",\"content\":");
+        put(
+            &mut self.buf,
+            ",\"message\":{\"role\":\"system\",\"content\":",
+        );
         if self.small {
             if initial {
-                put(&mut self.buf, "\"You are an expert coding assistant. Use the tools to read and edit files.\"");
+                put(
+                    &mut self.buf,
+                    "\"You are an expert coding assistant. Use the tools to read and edit files.\"",
+                );
             } else {
-                put(&mut self.buf, "\"\",\"sections\":{\"skills\":null},\"toolsRemoved\":[{\"name\":\"write\"}]");
+                put(
+                    &mut self.buf,
+                    "\"\",\"sections\":{\"skills\":null},\"toolsRemoved\":[{\"name\":\"write\"}]",
+                );
             }
         } else if initial {
             put(&mut self.buf, "\"\",\"sections\":{\"preamble\":\"");
@@ -2446,7 +2837,10 @@ impl<W: Write> Gen<W> {
             let n = self.rng.range(200, 1500) as usize;
             let n = n.min(self.avail());
             self.prose.put(&mut self.buf, &mut self.rng, n);
-            put(&mut self.buf, "\\n</skills>\"},\"toolsRemoved\":[{\"name\":\"write\"}]");
+            put(
+                &mut self.buf,
+                "\\n</skills>\"},\"toolsRemoved\":[{\"name\":\"write\"}]",
+            );
         }
         put(&mut self.buf, ",\"timestamp\":");
         put_i64(&mut self.buf, ts - 1);
@@ -2460,10 +2854,26 @@ impl<W: Write> Gen<W> {
 
     fn tool_decls(&mut self) {
         const DECLS: &[(&str, &str, &[&str])] = &[
-            ("read", "Read the contents of a file. Supports text files and images (jpg, png, gif, webp).", &["path", "offset", "limit"]),
-            ("bash", "Execute a bash command in the current working directory. Returns stdout and stderr.", &["command", "timeout"]),
-            ("edit", "Edit a file by replacing exact text. The oldText must match exactly (including whitespace).", &["path", "oldText", "newText"]),
-            ("write", "Write content to a file. Creates the file if it doesn't exist, overwrites if it does.", &["path", "content"]),
+            (
+                "read",
+                "Read the contents of a file. Supports text files and images (jpg, png, gif, webp).",
+                &["path", "offset", "limit"],
+            ),
+            (
+                "bash",
+                "Execute a bash command in the current working directory. Returns stdout and stderr.",
+                &["command", "timeout"],
+            ),
+            (
+                "edit",
+                "Edit a file by replacing exact text. The oldText must match exactly (including whitespace).",
+                &["path", "oldText", "newText"],
+            ),
+            (
+                "write",
+                "Write content to a file. Creates the file if it doesn't exist, overwrites if it does.",
+                &["path", "content"],
+            ),
         ];
         for (i, (name, desc, params)) in DECLS.iter().enumerate() {
             if i > 0 {
@@ -2473,14 +2883,21 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, name);
             put(&mut self.buf, "\",\"description\":");
             put_str(&mut self.buf, desc);
-            put(&mut self.buf, ",\"parameters\":{\"type\":\"object\",\"properties\":{");
+            put(
+                &mut self.buf,
+                ",\"parameters\":{\"type\":\"object\",\"properties\":{",
+            );
             for (j, p) in params.iter().enumerate() {
                 if j > 0 {
                     self.buf.push(b',');
                 }
                 put(&mut self.buf, "\"");
                 put(&mut self.buf, p);
-                let ty = if matches!(*p, "offset" | "limit" | "timeout") { "number" } else { "string" };
+                let ty = if matches!(*p, "offset" | "limit" | "timeout") {
+                    "number"
+                } else {
+                    "string"
+                };
                 put(&mut self.buf, "\":{\"type\":\"");
                 put(&mut self.buf, ty);
                 put(&mut self.buf, "\",\"description\":\"The ");
@@ -2505,7 +2922,11 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"name\":");
         put_str(&mut self.buf, &name);
         self.buf.push(b'}');
-        self.stats.session_name = if name.trim().is_empty() { None } else { Some(name.trim().to_string()) };
+        self.stats.session_name = if name.trim().is_empty() {
+            None
+        } else {
+            Some(name.trim().to_string())
+        };
         self.tmp = name;
         self.finish(start, id, Kind::SessionInfo, Role::Other, 0)
     }
@@ -2523,8 +2944,18 @@ impl<W: Write> Gen<W> {
         self.buf.push(b'"');
         if self.rng.chance(0.9) {
             const LABELS: &[&str] = &[
-                "checkpoint", "before-refactor", "good state", "bug repro", "tests green", "WIP", "try again here",
-                "✅ works", "perf baseline", "review", "stable", "release-candidate",
+                "checkpoint",
+                "before-refactor",
+                "good state",
+                "bug repro",
+                "tests green",
+                "WIP",
+                "try again here",
+                "✅ works",
+                "perf baseline",
+                "review",
+                "stable",
+                "release-candidate",
             ];
             put(&mut self.buf, ",\"label\":");
             self.tmp.clear();
@@ -2546,14 +2977,20 @@ impl<W: Write> Gen<W> {
         match self.rng.below(4) {
             0 => {
                 let m = &MODELS[self.model];
-                put(&mut self.buf, "\"pi.virtual-model-state\",\"data\":{\"provider\":");
+                put(
+                    &mut self.buf,
+                    "\"pi.virtual-model-state\",\"data\":{\"provider\":",
+                );
                 put_str(&mut self.buf, m.provider);
                 put(&mut self.buf, ",\"modelId\":");
                 put_str(&mut self.buf, m.id);
                 put(&mut self.buf, ",\"state\":{\"turn\":");
                 put_u64(&mut self.buf, self.turns);
                 put(&mut self.buf, ",\"route\":\"");
-                put(&mut self.buf, self.rng.pick(&["primary", "fallback", "cheap"]));
+                put(
+                    &mut self.buf,
+                    self.rng.pick(&["primary", "fallback", "cheap"]),
+                );
                 put(&mut self.buf, "\"}}");
             }
             1 => {
@@ -2569,7 +3006,14 @@ impl<W: Write> Gen<W> {
                     let n = self.rng.range(15, 70) as usize;
                     self.prose.put(&mut self.buf, &mut self.rng, n);
                     put(&mut self.buf, "\",\"done\":");
-                    put(&mut self.buf, if self.rng.chance(0.5) { "true}" } else { "false}" });
+                    put(
+                        &mut self.buf,
+                        if self.rng.chance(0.5) {
+                            "true}"
+                        } else {
+                            "false}"
+                        },
+                    );
                 }
                 put(&mut self.buf, "]}");
             }
@@ -2577,17 +3021,35 @@ impl<W: Write> Gen<W> {
                 put(&mut self.buf, "\"git-checkpoint\",\"data\":{\"commit\":\"");
                 put_hex(&mut self.buf, &mut self.rng, 40);
                 put(&mut self.buf, "\",\"dirty\":");
-                put(&mut self.buf, if self.rng.chance(0.3) { "true" } else { "false" });
+                put(
+                    &mut self.buf,
+                    if self.rng.chance(0.3) {
+                        "true"
+                    } else {
+                        "false"
+                    },
+                );
                 put(&mut self.buf, ",\"files\":");
                 put_u64(&mut self.buf, self.rng.range(0, 30));
                 self.buf.push(b'}');
             }
             _ => {
-                put(&mut self.buf, "\"permission-gate\",\"data\":{\"tool\":\"bash\",\"decision\":\"");
-                put(&mut self.buf, self.rng.pick(&["allow", "allow-always", "deny"]));
+                put(
+                    &mut self.buf,
+                    "\"permission-gate\",\"data\":{\"tool\":\"bash\",\"decision\":\"",
+                );
+                put(
+                    &mut self.buf,
+                    self.rng.pick(&["allow", "allow-always", "deny"]),
+                );
                 put(&mut self.buf, "\",\"pattern\":");
                 self.tmp.clear();
-                self.tmp.push_str(self.rng.pick(&["npm run *", "git *", "cargo test*", "rm -rf \"$TMP\"/*"]));
+                self.tmp.push_str(self.rng.pick(&[
+                    "npm run *",
+                    "git *",
+                    "cargo test*",
+                    "rm -rf \"$TMP\"/*",
+                ]));
                 put_str(&mut self.buf, &self.tmp);
                 self.buf.push(b'}');
             }
@@ -2603,10 +3065,25 @@ impl<W: Write> Gen<W> {
         let ts = self.tick(10, 5_000);
         let start = self.buf.len();
         let id = self.new_id();
-        put(&mut self.buf, "{\"type\":\"custom_message\",\"customType\":\"");
-        put(&mut self.buf, self.rng.pick(&["git-status", "plan-mode", "todo-reminder", "lsp-diagnostics"]));
+        put(
+            &mut self.buf,
+            "{\"type\":\"custom_message\",\"customType\":\"",
+        );
+        put(
+            &mut self.buf,
+            self.rng.pick(&[
+                "git-status",
+                "plan-mode",
+                "todo-reminder",
+                "lsp-diagnostics",
+            ]),
+        );
         put(&mut self.buf, "\",\"content\":");
-        let len = if self.small { self.rng.range(30, 220) as usize } else { self.rng.lognormal(500.0, 1.0, 30, 20_000) };
+        let len = if self.small {
+            self.rng.range(30, 220) as usize
+        } else {
+            self.rng.lognormal(500.0, 1.0, 30, 20_000)
+        };
         let len = len.min(self.avail());
         let array = self.rng.chance(0.3);
         if array {
@@ -2621,9 +3098,19 @@ impl<W: Write> Gen<W> {
         }
         put(&mut self.buf, if array { "\"}]" } else { "\"" });
         put(&mut self.buf, ",\"display\":");
-        put(&mut self.buf, if self.rng.chance(0.7) { "true" } else { "false" });
+        put(
+            &mut self.buf,
+            if self.rng.chance(0.7) {
+                "true"
+            } else {
+                "false"
+            },
+        );
         if !self.small && self.rng.chance(0.4) {
-            put(&mut self.buf, ",\"details\":{\"source\":\"extension\",\"count\":");
+            put(
+                &mut self.buf,
+                ",\"details\":{\"source\":\"extension\",\"count\":",
+            );
             put_u64(&mut self.buf, self.rng.range(1, 50));
             self.buf.push(b'}');
         }
@@ -2646,7 +3133,11 @@ impl<W: Write> Gen<W> {
         let co = cost(m.price[1], output);
         let cr = cost(m.price[2], cache_read);
         let cw = cost(m.price[3], cache_write);
-        let total = if round { ((ci + co + cr + cw) * 1e6).round() / 1e6 } else { ci + co + cr + cw };
+        let total = if round {
+            ((ci + co + cr + cw) * 1e6).round() / 1e6
+        } else {
+            ci + co + cr + cw
+        };
         let b = &mut self.buf;
         put(b, "{\"input\":");
         put_u64(b, input);
@@ -2676,7 +3167,11 @@ impl<W: Write> Gen<W> {
         let (start, id) = self.head("usage", ts);
         let m = self.cur_model();
         put(&mut self.buf, ",\"kind\":\"");
-        put(&mut self.buf, self.rng.pick(&["cache_warm", "cache_warm", "title_generation", "embedding"]));
+        put(
+            &mut self.buf,
+            self.rng
+                .pick(&["cache_warm", "cache_warm", "title_generation", "embedding"]),
+        );
         put(&mut self.buf, "\",\"provider\":");
         put_str(&mut self.buf, m.provider);
         put(&mut self.buf, ",\"model\":");
@@ -2692,7 +3187,9 @@ impl<W: Write> Gen<W> {
 
     fn context_edit(&mut self) -> io::Result<()> {
         let n = self.path.len();
-        let Some(last) = self.path.last() else { return Ok(()) };
+        let Some(last) = self.path.last() else {
+            return Ok(());
+        };
         let lo = (last.ctx_start as usize).max(n.saturating_sub(300));
         if lo >= n {
             return Ok(());
@@ -2701,7 +3198,10 @@ impl<W: Write> Gen<W> {
         for _ in 0..12 {
             let i = lo + self.rng.below((n - lo) as u64) as usize;
             let node = self.path[i];
-            if matches!(node.role, Role::User | Role::Assistant | Role::ToolResult | Role::CustomMsg) {
+            if matches!(
+                node.role,
+                Role::User | Role::Assistant | Role::ToolResult | Role::CustomMsg
+            ) {
                 target = Some(node);
                 break;
             }
@@ -2716,11 +3216,18 @@ impl<W: Write> Gen<W> {
         if r < 4 {
             put(&mut self.buf, "null");
         } else {
-            let len = if self.small { self.rng.range(10, 80) as usize } else { self.rng.lognormal(120.0, 1.0, 10, 4000) };
+            let len = if self.small {
+                self.rng.range(10, 80) as usize
+            } else {
+                self.rng.lognormal(120.0, 1.0, 10, 4000)
+            };
             let len = len.min(self.avail());
             match t.role {
                 Role::Assistant | Role::ToolResult => {
-                    put(&mut self.buf, "{\"content\":[{\"type\":\"text\",\"text\":\"");
+                    put(
+                        &mut self.buf,
+                        "{\"content\":[{\"type\":\"text\",\"text\":\"",
+                    );
                     if r < 8 {
                         put(&mut self.buf, "[output pruned: ");
                         put_u64(&mut self.buf, self.rng.range(100, 90_000));
@@ -2742,7 +3249,9 @@ impl<W: Write> Gen<W> {
 
     fn compaction(&mut self) -> io::Result<()> {
         let n = self.path.len();
-        let Some(last) = self.path.last().copied() else { return Ok(()) };
+        let Some(last) = self.path.last().copied() else {
+            return Ok(());
+        };
         let tokens_before = self.ctx_tokens();
         // Keep the last ~15% of the context, cut at a user message.
         let keep = tokens_before * self.rng.range(5, 25) / 100;
@@ -2763,11 +3272,17 @@ impl<W: Write> Gen<W> {
             self.prose.put(&mut self.buf, &mut self.rng, len);
         } else {
             put(&mut self.buf, "# Context Checkpoint\\n\\n## Goal\\n");
-            let len = self.rng.lognormal(3500.0, 0.6, 500, 16_000).min(self.avail() / 2);
+            let len = self
+                .rng
+                .lognormal(3500.0, 0.6, 500, 16_000)
+                .min(self.avail() / 2);
             self.prose.put(&mut self.buf, &mut self.rng, len);
         }
         put(&mut self.buf, "\",\"firstKeptEntryId\":\"");
-        put_id(&mut self.buf, if retain_none { id } else { self.path[k].id });
+        put_id(
+            &mut self.buf,
+            if retain_none { id } else { self.path[k].id },
+        );
         put(&mut self.buf, "\",\"tokensBefore\":");
         put_u64(&mut self.buf, tokens_before);
         if !self.small {
@@ -2780,7 +3295,10 @@ impl<W: Write> Gen<W> {
                 self.put_usage(input, out, tokens_before.min(190_000), 0);
             }
             if self.rng.chance(0.7) {
-                put(&mut self.buf, ",\"systemMessage\":{\"role\":\"system\",\"content\":\"");
+                put(
+                    &mut self.buf,
+                    ",\"systemMessage\":{\"role\":\"system\",\"content\":\"",
+                );
                 let len = self.rng.range(600, 3000) as usize;
                 let len = len.min(self.avail() / 2);
                 self.prose.put(&mut self.buf, &mut self.rng, len);
@@ -2803,23 +3321,52 @@ impl<W: Write> Gen<W> {
     fn bash_execution(&mut self) -> io::Result<()> {
         let ts = self.tick(3_000, 120_000);
         let (start, id) = self.head("message", ts);
-        put(&mut self.buf, ",\"message\":{\"role\":\"bashExecution\",\"command\":");
+        put(
+            &mut self.buf,
+            ",\"message\":{\"role\":\"bashExecution\",\"command\":",
+        );
         self.tmp.clear();
         bash_command(&mut self.rng, &mut self.tmp, &self.cwd, self.small);
         put_str(&mut self.buf, &self.tmp);
         put(&mut self.buf, ",\"output\":\"");
-        let len = if self.small { self.rng.range(0, 150) as usize } else { self.rng.lognormal(600.0, 1.5, 0, 40_000) };
+        let len = if self.small {
+            self.rng.range(0, 150) as usize
+        } else {
+            self.rng.lognormal(600.0, 1.5, 0, 40_000)
+        };
         let len = len.min(self.avail());
-        self.code.put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
+        self.code
+            .put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
         let cancelled = self.rng.chance(0.03);
         let truncated = !self.small && len > 20_000;
         put(&mut self.buf, "\"");
         if !cancelled {
             put(&mut self.buf, ",\"exitCode\":");
-            put_u64(&mut self.buf, if self.rng.chance(0.85) { 0 } else { self.rng.range(1, 2) });
+            put_u64(
+                &mut self.buf,
+                if self.rng.chance(0.85) {
+                    0
+                } else {
+                    self.rng.range(1, 2)
+                },
+            );
         }
-        put(&mut self.buf, if cancelled { ",\"cancelled\":true" } else { ",\"cancelled\":false" });
-        put(&mut self.buf, if truncated { ",\"truncated\":true" } else { ",\"truncated\":false" });
+        put(
+            &mut self.buf,
+            if cancelled {
+                ",\"cancelled\":true"
+            } else {
+                ",\"cancelled\":false"
+            },
+        );
+        put(
+            &mut self.buf,
+            if truncated {
+                ",\"truncated\":true"
+            } else {
+                ",\"truncated\":false"
+            },
+        );
         if truncated {
             put(&mut self.buf, ",\"fullOutputPath\":\"/tmp/pi-bash-");
             put_hex(&mut self.buf, &mut self.rng, 16);
@@ -2874,11 +3421,26 @@ impl<W: Write> Gen<W> {
 
     fn user(&mut self) -> io::Result<()> {
         let ts = self.tick(4_000, 600_000);
-        let ts = if self.rng.chance(0.01) { self.tick(3_600_000, 40_000_000) } else { ts };
+        let ts = if self.rng.chance(0.01) {
+            self.tick(3_600_000, 40_000_000)
+        } else {
+            ts
+        };
         let (start, id) = self.head("message", ts);
-        put(&mut self.buf, ",\"message\":{\"role\":\"user\",\"content\":");
-        let img = if self.rng.chance(self.p.img_user) { self.image_size() } else { None };
-        let len = if self.small { self.rng.range(10, 250) as usize } else { self.rng.lognormal(110.0, 1.1, 3, 12_000) };
+        put(
+            &mut self.buf,
+            ",\"message\":{\"role\":\"user\",\"content\":",
+        );
+        let img = if self.rng.chance(self.p.img_user) {
+            self.image_size()
+        } else {
+            None
+        };
+        let len = if self.small {
+            self.rng.range(10, 250) as usize
+        } else {
+            self.rng.lognormal(110.0, 1.1, 3, 12_000)
+        };
         let len = len.min(self.avail() - img.unwrap_or(0));
         let mut img_bytes = 0;
         if img.is_none() && self.rng.chance(0.2) {
@@ -2898,16 +3460,35 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"timestamp\":");
         put_i64(&mut self.buf, ts - self.rng.range(2, 30) as i64);
         put(&mut self.buf, "}}");
-        let kind = if img_bytes > 0 { Kind::UserImage } else { Kind::User };
+        let kind = if img_bytes > 0 {
+            Kind::UserImage
+        } else {
+            Kind::User
+        };
         self.finish(start, id, kind, Role::User, img_bytes)
     }
 
     /// About `len` bytes of escaped user prompt: an opener, then prose.
     fn user_text(&mut self, len: usize) {
         const OPENERS: &[&str] = &[
-            "can you", "please", "ok, now", "hmm, that didn't work.", "why does", "let's", "great. next:",
-            "fix the failing test.", "look at this:", "what about", "no, revert that.", "nice!", "wait,",
-            "read", "continue", "alright,", "this is still broken:", "ship it. then",
+            "can you",
+            "please",
+            "ok, now",
+            "hmm, that didn't work.",
+            "why does",
+            "let's",
+            "great. next:",
+            "fix the failing test.",
+            "look at this:",
+            "what about",
+            "no, revert that.",
+            "nice!",
+            "wait,",
+            "read",
+            "continue",
+            "alright,",
+            "this is still broken:",
+            "ship it. then",
         ];
         let start = self.buf.len();
         let o = self.rng.pick(OPENERS);
@@ -2925,7 +3506,8 @@ impl<W: Write> Gen<W> {
         }
         self.buf.push(b' ');
         let used = self.buf.len() - start;
-        self.prose.put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
+        self.prose
+            .put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
     }
 
     fn tool_call_id(&mut self) -> Vec<u8> {
@@ -2960,7 +3542,10 @@ impl<W: Write> Gen<W> {
         self.clock += dur;
         let ts = self.clock;
         let (start, id) = self.head("message", ts);
-        put(&mut self.buf, ",\"message\":{\"role\":\"assistant\",\"content\":[");
+        put(
+            &mut self.buf,
+            ",\"message\":{\"role\":\"assistant\",\"content\":[",
+        );
         let m = self.cur_model();
         let fail = self.rng.below(1000);
         let (aborted, errored) = (fail < 12, (12..16).contains(&fail));
@@ -2982,7 +3567,10 @@ impl<W: Write> Gen<W> {
                 if m.sig == Sig::Anthropic {
                     put_b64_random(&mut self.buf, &mut self.rng, sig);
                 } else {
-                    put(&mut self.buf, "{\\\"type\\\":\\\"reasoning\\\",\\\"id\\\":\\\"rs_");
+                    put(
+                        &mut self.buf,
+                        "{\\\"type\\\":\\\"reasoning\\\",\\\"id\\\":\\\"rs_",
+                    );
                     put_hex(&mut self.buf, &mut self.rng, 48);
                     put(&mut self.buf, "\\\",\\\"encrypted_content\\\":\\\"gAAAAAB");
                     put_b64_random(&mut self.buf, &mut self.rng, sig);
@@ -2992,7 +3580,10 @@ impl<W: Write> Gen<W> {
                 blocks += 1;
             }
             // Text.
-            if final_ || (!self.small && self.rng.chance(0.45)) || (self.small && self.rng.chance(0.15)) {
+            if final_
+                || (!self.small && self.rng.chance(0.45))
+                || (self.small && self.rng.chance(0.15))
+            {
                 let len = if self.small {
                     self.rng.range(8, 90) as usize
                 } else if final_ {
@@ -3013,7 +3604,11 @@ impl<W: Write> Gen<W> {
             }
             // Tool calls.
             if !(final_ || aborted || (self.small && blocks > 0)) {
-                let k = if self.small { 1 } else { [1, 1, 1, 1, 1, 1, 1, 2, 2, 3][self.rng.below(10) as usize] };
+                let k = if self.small {
+                    1
+                } else {
+                    [1, 1, 1, 1, 1, 1, 1, 2, 2, 3][self.rng.below(10) as usize]
+                };
                 for _ in 0..k {
                     if blocks > 0 {
                         self.buf.push(b',');
@@ -3042,13 +3637,31 @@ impl<W: Write> Gen<W> {
             self.put_usage(0, 0, 0, 0);
         } else {
             let ctx = self.ctx_tokens().min(195_000);
-            let fresh = self.path.last().map_or(0, |n| n.cum.saturating_sub(self.path.get(self.path.len().saturating_sub(3)).map_or(0, |p| p.cum)));
+            let fresh = self.path.last().map_or(0, |n| {
+                n.cum.saturating_sub(
+                    self.path
+                        .get(self.path.len().saturating_sub(3))
+                        .map_or(0, |p| p.cum),
+                )
+            });
             // Small lines keep their numbers short.
-            let (fresh_cap, extra, out_extra) = if self.small { (9_999, 900, 60) } else { (60_000, 2_000, 300) };
-            let (input, cr, cw) = if m.sig == Sig::Anthropic {
-                (self.rng.range(1, 12), ctx.saturating_sub(fresh), fresh.min(fresh_cap))
+            let (fresh_cap, extra, out_extra) = if self.small {
+                (9_999, 900, 60)
             } else {
-                (fresh.min(fresh_cap) + self.rng.range(10, extra), ctx.saturating_sub(fresh) / 2 * 2, 0)
+                (60_000, 2_000, 300)
+            };
+            let (input, cr, cw) = if m.sig == Sig::Anthropic {
+                (
+                    self.rng.range(1, 12),
+                    ctx.saturating_sub(fresh),
+                    fresh.min(fresh_cap),
+                )
+            } else {
+                (
+                    fresh.min(fresh_cap) + self.rng.range(10, extra),
+                    ctx.saturating_sub(fresh) / 2 * 2,
+                    0,
+                )
             };
             let out = (out_bytes / 4) as u64 + self.rng.range(5, out_extra);
             self.put_usage(input, out, cr, cw);
@@ -3076,7 +3689,11 @@ impl<W: Write> Gen<W> {
                 "529 {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}",
                 "terminated",
             ]);
-            let e = if self.small && e.len() > 40 { "Connection error." } else { e };
+            let e = if self.small && e.len() > 40 {
+                "Connection error."
+            } else {
+                e
+            };
             put_str(&mut self.buf, e);
         }
         put(&mut self.buf, "}}");
@@ -3150,16 +3767,26 @@ impl<W: Write> Gen<W> {
                 put(&mut self.buf, "\"path\":");
                 put_str(&mut self.buf, &path);
                 let (a, b) = if self.small {
-                    (self.rng.range(5, 25) as usize, self.rng.range(5, 25) as usize)
+                    (
+                        self.rng.range(5, 25) as usize,
+                        self.rng.range(5, 25) as usize,
+                    )
                 } else {
-                    (self.rng.lognormal(180.0, 1.0, 5, 6_000), self.rng.lognormal(260.0, 1.0, 5, 8_000))
+                    (
+                        self.rng.lognormal(180.0, 1.0, 5, 6_000),
+                        self.rng.lognormal(260.0, 1.0, 5, 8_000),
+                    )
                 };
                 let a = a.min(budget / 2);
                 let b = b.min(budget / 2);
                 put(&mut self.buf, ",\"oldText\":\"");
-                used += self.code.put_class(&mut self.buf, &mut self.rng, a, Class::Code);
+                used += self
+                    .code
+                    .put_class(&mut self.buf, &mut self.rng, a, Class::Code);
                 put(&mut self.buf, "\",\"newText\":\"");
-                used += self.code.put_class(&mut self.buf, &mut self.rng, b, Class::Code);
+                used += self
+                    .code
+                    .put_class(&mut self.buf, &mut self.rng, b, Class::Code);
                 self.buf.push(b'"');
             }
             Tool::Write => {
@@ -3167,7 +3794,9 @@ impl<W: Write> Gen<W> {
                 put_str(&mut self.buf, &path);
                 let n = self.rng.lognormal(3_000.0, 1.0, 50, 40_000).min(budget);
                 put(&mut self.buf, ",\"content\":\"");
-                used += self.code.put_class(&mut self.buf, &mut self.rng, n, Class::Code);
+                used += self
+                    .code
+                    .put_class(&mut self.buf, &mut self.rng, n, Class::Code);
                 written = used;
                 self.buf.push(b'"');
             }
@@ -3184,7 +3813,10 @@ impl<W: Write> Gen<W> {
                 }
                 put_str(&mut self.buf, &self.tmp);
                 put(&mut self.buf, ",\"path\":\"");
-                put(&mut self.buf, self.rng.pick(if self.small { &DIRS[..5] } else { DIRS }));
+                put(
+                    &mut self.buf,
+                    self.rng.pick(if self.small { &DIRS[..5] } else { DIRS }),
+                );
                 put(&mut self.buf, "\"");
             }
             Tool::Find => {
@@ -3194,7 +3826,13 @@ impl<W: Write> Gen<W> {
             }
         }
         put(&mut self.buf, "}}");
-        self.pending.push(Pending { call_id, tool: t, path, written, image });
+        self.pending.push(Pending {
+            call_id,
+            tool: t,
+            path,
+            written,
+            image,
+        });
         used
     }
 
@@ -3207,11 +3845,17 @@ impl<W: Write> Gen<W> {
         self.clock += dur as i64;
         let ts = self.clock;
         let (start, id) = self.head("message", ts);
-        put(&mut self.buf, ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"");
+        put(
+            &mut self.buf,
+            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"",
+        );
         self.buf.extend_from_slice(&call.call_id);
         put(&mut self.buf, "\",\"toolName\":\"");
         put(&mut self.buf, call.tool.name());
-        put(&mut self.buf, "\",\"content\":[{\"type\":\"text\",\"text\":\"");
+        put(
+            &mut self.buf,
+            "\",\"content\":[{\"type\":\"text\",\"text\":\"",
+        );
         let avail = self.avail();
         let mut kind = Kind::ToolResult;
         let mut img_bytes = 0;
@@ -3231,7 +3875,8 @@ impl<W: Write> Gen<W> {
         } else if big {
             let len = (self.rng.log_uniform(64_000.0, 2_500_000.0) as usize).min(avail - 50_000);
             let class = self.output_class(call.tool);
-            self.code.put_class(&mut self.buf, &mut self.rng, len, class);
+            self.code
+                .put_class(&mut self.buf, &mut self.rng, len, class);
             put(&mut self.buf, "\"}]");
             kind = Kind::ToolResultBig;
         } else {
@@ -3244,11 +3889,21 @@ impl<W: Write> Gen<W> {
                         (false, _) => self.rng.lognormal(800.0, 1.2, 20, 30_000),
                     };
                     let limit = 51_200;
-                    let len = if len > limit { len.min(avail / 2).max(limit.min(avail)) } else { len.min(avail) };
-                    let len = if len > limit && avail < 2 * limit + 4_000 { limit.min(avail) } else { len };
+                    let len = if len > limit {
+                        len.min(avail / 2).max(limit.min(avail))
+                    } else {
+                        len.min(avail)
+                    };
+                    let len = if len > limit && avail < 2 * limit + 4_000 {
+                        limit.min(avail)
+                    } else {
+                        len
+                    };
                     let text_start = self.buf.len();
                     let class = self.output_class(call.tool);
-                    let n = self.code.put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
+                    let n =
+                        self.code
+                            .put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
                     if call.tool == Tool::Read && len > limit {
                         // pi's read truncates at 50 KB and keeps a copy in details.
                         let total_lines = self.rng.range(1_800, 9_000);
@@ -3260,9 +3915,15 @@ impl<W: Write> Gen<W> {
                             shown + 1
                         );
                         put(&mut self.buf, &self.tmp);
-                        put(&mut self.buf, "\"}],\"details\":{\"truncation\":{\"content\":\"");
+                        put(
+                            &mut self.buf,
+                            "\"}],\"details\":{\"truncation\":{\"content\":\"",
+                        );
                         self.buf.extend_from_within(text_start..text_start + n);
-                        put(&mut self.buf, "\",\"truncated\":true,\"truncatedBy\":\"bytes\",\"totalLines\":");
+                        put(
+                            &mut self.buf,
+                            "\",\"truncated\":true,\"truncatedBy\":\"bytes\",\"totalLines\":",
+                        );
                         put_u64(&mut self.buf, total_lines);
                         put(&mut self.buf, ",\"totalBytes\":");
                         put_u64(&mut self.buf, len as u64 + self.rng.range(0, 100_000));
@@ -3270,7 +3931,10 @@ impl<W: Write> Gen<W> {
                         put_u64(&mut self.buf, shown);
                         put(&mut self.buf, ",\"outputBytes\":");
                         put_u64(&mut self.buf, n as u64);
-                        put(&mut self.buf, ",\"lastLinePartial\":false,\"firstLineExceedsLimit\":false}}");
+                        put(
+                            &mut self.buf,
+                            ",\"lastLinePartial\":false,\"firstLineExceedsLimit\":false}}",
+                        );
                     } else {
                         if call.tool == Tool::Bash && self.rng.chance(0.08) {
                             is_error = true;
@@ -3288,7 +3952,10 @@ impl<W: Write> Gen<W> {
                         is_error = true;
                         put(&mut self.buf, "Could not find the exact text in ");
                         put_esc(&mut self.buf, &call.path);
-                        put(&mut self.buf, ". The old text must match exactly including all whitespace and newlines.\"}]");
+                        put(
+                            &mut self.buf,
+                            ". The old text must match exactly including all whitespace and newlines.\"}]",
+                        );
                         put(&mut self.buf, ",\"details\":{}");
                     } else {
                         put(&mut self.buf, "Successfully replaced text in ");
@@ -3301,7 +3968,11 @@ impl<W: Write> Gen<W> {
                             put(&mut self.buf, " characters.");
                         }
                         put(&mut self.buf, "\"}],\"details\":{\"diff\":\"");
-                        let len = if self.small { self.rng.range(10, 90) as usize } else { self.rng.lognormal(900.0, 1.0, 40, 12_000) };
+                        let len = if self.small {
+                            self.rng.range(10, 90) as usize
+                        } else {
+                            self.rng.lognormal(900.0, 1.0, 40, 12_000)
+                        };
                         let len = len.min(avail);
                         let lines = self.rng.range(3, 12);
                         let first = self.rng.range(1, 900);
@@ -3317,7 +3988,12 @@ impl<W: Write> Gen<W> {
                             put(&mut self.buf, " ");
                             // One line of code: cut at its newline.
                             let s = self.buf.len();
-                            self.code.put_class(&mut self.buf, &mut self.rng, per.max(4), Class::Code);
+                            self.code.put_class(
+                                &mut self.buf,
+                                &mut self.rng,
+                                per.max(4),
+                                Class::Code,
+                            );
                             let cut = self.buf[s..].windows(2).position(|w| w == b"\\n");
                             if let Some(p) = cut.filter(|&p| self.code_safe_cut(s, p)) {
                                 self.buf.truncate(s + p);
@@ -3336,7 +4012,14 @@ impl<W: Write> Gen<W> {
                 }
             }
         }
-        put(&mut self.buf, if is_error { ",\"isError\":true,\"timestamp\":" } else { ",\"isError\":false,\"timestamp\":" });
+        put(
+            &mut self.buf,
+            if is_error {
+                ",\"isError\":true,\"timestamp\":"
+            } else {
+                ",\"isError\":false,\"timestamp\":"
+            },
+        );
         put_i64(&mut self.buf, ts - self.rng.range(1, 8) as i64);
         put(&mut self.buf, "}}");
         self.finish(start, id, kind, Role::ToolResult, img_bytes)
@@ -3348,8 +4031,18 @@ impl<W: Write> Gen<W> {
         match tool {
             Tool::Read => Class::Code,
             Tool::Grep => Class::Grep,
-            Tool::Bash => [Class::Shell, Class::Shell, Class::Shell, Class::Shell, Class::Shell, Class::Code, Class::Code, Class::Code, Class::Grep, Class::Grep]
-                [self.rng.below(10) as usize],
+            Tool::Bash => [
+                Class::Shell,
+                Class::Shell,
+                Class::Shell,
+                Class::Shell,
+                Class::Shell,
+                Class::Code,
+                Class::Code,
+                Class::Code,
+                Class::Grep,
+                Class::Grep,
+            ][self.rng.below(10) as usize],
             _ => Class::Shell,
         }
     }
@@ -3378,7 +4071,8 @@ impl<W: Write> Gen<W> {
         let u_max = self.p.fill_user_max;
         let c_max = if self.small { 590 } else { 4_000 };
         // A session holds at least one user and one assistant message.
-        let mut need_user = self.kinds[Kind::User as usize].0 + self.kinds[Kind::UserImage as usize].0 == 0;
+        let mut need_user =
+            self.kinds[Kind::User as usize].0 + self.kinds[Kind::UserImage as usize].0 == 0;
         self.pending.clear();
         loop {
             let r = self.remaining();
@@ -3418,18 +4112,28 @@ impl<W: Write> Gen<W> {
     /// possible if `size` is below that).
     fn fill_message(&mut self, size: usize, user: bool) -> io::Result<()> {
         let msg_ts = self.tick(1, 20);
-        let ts = if user { self.tick(3_000, 200_000) } else { self.tick(800, 20_000) };
+        let ts = if user {
+            self.tick(3_000, 200_000)
+        } else {
+            self.tick(800, 20_000)
+        };
         let (start, id) = self.head("message", ts);
         // Suffix first, to know how long the text must be.
         let mut suf = std::mem::take(&mut self.scratch);
         suf.clear();
         if user {
-            put(&mut self.buf, ",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"");
+            put(
+                &mut self.buf,
+                ",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"",
+            );
             put(&mut suf, "\"}],\"timestamp\":");
             put_i64(&mut suf, msg_ts);
             put(&mut suf, "}}\n");
         } else {
-            put(&mut self.buf, ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"");
+            put(
+                &mut self.buf,
+                ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"",
+            );
             let m = self.cur_model();
             let mark = self.buf.len();
             put(&mut self.buf, "\"}],\"api\":\"");
@@ -3465,7 +4169,10 @@ impl<W: Write> Gen<W> {
         let ts = self.tick(10, 2_000);
         let start = self.buf.len();
         let id = self.new_id();
-        put(&mut self.buf, "{\"type\":\"custom\",\"customType\":\"notes\",\"data\":{\"text\":\"");
+        put(
+            &mut self.buf,
+            "{\"type\":\"custom\",\"customType\":\"notes\",\"data\":{\"text\":\"",
+        );
         let mut suf = std::mem::take(&mut self.scratch);
         suf.clear();
         let mark = self.buf.len();
@@ -3581,7 +4288,12 @@ fn session_name(r: &mut Rng, s: &mut String) {
             s.push_str(" support to ");
             camel(r, s, true);
         }
-        6 => s.push_str(r.pick(&["Überarbeitung der Sitzungen", "修复 session 解析", "🚀 release prep", "café order bug"])),
+        6 => s.push_str(r.pick(&[
+            "Überarbeitung der Sitzungen",
+            "修复 session 解析",
+            "🚀 release prep",
+            "café order bug",
+        ])),
         7 => {
             s.push_str("  ");
             cap_first(s, r.pick(VERBS));
@@ -3609,7 +4321,10 @@ mod tests {
     use super::*;
 
     fn gen_bytes(seed: u64, target: u64, mix: Mix) -> (Vec<u8>, GenStats) {
-        let spec = SessionSpec { mix, ..SessionSpec::new(seed, target) };
+        let spec = SessionSpec {
+            mix,
+            ..SessionSpec::new(seed, target)
+        };
         let mut v = Vec::new();
         let st = write_session(&spec, &mut v).unwrap();
         (v, st)
@@ -3624,9 +4339,15 @@ mod tests {
         let mut out = Vec::new();
         for (i, line) in bytes[..bytes.len() - 1].split(|&b| b == b'\n').enumerate() {
             if small {
-                assert!((100..SMALL_MAX_LINE).contains(&line.len()), "line {} has {} bytes", i + 1, line.len());
+                assert!(
+                    (100..SMALL_MAX_LINE).contains(&line.len()),
+                    "line {} has {} bytes",
+                    i + 1,
+                    line.len()
+                );
             }
-            let v: serde_json::Value = serde_json::from_slice(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+            let v: serde_json::Value =
+                serde_json::from_slice(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
             let o = v.as_object().expect("object");
             let ty = o["type"].as_str().expect("type");
             if i == 0 {
@@ -3639,7 +4360,11 @@ mod tests {
             assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
             match &o["parentId"] {
                 serde_json::Value::Null => assert_eq!(i, 1, "only the first entry is a root"),
-                serde_json::Value::String(p) => assert!(ids.contains(p.as_str()), "line {}: parent {p} unknown", i + 1),
+                serde_json::Value::String(p) => assert!(
+                    ids.contains(p.as_str()),
+                    "line {}: parent {p} unknown",
+                    i + 1
+                ),
                 other => panic!("parentId {other:?}"),
             }
             assert!(ids.insert(id.to_string()), "duplicate id {id}");
@@ -3686,9 +4411,23 @@ mod tests {
         let entries = check_file(&v, false);
         assert_eq!(entries.len() as u64, st.entries);
         assert_eq!(entries.last().unwrap()["id"].as_str().unwrap(), st.leaf_id);
-        assert!(st.images >= 1 && st.branches >= 1 && st.compactions >= 1, "{st:?}");
-        let types: HashSet<&str> = entries.iter().map(|e| e["type"].as_str().unwrap()).collect();
-        for t in ["message", "model_change", "thinking_level_change", "compaction", "label", "custom", "context_edit"] {
+        assert!(
+            st.images >= 1 && st.branches >= 1 && st.compactions >= 1,
+            "{st:?}"
+        );
+        let types: HashSet<&str> = entries
+            .iter()
+            .map(|e| e["type"].as_str().unwrap())
+            .collect();
+        for t in [
+            "message",
+            "model_change",
+            "thinking_level_change",
+            "compaction",
+            "label",
+            "custom",
+            "context_edit",
+        ] {
             assert!(types.contains(t), "no {t}");
         }
         let (v, _) = gen_bytes(12, 400_000, Mix::SmallEntries);
@@ -3769,7 +4508,13 @@ mod tests {
     fn tree_layout() {
         let dir = std::env::temp_dir().join(format!("pi-gen-tree-{}", std::process::id()));
         let _ = fs::remove_dir_all(&dir);
-        let spec = TreeSpec { seed: 5, sessions: 30, folders: 4, total_bytes: 3_000_000, start_ms: 1_760_000_000_000 };
+        let spec = TreeSpec {
+            seed: 5,
+            sessions: 30,
+            folders: 4,
+            total_bytes: 3_000_000,
+            start_ms: 1_760_000_000_000,
+        };
         let st = write_sessions_tree(&spec, &dir).unwrap();
         assert_eq!(st.sessions, 30);
         assert_eq!(st.folders, 4);
@@ -3778,11 +4523,23 @@ mod tests {
         for f in &st.files {
             let name = f.path.file_name().unwrap().to_str().unwrap();
             assert!(name.ends_with(&format!("_{}.jsonl", f.session_id)));
-            let folder = f.path.parent().unwrap().file_name().unwrap().to_str().unwrap();
+            let folder = f
+                .path
+                .parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap();
             assert_eq!(folder, format!("--{}--", f.cwd[1..].replace('/', "-")));
             let meta = fs::metadata(&f.path).unwrap();
             assert_eq!(meta.len(), f.bytes);
-            let mtime = meta.modified().unwrap().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
+            let mtime = meta
+                .modified()
+                .unwrap()
+                .duration_since(UNIX_EPOCH)
+                .unwrap()
+                .as_millis() as i64;
             assert_eq!(mtime, f.modified_ms);
             check_file(&fs::read(&f.path).unwrap(), false);
         }

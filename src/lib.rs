@@ -42,6 +42,7 @@ mod entry;
 mod error;
 pub mod index;
 pub mod js;
+mod jsonskip;
 pub mod listing;
 pub mod scan;
 mod session;

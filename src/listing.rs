@@ -35,7 +35,8 @@
 
 use crate::js::number::parse_json_number;
 use crate::js::sort::v8_sort_by;
-use crate::scan::{Kind, skip_string, skip_value};
+use crate::jsonskip::{skip_string, skip_value};
+use crate::scan::Kind;
 use crate::value::{JsStr, SyntaxError, Value, decode_string, is_ws, js_date_time, js_trim_wtf8};
 use rayon::prelude::*;
 use std::cmp::Ordering;
@@ -225,6 +226,10 @@ pub struct ListOptions<'a> {
     pub partials: bool,
     /// Checked between files.
     pub cancel: Option<CancelToken>,
+    /// How files are read: [`crate::ReadMode::Auto`] maps files of 1 MiB and more. A mapped
+    /// file that another process truncates while it is read can crash the reader (SIGBUS);
+    /// [`crate::ReadMode::Read`] never maps, at some cost in speed.
+    pub read_mode: crate::ReadMode,
 }
 
 impl std::fmt::Debug for ListOptions<'_> {
@@ -233,6 +238,7 @@ impl std::fmt::Debug for ListOptions<'_> {
             .field("on_progress", &self.on_progress.is_some())
             .field("partials", &self.partials)
             .field("cancel", &self.cancel)
+            .field("read_mode", &self.read_mode)
             .finish()
     }
 }
@@ -695,12 +701,15 @@ fn scan_blocks(b: &[u8], start: usize, blocks: &mut Vec<Block>) -> Result<usize,
 }
 
 /// Read `path` (following symlinks) and build its [`SessionInfo`], as pi's
-/// `buildSessionInfo` does; `mtime_ms` is the file's mtime when already known.
+/// `buildSessionInfo` does. Files of at least [`crate::source::MMAP_THRESHOLD`] bytes are
+/// memory-mapped when `mode` allows it ([`crate::ReadMode::Auto`]); smaller ones are read
+/// into the scratch buffer, which is reused.
 ///
 /// # Errors
 /// Why the file is not listed.
 pub fn read_session_info(
     path: &Path,
+    mode: crate::ReadMode,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
     let unreadable = |e: std::io::Error| SkipFileReason::Unreadable(e.to_string());
@@ -710,6 +719,15 @@ pub fn read_session_info(
         return Err(SkipFileReason::Unreadable("is a directory".into()));
     }
     let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
+    let map = match mode {
+        crate::ReadMode::Read => false,
+        crate::ReadMode::Mmap => meta.len() > 0,
+        crate::ReadMode::Auto => meta.len() >= crate::source::MMAP_THRESHOLD,
+    };
+    if map {
+        let src = crate::source::Source::from_file(file, mode).map_err(unreadable)?;
+        return session_info_from_bytes(path, src.bytes(), mtime, scratch);
+    }
     let mut buf = std::mem::take(&mut scratch.buf);
     buf.clear();
     let res = file
@@ -768,6 +786,11 @@ fn join_name(dir: &Path, name: &[u8]) -> PathBuf {
     dir.join(std::ffi::OsStr::new(&*String::from_utf8_lossy(name)))
 }
 
+thread_local! {
+    /// Per-thread scratch: the read buffer and span lists stay allocated between files.
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
+}
+
 /// When pi publishes a partial list.
 #[derive(Clone, Copy)]
 enum Publish {
@@ -796,6 +819,7 @@ fn build_all<'a>(
     let total = cands.len();
     let want_partials = opts.partials && opts.on_progress.is_some();
     let cancel = opts.cancel.clone();
+    let read_mode = opts.read_mode;
     let shared = Mutex::new(Shared {
         loaded: 0,
         first_done: false,
@@ -805,11 +829,13 @@ fn build_all<'a>(
     let out: Vec<Result<Arc<SessionInfo>, SkipFileReason>> = cands
         .par_iter()
         .enumerate()
-        .map_init(Scratch::new, |scratch, (index, c)| {
+        .map(|(index, c)| {
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
                 return Err(SkipFileReason::Unreadable("cancelled".into()));
             }
-            let res = read_session_info(&c.path, scratch).map(Arc::new);
+            let res = SCRATCH
+                .with(|s| read_session_info(&c.path, read_mode, &mut s.borrow_mut()))
+                .map(Arc::new);
             let mut sh = shared.lock().expect("progress lock is not poisoned");
             sh.loaded += 1;
             if index == 0 {

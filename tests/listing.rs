@@ -105,6 +105,7 @@ fn run(f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelle
             on_progress: Some(&mut cb),
             partials: true,
             cancel: None,
+            read_mode: pi_session::ReadMode::Auto,
         };
         f(&mut opts).expect("not cancelled")
     };
@@ -333,6 +334,7 @@ fn cancellation() {
         on_progress: Some(&mut cb),
         partials: false,
         cancel: Some(token),
+        ..ListOptions::default()
     };
     assert_eq!(
         listing::list_all(&root, &mut opts).err(),
