@@ -100,7 +100,7 @@ fn resolve(w: &WhereArgs) -> Result<Resolved> {
 ///
 /// # Errors
 /// Output errors.
-pub fn run_ls(a: &LsArgs, out: &mut impl Write) -> Result<i32> {
+pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let r = resolve(&a.place)?;
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
@@ -120,6 +120,7 @@ pub fn run_ls(a: &LsArgs, out: &mut impl Write) -> Result<i32> {
         on_progress: bar
             .is_some()
             .then_some(&mut cb as &mut listing::ProgressFn<'_>),
+        read_mode,
         ..ListOptions::default()
     };
     let (what, listing) = if a.all {

@@ -8,9 +8,12 @@
 //! backslash mask with simdjson's carry trick, so a backslash every few bytes (code in tool
 //! outputs) does not slow the scan down; only the escaped bytes themselves are looked at
 //! one by one (the escape letter, and the four hex digits of `\u`).
+//!
+//! One difference from `JSON.parse`: `\n` and `\r` are not white space here but end the
+//! line, as pi's `readline` does when it lists sessions.
 
 use crate::scan::Kind;
-use crate::value::{SyntaxError, is_ws, number_end};
+use crate::value::{SyntaxError, number_end};
 
 fn err(offset: usize, reason: &'static str) -> SyntaxError {
     SyntaxError { offset, reason }
@@ -58,27 +61,33 @@ fn masks(c: &[u8; 64]) -> (u64, u64, u64) {
     (q, bs, ctl)
 }
 
-/// Quote and backslash masks of a 64-byte block (bit i = byte i), and whether it holds a
-/// control byte: byte compares the compiler vectorises, then 8 bytes of 0/1 packed into
-/// 8 bits with one multiplication.
+/// Masks of a 64-byte block (bit i = byte i): quotes, backslashes, and the letters `n`
+/// and `t` (the commonest escapes after `\\"` and `\\\\`), plus whether it holds a control
+/// byte: byte compares the compiler vectorises, then 8 bytes of 0/1 packed into 8 bits with
+/// one multiplication.
 #[inline(always)]
-fn quote_backslash_masks(c: &[u8; 64]) -> (u64, u64, bool) {
+fn block_masks(c: &[u8; 64]) -> (u64, u64, u64, bool) {
     let mut eq_q = [0u8; 64];
     let mut eq_b = [0u8; 64];
+    let mut eq_nt = [0u8; 64];
     let mut ctl = 0u8;
     for i in 0..64 {
         eq_q[i] = u8::from(c[i] == b'"');
         eq_b[i] = u8::from(c[i] == b'\\');
+        eq_nt[i] = u8::from(c[i] == b'n') | u8::from(c[i] == b't');
         ctl |= u8::from(c[i] < 0x20);
     }
-    let (mut q, mut bs) = (0u64, 0u64);
+    let pack8 = |a: &[u8; 64], k: usize| {
+        let w = u64::from_le_bytes(a[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
+        (w.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (k * 8)
+    };
+    let (mut q, mut bs, mut nt) = (0u64, 0u64, 0u64);
     for k in 0..8 {
-        let wq = u64::from_le_bytes(eq_q[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
-        let wb = u64::from_le_bytes(eq_b[k * 8..k * 8 + 8].try_into().expect("8 bytes"));
-        q |= (wq.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (k * 8);
-        bs |= (wb.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (k * 8);
+        q |= pack8(&eq_q, k);
+        bs |= pack8(&eq_b, k);
+        nt |= pack8(&eq_nt, k);
     }
-    (q, bs, ctl != 0)
+    (q, bs, nt, ctl != 0)
 }
 
 /// Control-byte mask of a 64-byte block (rare: only when one is there).
@@ -179,7 +188,7 @@ pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErr
             j += 64;
             continue;
         }
-        let (q, bs, has_ctl) = quote_backslash_masks(block);
+        let (q, bs, nt, has_ctl) = block_masks(block);
         let (q, bs) = (q & valid, bs & valid);
         let escaped = find_escaped(bs, &mut prev);
         let uq = q & !escaped;
@@ -198,7 +207,8 @@ pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErr
             }
         }
         escaped_any |= bs & before != 0;
-        let mut e = escaped & before;
+        // `\\"`, `\\\\`, `\\n` and `\\t` need no further look; the rest one by one.
+        let mut e = escaped & before & !(q | bs | nt);
         while e != 0 {
             check_escape(b, j + e.trailing_zeros() as usize)?;
             e &= e - 1;
@@ -282,7 +292,8 @@ fn skip_string_blocks(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> 
 
 #[inline]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && is_ws(b[i]) {
+    // `\n` and `\r` end lines for the listing (pi's readline), so they are no white space.
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
         i += 1;
     }
     i
@@ -470,7 +481,7 @@ mod tests {
         let (q, bs, ctl) = masks(&c);
         assert_eq!(
             (q, bs),
-            (quote_backslash_masks(&c).0, quote_backslash_masks(&c).1)
+            (block_masks(&c).0, block_masks(&c).1)
         );
         assert_eq!(ctl, control_mask(&c));
         for (i, &x) in c.iter().enumerate() {

@@ -37,7 +37,7 @@ use crate::js::number::parse_json_number;
 use crate::js::sort::v8_sort_by;
 use crate::jsonskip::{skip_string, skip_value};
 use crate::scan::Kind;
-use crate::value::{JsStr, SyntaxError, Value, decode_string, is_ws, js_date_time, js_trim_wtf8};
+use crate::value::{JsStr, SyntaxError, Value, decode_string, js_date_time, js_trim_wtf8};
 use rayon::prelude::*;
 use std::cmp::Ordering;
 use std::fs::File;
@@ -330,16 +330,30 @@ pub fn session_info_from_bytes(
     let blocks = &mut scratch.blocks;
     let mut pos = 0usize;
     let n = bytes.len();
+    // The end of the line starting at or before `from` (pi's readline ends a line at
+    // `\n`, `\r\n` or a lone `\r`; an empty piece between `\r` and `\n` is a blank line).
+    let line_end = |from: usize| memchr::memchr2(b'\n', b'\r', &bytes[from..]).map_or(n, |o| from + o);
     while pos < n {
-        let end = memchr::memchr2(b'\n', b'\r', &bytes[pos..]).map_or(n, |o| pos + o);
-        let line = &bytes[pos..end];
-        pos = end + 1;
-        // Blank and malformed lines are skipped alike, so a line of JSON white space
-        // needs no further look.
-        let Some(first) = line.iter().position(|&c| !is_ws(c)) else {
+        let mut first = pos;
+        while first < n && matches!(bytes[first], b' ' | b'\t') {
+            first += 1;
+        }
+        if first == n {
+            break;
+        }
+        if matches!(bytes[first], b'\n' | b'\r') {
+            // Blank lines are skipped.
+            pos = first + 1;
             continue;
-        };
-        if header.is_none() {
+        }
+        if header.is_none() || bytes[first] != b'{' {
+            let end = line_end(first);
+            let line = &bytes[pos..end];
+            pos = end + 1;
+            if header.is_some() {
+                // After the header, an entry that is not an object has no type.
+                continue;
+            }
             // The first kept line decides: it must be a session header.
             let Ok(v) = crate::value::parse(line) else {
                 continue;
@@ -357,14 +371,21 @@ pub fn session_info_from_bytes(
             header = Some(v.into_owned());
             continue;
         }
-        if line[first] != b'{' {
-            // A truthy non-object entry has no type: nothing to look at.
-            continue;
-        }
+        // An object line: validated and its spans recorded in one pass; the walk finds the
+        // line's end itself, so memchr is needed only to resynchronise after a bad line.
         blocks.clear();
-        let Ok(l) = scan_entry(line, first, blocks) else {
-            continue;
+        let l = match scan_entry(bytes, first, blocks) {
+            Ok((l, term)) => {
+                pos = term + 1;
+                l
+            }
+            Err(_) => {
+                pos = line_end(first) + 1;
+                continue;
+            }
         };
+        // Spans are offsets into the whole buffer.
+        let line = bytes;
         let ty = str_bytes(line, l.ty);
         match ty.as_deref() {
             Some(b"session_info") => {
@@ -532,9 +553,11 @@ fn err(offset: usize, reason: &'static str) -> SyntaxError {
     SyntaxError { offset, reason }
 }
 
+/// JSON white space within one line: `\n` and `\r` end lines here (pi's readline), so
+/// only space and tab remain.
 #[inline]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && is_ws(b[i]) {
+    while i < b.len() && matches!(b[i], b' ' | b'\t') {
         i += 1;
     }
     i
@@ -581,7 +604,13 @@ fn skip_any(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     skip_value(b, i)
 }
 
-fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<Line, SyntaxError> {
+/// Walk the object at `first` and what follows it up to the end of its line; returns the
+/// spans and the offset of the line's terminator (`\n`, `\r` or the end of `line`).
+fn scan_entry(
+    line: &[u8],
+    first: usize,
+    blocks: &mut Vec<Block>,
+) -> Result<(Line, usize), SyntaxError> {
     let mut l = Line::default();
     let end = walk_object(line, first, |key, i| match key {
         b"type" => {
@@ -620,10 +649,11 @@ fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<Line
         }
         _ => skip_any(line, i),
     })?;
-    if skip_ws(line, end) != line.len() {
+    let term = skip_ws(line, end);
+    if term != line.len() && !matches!(line[term], b'\n' | b'\r') {
         return Err(err(end, "unexpected data after the JSON value"));
     }
-    Ok(l)
+    Ok((l, term))
 }
 
 fn scan_message(

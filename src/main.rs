@@ -172,7 +172,7 @@ fn run(cli: Cli) -> Result<i32> {
             retained_tail,
         } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
-        Cmd::Ls(a) => cli_ls::run_ls(&a, &mut out)?,
+        Cmd::Ls(a) => cli_ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => cli_ls::run_find(&a, &mut out)?,
     };
     out.flush()?;
