@@ -121,6 +121,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
             .is_some()
             .then_some(&mut cb as &mut listing::ProgressFn<'_>),
         read_mode,
+        skip_text: !(a.json && a.text),
         ..ListOptions::default()
     };
     let (what, listing) = if a.all {

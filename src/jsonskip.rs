@@ -479,10 +479,7 @@ mod tests {
             *x = [b'"', b'\\', 0x1f, 0x20, b'a', 0xff, 0x9f, 0x00][(i * 5 + i / 8) % 8];
         }
         let (q, bs, ctl) = masks(&c);
-        assert_eq!(
-            (q, bs),
-            (block_masks(&c).0, block_masks(&c).1)
-        );
+        assert_eq!((q, bs), (block_masks(&c).0, block_masks(&c).1));
         assert_eq!(ctl, control_mask(&c));
         for (i, &x) in c.iter().enumerate() {
             assert_eq!(q >> i & 1 == 1, x == b'"');

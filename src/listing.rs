@@ -230,6 +230,8 @@ pub struct ListOptions<'a> {
     /// file that another process truncates while it is read can crash the reader (SIGBUS);
     /// [`crate::ReadMode::Read`] never maps, at some cost in speed.
     pub read_mode: crate::ReadMode,
+    /// Leave [`SessionInfo::all_messages_text`] empty (faster when it is not shown).
+    pub skip_text: bool,
 }
 
 impl std::fmt::Debug for ListOptions<'_> {
@@ -239,6 +241,7 @@ impl std::fmt::Debug for ListOptions<'_> {
             .field("partials", &self.partials)
             .field("cancel", &self.cancel)
             .field("read_mode", &self.read_mode)
+            .field("skip_text", &self.skip_text)
             .finish()
     }
 }
@@ -252,12 +255,19 @@ pub struct Scratch {
     buf: Vec<u8>,
     blocks: Vec<Block>,
     all: Vec<u8>,
+    skip_text: bool,
 }
 
 impl Scratch {
     /// Empty scratch.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Whether to collect `allMessagesText` (the default) or leave it empty, which saves
+    /// copying every message's text when only the other fields are wanted.
+    pub fn set_collect_text(&mut self, collect: bool) {
+        self.skip_text = !collect;
     }
 }
 
@@ -324,6 +334,7 @@ pub fn session_info_from_bytes(
     let mut first_message: Option<JsStr<'static>> = None;
     let mut name: Option<JsStr<'static>> = None;
     let mut last_activity: Option<f64> = None;
+    let skip_text = scratch.skip_text;
     let all = &mut scratch.all;
     all.clear();
     let mut any_text = false;
@@ -332,7 +343,8 @@ pub fn session_info_from_bytes(
     let n = bytes.len();
     // The end of the line starting at or before `from` (pi's readline ends a line at
     // `\n`, `\r\n` or a lone `\r`; an empty piece between `\r` and `\n` is a blank line).
-    let line_end = |from: usize| memchr::memchr2(b'\n', b'\r', &bytes[from..]).map_or(n, |o| from + o);
+    let line_end =
+        |from: usize| memchr::memchr2(b'\n', b'\r', &bytes[from..]).map_or(n, |o| from + o);
     while pos < n {
         let mut first = pos;
         while first < n && matches!(bytes[first], b' ' | b'\t') {
@@ -440,10 +452,16 @@ pub fn session_info_from_bytes(
             last_activity = Some(last_activity.unwrap_or(0.0).max(t));
         }
         // Text.
-        let text: Vec<u8> = match m.content.kind {
-            Some(Kind::String { .. }) => decode_at(line, m.content).as_bytes().to_vec(),
+        // Text, decoded straight into the joined text: a space, then this message's text
+        // (taken back out when it is empty, which pi skips).
+        let mark = all.len();
+        if any_text {
+            all.push(b' ');
+        }
+        let start = all.len();
+        match m.content.kind {
+            Some(Kind::String { .. }) => push_js_string_of(line, m.content, all),
             Some(Kind::Array) => {
-                let mut t = Vec::new();
                 let mut first_block = true;
                 for b in &blocks[m.blocks_from..] {
                     match *b {
@@ -456,31 +474,32 @@ pub fn session_info_from_bytes(
                                 continue;
                             }
                             if !first_block {
-                                t.push(b' ');
+                                all.push(b' ');
                             }
                             first_block = false;
-                            push_js_string_of(line, text, &mut t);
+                            push_js_string_of(line, text, all);
                         }
                     }
                 }
-                t
             }
             _ => {
                 return Err(SkipFileReason::PiThrows(
                     "message content is not a string or array",
                 ));
             }
-        };
-        if text.is_empty() {
+        }
+        if all.len() == start {
+            all.truncate(mark);
             continue;
         }
-        if any_text {
-            all.push(b' ');
-        }
-        any_text = true;
-        all.extend_from_slice(&text);
         if first_message.is_none() && is_user {
-            first_message = Some(JsStr(text.into()));
+            first_message = Some(JsStr(all[start..].to_vec().into()));
+        }
+        if skip_text {
+            // Only the first user text is wanted: keep nothing else.
+            all.truncate(0);
+        } else {
+            any_text = true;
         }
     }
     let Some(header) = header else {
@@ -510,7 +529,7 @@ pub fn session_info_from_bytes(
         message_count,
         first_message: first_message
             .unwrap_or_else(|| JsStr::from_str("(no messages)").into_owned()),
-        all_messages_text: JsStr(std::mem::take(all).into()),
+        all_messages_text: JsStr(all.as_slice().to_vec().into()),
     })
 }
 
@@ -538,7 +557,18 @@ fn number_at(line: &[u8], s: Span) -> f64 {
 fn push_js_string_of(line: &[u8], s: Span, out: &mut Vec<u8>) {
     match s.kind {
         None | Some(Kind::Null) => {}
-        Some(Kind::String { .. }) => out.extend_from_slice(decode_at(line, s).as_bytes()),
+        Some(Kind::String { escaped: false }) => {
+            // No escapes: the raw bytes, with invalid UTF-8 replaced as pi's decoder does.
+            let raw = &line[s.start + 1..s.end - 1];
+            match std::str::from_utf8(raw) {
+                Ok(_) => out.extend_from_slice(raw),
+                Err(_) => out.extend_from_slice(String::from_utf8_lossy(raw).as_bytes()),
+            }
+        }
+        Some(Kind::String { escaped: true }) => {
+            let (d, _) = decode_string(line, s.start).expect("the line was validated");
+            out.extend_from_slice(d.as_bytes());
+        }
         Some(_) => {
             let v = crate::value::parse(&line[s.start..s.end]).expect("the line was validated");
             out.extend_from_slice(v.to_js_string().as_bytes());
@@ -756,6 +786,7 @@ pub fn read_session_info(
     };
     if map {
         let src = crate::source::Source::from_file(file, mode).map_err(unreadable)?;
+        src.populate();
         return session_info_from_bytes(path, src.bytes(), mtime, scratch);
     }
     let mut buf = std::mem::take(&mut scratch.buf);
@@ -850,6 +881,7 @@ fn build_all<'a>(
     let want_partials = opts.partials && opts.on_progress.is_some();
     let cancel = opts.cancel.clone();
     let read_mode = opts.read_mode;
+    let skip_text = opts.skip_text;
     let shared = Mutex::new(Shared {
         loaded: 0,
         first_done: false,
@@ -864,7 +896,11 @@ fn build_all<'a>(
                 return Err(SkipFileReason::Unreadable("cancelled".into()));
             }
             let res = SCRATCH
-                .with(|s| read_session_info(&c.path, read_mode, &mut s.borrow_mut()))
+                .with(|s| {
+                    let mut s = s.borrow_mut();
+                    s.set_collect_text(!skip_text);
+                    read_session_info(&c.path, read_mode, &mut s)
+                })
                 .map(Arc::new);
             let mut sh = shared.lock().expect("progress lock is not poisoned");
             sh.loaded += 1;

@@ -106,6 +106,7 @@ fn run(f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelle
             partials: true,
             cancel: None,
             read_mode: pi_session::ReadMode::Auto,
+            skip_text: false,
         };
         f(&mut opts).expect("not cancelled")
     };
