@@ -6,7 +6,7 @@
 #
 # DATA_DIR (default /work/bench-data/listing-10k) gets DATA_DIR/sessions: 10,000 realistic
 # sessions in 200 project folders, ~2.9 GB, written once by the project's generator
-# (src/gen.rs, through examples/gen_sessions_tree.rs; delete DATA_DIR when done). The
+# (`pi-session gen tree`, src/gen.rs; delete DATA_DIR when done). The
 # files are read once before timing (warm page cache). pi's side is
 # `node --expose-gc ../shared/oracle/bench.mjs listall DATA_DIR/sessions --reps 1`, timed
 # from outside, so node's start-up counts as ours does. Medians of REPS (default 3) runs.
@@ -21,11 +21,11 @@ sessions=${SESSIONS:-10000}
 folders=${FOLDERS:-200}
 bytes=${BYTES:-2900000000}
 
-cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --bin pi-session --example gen_sessions_tree
+cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --bin pi-session
 bin=$target/release/pi-session
 if [ ! -d "$data/sessions" ]; then
 	echo "generating $sessions sessions in $folders folders (~$bytes bytes) into $data/sessions"
-	"$target/release/examples/gen_sessions_tree" "$data/sessions" "$sessions" "$folders" "$bytes"
+	"$bin" gen tree "$data/sessions" --sessions "$sessions" --folders "$folders" --size "$bytes"
 fi
 files=$(find -L "$data/sessions" -mindepth 2 -maxdepth 2 -name '*.jsonl' | wc -l)
 mb=$(du -smL "$data/sessions" | cut -f1)

@@ -10,9 +10,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use pi_session::listing::{self, ListOptions, Scratch};
 use std::path::Path;
 
-#[path = "../src/gen.rs"]
-#[allow(dead_code, missing_docs)]
-mod generator;
+use pi_session::generator;
 
 fn tree_bytes(root: &Path) -> u64 {
     let mut n = 0;
@@ -49,10 +47,9 @@ fn bench(c: &mut Criterion) {
     g.finish();
 
     // One file of each kind, single-threaded, from memory.
-    let hdr = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
-    let b64: String = (0..8_000_000)
-        .map(|i| char::from(b'A' + (i * 7 % 26) as u8))
-        .collect();
+    let hdr =
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n";
+    let b64: String = (0..8_000_000).map(|i| char::from(b'A' + (i * 7 % 26) as u8)).collect();
     let image = format!(
         "{hdr}{{\"type\":\"message\",\"message\":{{\"role\":\"user\",\"content\":[{{\"type\":\"image\",\"data\":\"{b64}\",\"mimeType\":\"image/png\"}}]}}}}\n"
     );
@@ -76,13 +73,8 @@ fn bench(c: &mut Criterion) {
         let mut scratch = Scratch::new();
         g.bench_function(name, |b| {
             b.iter(|| {
-                let info = listing::session_info_from_bytes(
-                    Path::new("x.jsonl"),
-                    data.as_bytes(),
-                    0.0,
-                    &mut scratch,
-                )
-                .expect("a session");
+                let info = listing::session_info_from_bytes(Path::new("x.jsonl"), data.as_bytes(), 0.0, &mut scratch)
+                    .expect("a session");
                 assert_eq!(info.message_count, count);
             })
         });

@@ -36,9 +36,7 @@ pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
             run_start = i;
         } else if c == 0xED && s.get(i + 1).is_some_and(|&b| b >= 0xA0) {
             // A lone surrogate (WTF-8): JSON.stringify escapes it.
-            let cp = ((c as u32 & 0x0F) << 12)
-                | ((s[i + 1] as u32 & 0x3F) << 6)
-                | (s[i + 2] as u32 & 0x3F);
+            let cp = ((c as u32 & 0x0F) << 12) | ((s[i + 1] as u32 & 0x3F) << 6) | (s[i + 2] as u32 & 0x3F);
             out.extend_from_slice(&s[run_start..i]);
             out.extend_from_slice(format!("\\u{cp:04x}").as_bytes());
             i += 3;
@@ -53,11 +51,7 @@ pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
 
 /// Whether a key is an array index, which JavaScript orders first, numerically.
 fn array_index(k: &[u8]) -> Option<u32> {
-    if k.is_empty()
-        || k.len() > 10
-        || (k.len() > 1 && k[0] == b'0')
-        || !k.iter().all(u8::is_ascii_digit)
-    {
+    if k.is_empty() || k.len() > 10 || (k.len() > 1 && k[0] == b'0') || !k.iter().all(u8::is_ascii_digit) {
         return None;
     }
     let n: u64 = std::str::from_utf8(k).ok()?.parse().ok()?;
@@ -168,10 +162,7 @@ fn digest_string(s: &JsStr<'_>) -> Vec<u8> {
         .map(|b| format!("{b:02x}"))
         .collect();
     let mut out = Vec::new();
-    push_json_string(
-        &mut out,
-        format!("<<sha256:{hex} len:{}>>", utf8.len()).as_bytes(),
-    );
+    push_json_string(&mut out, format!("<<sha256:{hex} len:{}>>", utf8.len()).as_bytes());
     out
 }
 
@@ -307,6 +298,11 @@ mod tests {
                 digest_over: Some(3),
             },
         );
-        assert!(s.starts_with(r#"["abc","<<sha256:bef57ec7f53a6d40beb640a780a639c83bc29ac8a9816f1fc6c5c6dcd93c4721 len:6>>"]"#), "{s}");
+        assert!(
+            s.starts_with(
+                r#"["abc","<<sha256:bef57ec7f53a6d40beb640a780a639c83bc29ac8a9816f1fc6c5c6dcd93c4721 len:6>>"]"#
+            ),
+            "{s}"
+        );
     }
 }

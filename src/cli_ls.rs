@@ -117,9 +117,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         }
     };
     let mut opts = ListOptions {
-        on_progress: bar
-            .is_some()
-            .then_some(&mut cb as &mut listing::ProgressFn<'_>),
+        on_progress: bar.is_some().then_some(&mut cb as &mut listing::ProgressFn<'_>),
         read_mode,
         skip_text: !(a.json && a.text),
         ..ListOptions::default()
@@ -203,14 +201,10 @@ fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {
 /// Output errors.
 pub fn run_find(a: &FindArgs, out: &mut impl Write) -> Result<i32> {
     let r = resolve(&a.place)?;
-    let found = listing::find_by_id(&r.env, &r.cwd, &a.id, r.custom.as_deref(), &r.agent_dir)
-        .or_else(|| match &r.custom {
+    let found =
+        listing::find_by_id(&r.env, &r.cwd, &a.id, r.custom.as_deref(), &r.agent_dir).or_else(|| match &r.custom {
             Some(dir) => listing::find_by_id_in(&r.env, dir, &a.id, None),
-            None => find_anywhere(
-                &r.env,
-                &pi_session::dirs::sessions_root(&r.agent_dir),
-                &a.id,
-            ),
+            None => find_anywhere(&r.env, &pi_session::dirs::sessions_root(&r.agent_dir), &a.id),
         });
     match found {
         Some(p) => {
@@ -231,6 +225,5 @@ fn find_anywhere(env: &Env, root: &Path, id: &str) -> Option<PathBuf> {
         .map(|e| e.path())
         .collect();
     dirs.sort();
-    dirs.iter()
-        .find_map(|d| listing::find_by_id_in(env, d, id, None))
+    dirs.iter().find_map(|d| listing::find_by_id_in(env, d, id, None))
 }

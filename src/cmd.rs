@@ -122,11 +122,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     } else {
         writeln!(out, "file:              {}", path.display())?;
         writeln!(out, "size:              {bytes} bytes, {} lines", idx.lines)?;
-        writeln!(
-            out,
-            "entries:           {entries} ({} distinct ids)",
-            s.entry_count()
-        )?;
+        writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
         writeln!(
             out,
             "header version:    {} (migration on open: {:?})",
@@ -142,11 +138,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             )?;
         }
         if idx.skipped.len() > 20 {
-            writeln!(
-                out,
-                "  ... {} more (use --json for all)",
-                idx.skipped.len() - 20
-            )?;
+            writeln!(out, "  ... {} more (use --json for all)", idx.skipped.len() - 20)?;
         }
         writeln!(out, "leaf:              {}", key_text(&leaf))?;
         writeln!(out, "branch length:     {branch_len}")?;
@@ -155,18 +147,13 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             "context:           {ctx_messages} messages from {ctx_source_bytes} bytes of entries"
         )?;
         writeln!(out, "tree roots:        {roots}")?;
-        writeln!(
-            out,
-            "session name:      {}",
-            name.as_deref().unwrap_or("(none)")
-        )?;
+        writeln!(out, "session name:      {}", name.as_deref().unwrap_or("(none)"))?;
         writeln!(
             out,
             "pi's open would:   {}",
             match s.file_change() {
                 pi_session::FileChange::None => "change nothing",
-                pi_session::FileChange::AppendedNewline =>
-                    "append a newline after the unterminated last line",
+                pi_session::FileChange::AppendedNewline => "append a newline after the unterminated last line",
                 pi_session::FileChange::Rewritten => "rewrite the file (format migration)",
             }
         )?;
@@ -194,11 +181,7 @@ fn text_of(m: &Value<'_>) -> String {
                 _ => None,
             })
             .unwrap_or_default(),
-        _ => m
-            .get("summary")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned(),
+        _ => m.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
     };
     let first = text.lines().next().unwrap_or("");
     let mut s: String = first.chars().take(100).collect();
@@ -234,10 +217,7 @@ pub fn context(
     let ctx = s.context_with(&leaf, tail)?;
     if json {
         let mut o = pi_session::Object::new();
-        o.set(
-            pi_session::JsStr::from_str("messages"),
-            Value::Array(ctx.messages),
-        );
+        o.set(pi_session::JsStr::from_str("messages"), Value::Array(ctx.messages));
         if let Some(t) = ctx.thinking_level {
             o.set(pi_session::JsStr::from_str("thinkingLevel"), t);
         }
@@ -254,12 +234,8 @@ pub fn context(
     let model = ctx.model.as_ref().map(|m| {
         format!(
             "{}/{}",
-            m.get("provider")
-                .map(Value::to_js_string)
-                .unwrap_or_default(),
-            m.get("modelId")
-                .map(Value::to_js_string)
-                .unwrap_or_default()
+            m.get("provider").map(Value::to_js_string).unwrap_or_default(),
+            m.get("modelId").map(Value::to_js_string).unwrap_or_default()
         )
     });
     writeln!(
@@ -292,18 +268,11 @@ pub fn context(
 pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
     let s = open(path, opts)?.map_err(anyhow::Error::from)?;
     let tree = s.tree()?;
-    let on_branch: ahash::AHashSet<u32> = s
-        .branch_path(None)
-        .unwrap_or_default()
-        .iter()
-        .map(|p| p.0)
-        .collect();
+    let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
     // Indent only where the tree forks, as pi's /tree does, so long chains stay flat:
     // each stack item carries the prefix of its own line and of the lines below it.
     let mut stack: Vec<(String, String, pi_session::EntryPos)> = Vec::new();
-    let fork_items = |prefix: &str,
-                      kids: &[pi_session::EntryPos]|
-     -> Vec<(String, String, pi_session::EntryPos)> {
+    let fork_items = |prefix: &str, kids: &[pi_session::EntryPos]| -> Vec<(String, String, pi_session::EntryPos)> {
         let n = kids.len();
         kids.iter()
             .enumerate()
@@ -321,19 +290,11 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
     if tree.roots.len() > 1 {
         stack.extend(fork_items("", &tree.roots));
     } else {
-        stack.extend(
-            tree.roots
-                .iter()
-                .map(|&r| (String::new(), String::new(), r)),
-        );
+        stack.extend(tree.roots.iter().map(|&r| (String::new(), String::new(), r)));
     }
     while let Some((line_prefix, below, node)) = stack.pop() {
         let rec = s.record(node);
-        let mark = if on_branch.contains(&node.0) {
-            '*'
-        } else {
-            ' '
-        };
+        let mark = if on_branch.contains(&node.0) { '*' } else { ' ' };
         let label = match s.label_entry(&rec.id) {
             Some(l) => s
                 .value(l)
@@ -348,16 +309,79 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
         } else {
             key_text(&rec.id)
         };
-        writeln!(
-            out,
-            "{mark} {line_prefix}{id} {}{label}",
-            describe(&s, node)
-        )?;
+        writeln!(out, "{mark} {line_prefix}{id} {}{label}", describe(&s, node))?;
         let kids = tree.children(node);
         if kids.len() > 1 {
             stack.extend(fork_items(&below, kids));
         } else if let Some(&k) = kids.first() {
             stack.push((below.clone(), below, k));
+        }
+    }
+    Ok(0)
+}
+
+/// Parse `10M`, `1G`, `512K`, `1000` (binary multiples).
+fn parse_size(s: &str) -> Result<u64> {
+    let s = s.trim();
+    let (num, mult) = match s.chars().last().map(|c| c.to_ascii_uppercase()) {
+        Some('K') => (&s[..s.len() - 1], 1u64 << 10),
+        Some('M') => (&s[..s.len() - 1], 1 << 20),
+        Some('G') => (&s[..s.len() - 1], 1 << 30),
+        _ => (s, 1),
+    };
+    let n: f64 = num.parse().with_context(|| format!("bad size {s:?} (try 10M or 1G)"))?;
+    Ok((n * mult as f64) as u64)
+}
+
+/// `pi-session gen`.
+pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
+    use pi_session::generator::{Mix, SessionSpec, TreeSpec, write_session, write_sessions_tree};
+    match g {
+        crate::GenCmd::Session {
+            out: path,
+            size,
+            seed,
+            small,
+        } => {
+            let mut spec = SessionSpec::new(seed, parse_size(&size)?);
+            if small {
+                spec.mix = Mix::SmallEntries;
+            }
+            let f = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let st = write_session(&spec, f)?;
+            writeln!(
+                out,
+                "{}: {} bytes, {} lines, {} entries, leaf {}",
+                path.display(),
+                st.bytes,
+                st.lines,
+                st.entries,
+                st.leaf_id
+            )?;
+        }
+        crate::GenCmd::Tree {
+            root,
+            sessions,
+            folders,
+            size,
+            seed,
+        } => {
+            let spec = TreeSpec {
+                seed,
+                sessions,
+                folders,
+                total_bytes: parse_size(&size)?,
+                start_ms: 1_735_689_600_000,
+            };
+            let st = write_sessions_tree(&spec, &root)?;
+            writeln!(
+                out,
+                "{}: {} sessions in {} folders, {} bytes",
+                root.display(),
+                st.sessions,
+                st.folders,
+                st.bytes
+            )?;
         }
     }
     Ok(0)

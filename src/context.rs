@@ -11,7 +11,7 @@
 //! cycle, on which pi never returns, fails with [`ErrorKind::ParentCycle`].
 
 use crate::error::{ErrorKind, Result};
-use crate::index::{EntryPos, EntryType, Key};
+use crate::index::{EntryPos, EntryType, Key, Role};
 use crate::session::{Session, key_from_value};
 use crate::value::{JsStr, Object, Value, js_date_time};
 use ahash::AHashMap;
@@ -117,33 +117,14 @@ impl Session {
         self.walk(start, "buildSessionPath")
     }
 
-    /// The role of a message entry, or pi's TypeError when it has no message object.
-    fn role_of<'a>(&'a self, bytes: &'a [u8], p: EntryPos) -> Result<Option<Value<'a>>> {
-        Ok(self.message_fields(bytes, p, &["role"])?.pop().flatten())
-    }
-
     /// Members of a message entry's message; pi's TypeError when `message` is missing or
     /// null (pi reads `entry.message.role` unconditionally).
-    fn message_fields<'a>(
-        &'a self,
-        bytes: &'a [u8],
-        p: EntryPos,
-        keys: &[&str],
-    ) -> Result<Vec<Option<Value<'a>>>> {
+    fn message_fields<'a>(&'a self, bytes: &'a [u8], p: EntryPos, keys: &[&str]) -> Result<Vec<Option<Value<'a>>>> {
         match self.message_members(bytes, p, keys)? {
-            None => Err(self.no_message(p, "undefined")),
-            Some((crate::scan::Kind::Null, _)) => Err(self.no_message(p, "null")),
+            None => Err(self.no_message_error(p, "undefined")),
+            Some((crate::scan::Kind::Null, _)) => Err(self.no_message_error(p, "null")),
             Some((_, vals)) => Ok(vals),
         }
-    }
-
-    fn no_message(&self, p: EntryPos, what: &str) -> crate::Error {
-        ErrorKind::PiThrows {
-            line: self.record(p).line,
-            what: format!("message entry whose `message` is {what}"),
-            pi_message: format!("TypeError: Cannot read properties of {what} (reading 'role')"),
-        }
-        .into()
     }
 
     /// pi's `buildContextEntries()` for a leaf: the compaction-aware entry list.
@@ -151,24 +132,15 @@ impl Session {
     /// # Errors
     /// [`ErrorKind::ParentCycle`], [`ErrorKind::PiThrows`], [`ErrorKind::FileChanged`].
     pub fn context_entries(&self, leaf: &Key) -> Result<Vec<EntryPos>> {
-        self.context_entries_with(leaf, RetainedTail::Ignore)
-            .map(|(e, _)| e)
+        self.context_entries_with(leaf, RetainedTail::Ignore).map(|(e, _)| e)
     }
 
     /// The context entries, and the `retainedTail` messages that replace the kept range
     /// when `tail` is [`RetainedTail::Honor`] and the latest compaction has one.
-    fn context_entries_with(
-        &self,
-        leaf: &Key,
-        tail: RetainedTail,
-    ) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
+    fn context_entries_with(&self, leaf: &Key, tail: RetainedTail) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
-        let Some(&compaction) = path
-            .iter()
-            .rev()
-            .find(|&&p| self.record(p).ty == EntryType::Compaction)
-        else {
+        let Some(&compaction) = path.iter().rev().find(|&&p| self.record(p).ty == EntryType::Compaction) else {
             return Ok((path, None));
         };
         let cid = &self.record(compaction).id;
@@ -177,8 +149,7 @@ impl Session {
         };
         let cval = self.value_in(bytes, compaction)?;
         let mut out = vec![compaction];
-        let retained = tail == RetainedTail::Honor
-            && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
+        let retained = tail == RetainedTail::Honor && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
         if !retained {
             let first_kept = key_from_value(cval.get("firstKeptEntryId"));
             let mut found = false;
@@ -187,9 +158,7 @@ impl Session {
                     found = true;
                 }
                 if found {
-                    let is_system = self.record(p).ty == EntryType::Message
-                        && self.role_of(bytes, p)?.as_ref().and_then(Value::as_str)
-                            == Some("system");
+                    let is_system = self.record(p).ty == EntryType::Message && self.message_role(p)? == Role::System;
                     if !is_system {
                         out.push(p);
                     }
@@ -215,33 +184,40 @@ impl Session {
     pub fn context_with(&self, leaf: &Key, tail: RetainedTail) -> Result<Context<'_>> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
-        // Settings over the whole path.
-        let mut thinking_level: Option<Value<'_>> = Some(Value::str("off"));
-        let mut model: Option<Object<'_>> = None;
+        // Settings over the whole path: the last thinking level and the last model source
+        // win, and pi reads `message.role` of every message entry (throwing where there is
+        // no message), all of which the index answers without decoding.
+        let mut last_thinking = None;
+        let mut last_model = None;
         for &p in &path {
             match self.record(p).ty {
-                EntryType::ThinkingLevelChange => {
-                    let mut v = self.value_in(bytes, p)?;
-                    thinking_level = take(&mut v, "thinkingLevel");
-                }
-                EntryType::ModelChange => {
-                    let mut v = self.value_in(bytes, p)?;
-                    model = Some(model_object(
-                        take(&mut v, "provider"),
-                        take(&mut v, "modelId"),
-                    ));
-                }
+                EntryType::ThinkingLevelChange => last_thinking = Some(p),
+                EntryType::ModelChange => last_model = Some(p),
                 EntryType::Message => {
-                    let mut f = self.message_fields(bytes, p, &["role", "provider", "model"])?;
-                    if f[0].as_ref().and_then(Value::as_str) == Some("assistant") {
-                        let m = f.pop().flatten();
-                        let pr = f.pop().flatten();
-                        model = Some(model_object(pr, m));
+                    if self.message_role(p)? == Role::Assistant {
+                        last_model = Some(p);
                     }
                 }
                 _ => {}
             }
         }
+        let thinking_level = match last_thinking {
+            None => Some(Value::str("off")),
+            Some(p) => take(&mut self.value_in(bytes, p)?, "thinkingLevel"),
+        };
+        let model = match last_model {
+            None => None,
+            Some(p) if self.record(p).ty == EntryType::ModelChange => {
+                let mut v = self.value_in(bytes, p)?;
+                Some(model_object(take(&mut v, "provider"), take(&mut v, "modelId")))
+            }
+            Some(p) => {
+                let mut f = self.message_fields(bytes, p, &["provider", "model"])?;
+                let m = f.pop().flatten();
+                let pr = f.pop().flatten();
+                Some(model_object(pr, m))
+            }
+        };
         let (entries, retained_from) = self.context_entries_with(leaf, tail)?;
         // The latest edit per target among the context entries.
         let mut edits: AHashMap<Key, EntryPos> = AHashMap::new();
@@ -286,7 +262,7 @@ impl Session {
         Ok(match rec.ty {
             EntryType::Message => {
                 let Some(mut m) = self.message_in(bytes, p)? else {
-                    return Err(self.no_message(p, "undefined"));
+                    return Err(self.no_message_error(p, "undefined"));
                 };
                 if let Value::Object(o) = &mut m {
                     let role = o.get("role").and_then(Value::as_str).map(str::to_owned);
@@ -301,7 +277,7 @@ impl Session {
                         _ => {}
                     }
                 } else if matches!(m, Value::Null) {
-                    return Err(self.no_message(p, "null"));
+                    return Err(self.no_message_error(p, "null"));
                 }
                 vec![m]
             }
@@ -358,12 +334,7 @@ impl Session {
     }
 
     /// pi's `projectContextEntry(entry, edit)` for the messages of one entry.
-    fn apply_edit<'a>(
-        &'a self,
-        bytes: &'a [u8],
-        edit: EntryPos,
-        msgs: Vec<Value<'a>>,
-    ) -> Result<Vec<Value<'a>>> {
+    fn apply_edit<'a>(&'a self, bytes: &'a [u8], edit: EntryPos, msgs: Vec<Value<'a>>) -> Result<Vec<Value<'a>>> {
         let mut ev = self.value_in(bytes, edit)?;
         let replacement = take(&mut ev, "replacement");
         if matches!(replacement, Some(Value::Null)) {
@@ -372,8 +343,7 @@ impl Session {
         let mut out = Vec::with_capacity(msgs.len());
         for mut m in msgs {
             let role = m.get("role").and_then(Value::as_str).map(str::to_owned);
-            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref()
-            else {
+            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref() else {
                 out.push(m);
                 continue;
             };
@@ -381,8 +351,7 @@ impl Session {
                 return Err(ErrorKind::PiThrows {
                     line: self.record(edit).line,
                     what: "context_edit without `replacement`".into(),
-                    pi_message:
-                        "TypeError: Cannot read properties of undefined (reading 'content')".into(),
+                    pi_message: "TypeError: Cannot read properties of undefined (reading 'content')".into(),
                 }
                 .into());
             };

@@ -144,19 +144,10 @@ impl Env {
         let resolved = self.resolve_path(cwd);
         let agent = self.resolve_path(agent_dir);
         let s = resolved.to_string_lossy();
-        let s = s
-            .strip_prefix('/')
-            .or_else(|| s.strip_prefix('\\'))
-            .unwrap_or(&s);
+        let s = s.strip_prefix('/').or_else(|| s.strip_prefix('\\')).unwrap_or(&s);
         let safe: String = s
             .chars()
-            .map(|c| {
-                if matches!(c, '/' | '\\' | ':') {
-                    '-'
-                } else {
-                    c
-                }
-            })
+            .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
             .collect();
         agent.join("sessions").join(format!("--{safe}--"))
     }

@@ -68,11 +68,7 @@ fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
 /// # Errors
 /// Only I/O errors on reading the file itself (and what `sink` returns); everything pi
 /// would fail on is part of the report.
-pub fn with_report<T>(
-    path: &Path,
-    opts: &DumpOptions,
-    sink: impl FnOnce(&Value<'_>) -> Result<T>,
-) -> Result<T> {
+pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<'_>) -> Result<T>) -> Result<T> {
     let opened = Session::open_with(path, opts.open);
     let size = std::fs::metadata(path)
         .map_err(|e| Error::from(e).with_path(path))?
@@ -128,11 +124,7 @@ pub fn with_report<T>(
         set(
             &mut out,
             "fileChange",
-            Value::Object(file_change_value(
-                FileChange::Rewritten,
-                size,
-                Some(partial),
-            )),
+            Value::Object(file_change_value(FileChange::Rewritten, size, Some(partial))),
         );
         set(&mut out, "errors", Value::Object(obj()));
         return sink(&Value::Object(out));
@@ -184,13 +176,8 @@ fn report<'s>(
     set(out, "leafId", leaf_value);
     if nav_ok {
         let leaf = raw_leaf.clone().unwrap_or_else(|| s.leaf().clone());
-        let ids = |v: Vec<EntryPos>| {
-            Value::Array(
-                v.into_iter()
-                    .map(|p| s.id_value(p).unwrap_or(Value::Null))
-                    .collect(),
-            )
-        };
+        let ids =
+            |v: Vec<EntryPos>| Value::Array(v.into_iter().map(|p| s.id_value(p).unwrap_or(Value::Null)).collect());
         match s.branch_path(raw_leaf.as_ref()) {
             Ok(b) => set(out, "branchIds", ids(b)),
             Err(e) => set(errors, "branch", Value::string(e.pi_text())),
@@ -296,11 +283,7 @@ pub fn rewrite_text(s: &Session) -> Result<Vec<u8>> {
     Ok(out)
 }
 
-fn file_change_value(
-    change: FileChange,
-    before: u64,
-    rewritten: Option<Vec<u8>>,
-) -> Object<'static> {
+fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>) -> Object<'static> {
     let mut o = obj();
     set(&mut o, "kind", Value::str(change.as_str()));
     set(&mut o, "bytesBefore", Value::Number(before as f64));
@@ -311,10 +294,7 @@ fn file_change_value(
     };
     set(&mut o, "bytesAfter", Value::Number(after as f64));
     if let Some(t) = rewritten {
-        let hex: String = Sha256::digest(&t)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect();
+        let hex: String = Sha256::digest(&t).iter().map(|b| format!("{b:02x}")).collect();
         set(&mut o, "sha256After", Value::string(hex));
         if t.len() <= 65536 {
             set(

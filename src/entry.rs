@@ -83,9 +83,7 @@ impl<'a> MessageEntry<'a> {
     }
     /// The message role.
     pub fn role(&self) -> Option<&str> {
-        self.message()
-            .and_then(|m| m.get("role"))
-            .and_then(Value::as_str)
+        self.message().and_then(|m| m.get("role")).and_then(Value::as_str)
     }
     /// The message content (a string or an array of blocks).
     pub fn content(&self) -> Option<&Value<'a>> {
@@ -286,9 +284,7 @@ impl Session {
             EntryType::Session => Entry::Session(SessionHeader(o)),
             EntryType::Message => Entry::Message(MessageEntry(o)),
             EntryType::ModelChange => Entry::ModelChange(ModelChangeEntry(o)),
-            EntryType::ThinkingLevelChange => {
-                Entry::ThinkingLevelChange(ThinkingLevelChangeEntry(o))
-            }
+            EntryType::ThinkingLevelChange => Entry::ThinkingLevelChange(ThinkingLevelChangeEntry(o)),
             EntryType::Compaction => Entry::Compaction(CompactionEntry(o)),
             EntryType::BranchSummary => Entry::BranchSummary(BranchSummaryEntry(o)),
             EntryType::Custom => Entry::Custom(CustomEntry(o)),
@@ -328,11 +324,7 @@ impl Session {
             };
             let s = |k: &str| o.and_then(|o| str_of(o, k)).map(str::to_owned);
             let (role, text, message_timestamp) = match &e {
-                Entry::Message(m) => (
-                    m.role().map(str::to_owned),
-                    text_of(m.content()),
-                    m.message_timestamp(),
-                ),
+                Entry::Message(m) => (m.role().map(str::to_owned), text_of(m.content()), m.message_timestamp()),
                 Entry::CustomMessage(m) => (Some("custom".into()), text_of(m.get("content")), None),
                 Entry::Compaction(c) => (None, c.summary().unwrap_or_default().to_owned(), None),
                 Entry::BranchSummary(b) => (None, b.summary().unwrap_or_default().to_owned(), None),

@@ -47,6 +47,14 @@ pub enum ErrorKind {
         /// Its id as pi's oracle prints it (`JSON.stringify(id)`).
         id_json: String,
     },
+    /// Duplicate ids make the tree share subtrees so often that writing it out (and pi's own
+    /// `getTree()` walk) would visit this many nodes: pi does not finish on such files.
+    TreeExplodes {
+        /// How many node occurrences the tree would have.
+        occurrences: u64,
+        /// How many entries the file has.
+        entries: usize,
+    },
     /// An entry lacks a field that pi reads unconditionally, so pi throws a `TypeError` at
     /// this step (for example a `message` entry without `message`).
     PiThrows {
@@ -67,9 +75,9 @@ impl Error {
     /// The file concerned, when known.
     pub fn path(&self) -> Option<&std::path::Path> {
         match &*self.0 {
-            ErrorKind::Io { path, .. }
-            | ErrorKind::NotASession { path }
-            | ErrorKind::FileChanged { path } => path.as_deref(),
+            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path } => {
+                path.as_deref()
+            }
             _ => None,
         }
     }
@@ -84,29 +92,22 @@ impl Error {
     /// the same way.
     pub fn pi_text(&self) -> String {
         match &*self.0 {
-            ErrorKind::NotASession { .. } => {
-                "Error: Session file is not a valid pi session: <session-file>".into()
-            }
+            ErrorKind::NotASession { .. } => "Error: Session file is not a valid pi session: <session-file>".into(),
             ErrorKind::EntryNotFound { id } => format!("Error: Entry {id} not found"),
             ErrorKind::PiThrows { pi_message, .. } => pi_message.clone(),
+            ErrorKind::TreeExplodes { occurrences, .. } => {
+                format!("non-terminating: getTree() visits {occurrences} nodes (duplicate ids share subtrees)")
+            }
             ErrorKind::ParentCycle { walk, id_json, .. } => {
-                let kind = if *walk == "getTree" {
-                    "child"
-                } else {
-                    "parent"
-                };
-                format!(
-                    "non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})"
-                )
+                let kind = if *walk == "getTree" { "child" } else { "parent" };
+                format!("non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})")
             }
             _ => self.to_string(),
         }
     }
     pub(crate) fn with_path(mut self, p: &std::path::Path) -> Error {
         match &mut *self.0 {
-            ErrorKind::Io { path, .. }
-            | ErrorKind::NotASession { path }
-            | ErrorKind::FileChanged { path } => {
+            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path } => {
                 if path.is_none() {
                     *path = Some(p.to_path_buf());
                 }
@@ -131,11 +132,7 @@ impl From<std::io::Error> for Error {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let p = |p: &Option<PathBuf>| {
-            p.as_ref()
-                .map(|p| format!("{}: ", p.display()))
-                .unwrap_or_default()
-        };
+        let p = |p: &Option<PathBuf>| p.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
         match &*self.0 {
             ErrorKind::Io { path, source } => write!(f, "{}{source}", p(path)),
             ErrorKind::NotASession { path } => {
@@ -153,22 +150,19 @@ impl fmt::Display for Error {
                 )
             }
             ErrorKind::EntryNotFound { id } => write!(f, "entry {id} not found"),
+            ErrorKind::TreeExplodes { occurrences, entries } => write!(
+                f,
+                "duplicate ids make the tree of {entries} entries expand to {occurrences} nodes; pi would not finish"
+            ),
             ErrorKind::ParentCycle {
-                walk,
-                line,
-                id_json,
-                ..
+                walk, line, id_json, ..
             } => {
                 write!(
                     f,
                     "line {line}: parentId links form a cycle through entry {id_json} ({walk}; pi would never return)"
                 )
             }
-            ErrorKind::PiThrows {
-                line,
-                what,
-                pi_message,
-            } => write!(f, "line {line}: {what} (pi throws {pi_message})"),
+            ErrorKind::PiThrows { line, what, pi_message } => write!(f, "line {line}: {what} (pi throws {pi_message})"),
         }
     }
 }

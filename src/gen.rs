@@ -10,19 +10,29 @@
 //! [`Mix::Realistic`] mix, multi-MB base64 images.
 //!
 //! Everything is derived from a seed: the same [`SessionSpec`] always gives
-//! the same bytes (on the same platform). Only `std` is used; the random
-//! numbers come from a built-in xoshiro256** generator, and the bulk text
-//! (code, prose, base64) is cut from pools built once per process from a
-//! fixed seed, so generating 1 GB takes about a second and is bounded by the
-//! writer, not by the generator.
+//! the same bytes (on the same platform: the sizes use `f64` `ln`/`exp`).
+//! Only `std` is used; the random numbers come from a built-in xoshiro256**
+//! generator, and the bulk text (code, prose, base64) is cut at random
+//! places from pools built once per process from a fixed seed (about 25 MB,
+//! ~0.1 s), so a 1 GB file takes about a second to write (Realistic; about
+//! 2.5 s for SmallEntries) and the process stays under 60 MB of memory.
 //!
-//! Every line is exactly what `JSON.stringify` would write for its value
-//! (key order as pi writes it, JavaScript number formatting, the same string
-//! escapes), entry ids are unique 8-hex strings, each `parentId` names an
-//! earlier entry (the first entry's is `null`), and entry timestamps strictly
-//! increase. The file size lands within a few hundred bytes of
-//! [`SessionSpec::target_bytes`] (short filler messages at the end make up
-//! the difference), unless the target is below the size of a minimal session.
+//! Guarantees, checked by the tests and by pi 1.6.0 itself:
+//! - every line is exactly what `JSON.stringify` writes for its value (key
+//!   order as pi writes it, JavaScript number formatting, the same string
+//!   escapes: control characters as `\u00XX`, everything else non-ASCII raw
+//!   UTF-8; no lone surrogates, so `serde_json` reads every line too);
+//! - entry ids are unique 8-hex strings; each `parentId` names an earlier
+//!   entry, the first entry's is `null` (one tree, one root);
+//! - entry timestamps strictly increase; message `timestamp`s are Unix ms;
+//! - compactions keep an entry on their own path (`firstKeptEntryId`, or
+//!   their own id for "retain nothing"), context edits and labels target
+//!   entries on the active branch, tool results answer the tool calls of
+//!   the assistant message before them;
+//! - the file has exactly [`SessionSpec::target_bytes`] bytes (filler
+//!   messages of computed sizes close the file; rarely up to ~150 bytes
+//!   less), unless the target is below a minimal session (header, user and
+//!   assistant message: about 1 KB).
 //!
 //! [`write_sessions_tree`] lays out many sessions the way pi stores them:
 //! `ROOT/--home-user-proj-N--/<ISO time>_<uuid v7>.jsonl`, with log-normal
@@ -320,13 +330,7 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
         let modified_ms = st.last_ms + 20 + rng.below(900) as i64;
         file.set_modified(UNIX_EPOCH + Duration::from_millis(modified_ms.max(0) as u64))?;
         drop(file);
-        prev_in_folder[folder].push(
-            root_abs
-                .join(&dir_name)
-                .join(&file_name)
-                .to_string_lossy()
-                .into_owned(),
-        );
+        prev_in_folder[folder].push(root_abs.join(&dir_name).join(&file_name).to_string_lossy().into_owned());
         stats.sessions += 1;
         stats.bytes += st.bytes;
         stats.files.push(TreeFile {
@@ -365,12 +369,7 @@ impl Rng {
     fn new(seed: u64) -> Self {
         let mut x = seed;
         Rng {
-            s: [
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-                splitmix(&mut x),
-            ],
+            s: [splitmix(&mut x), splitmix(&mut x), splitmix(&mut x), splitmix(&mut x)],
         }
     }
 
@@ -619,12 +618,7 @@ fn put_iso(b: &mut Vec<u8>, ms: i64) {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, mo, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
+    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
     let y = y.clamp(0, 9999) as u32;
     let two = |b: &mut Vec<u8>, v: u32| {
         b.push(b'0' + (v / 10) as u8);
@@ -798,13 +792,9 @@ impl PoolBuilder {
             let c = ch as u32;
             if c < 0x80 {
                 let one = [c as u8];
-                put_esc(
-                    &mut self.data,
-                    std::str::from_utf8(&one).unwrap_or_default(),
-                );
+                put_esc(&mut self.data, std::str::from_utf8(&one).unwrap_or_default());
             } else {
-                self.data
-                    .extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
+                self.data.extend_from_slice(ch.encode_utf8(&mut tmp).as_bytes());
             }
             self.mark();
         }
@@ -1137,11 +1127,7 @@ fn snake(r: &mut Rng, s: &mut String) {
         if i > 0 {
             s.push('_');
         }
-        s.push_str(if i == 0 && n > 1 {
-            r.pick(VERBS)
-        } else {
-            r.pick(WORDS)
-        });
+        s.push_str(if i == 0 && n > 1 { r.pick(VERBS) } else { r.pick(WORDS) });
     }
 }
 
@@ -1341,9 +1327,7 @@ fn ts_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 s.push_str("\":");
             }
             78..=83 => {
-                s.push_str(
-                    "const lines = text.split(\"\\n\").map((l) => l.replace(/\\t/g, \"  \"));",
-                );
+                s.push_str("const lines = text.split(\"\\n\").map((l) => l.replace(/\\t/g, \"  \"));");
             }
             84..=88 => {
                 s.push_str("this.");
@@ -1460,13 +1444,7 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 depth += 1;
             }
             49..=56 => {
-                s.push_str(r.pick(&[
-                    "b'\"' => ",
-                    "b'\\\\' => ",
-                    "b'\\n' => ",
-                    "b'\\t' => ",
-                    "b'{' => ",
-                ]));
+                s.push_str(r.pick(&["b'\"' => ", "b'\\\\' => ", "b'\\n' => ", "b'\\t' => ", "b'{' => "]));
                 snake(r, s);
                 s.push_str("(),");
             }
@@ -1614,12 +1592,7 @@ fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
                 }
             }
             _ => {
-                s.push_str(r.pick(&[
-                    "npm warn ",
-                    "warning: ",
-                    "info: ",
-                    "\u{1b}[1m\u{1b}[33mwarn\u{1b}[0m ",
-                ]));
+                s.push_str(r.pick(&["npm warn ", "warning: ", "info: ", "\u{1b}[1m\u{1b}[33mwarn\u{1b}[0m "]));
                 s.push_str(r.pick(VERBS));
                 s.push(' ');
                 s.push_str(r.pick(WORDS));
@@ -1977,13 +1950,7 @@ fn build_prose_pool(size: usize) -> TextPool {
                 s.push_str("```\n\n");
             }
             91..=95 => {
-                let _ = writeln!(
-                    s,
-                    "| `{}` | {} | {} |",
-                    r.pick(WORDS),
-                    r.pick(VERBS),
-                    r.range(0, 9999)
-                );
+                let _ = writeln!(s, "| `{}` | {} | {} |", r.pick(WORDS), r.pick(VERBS), r.range(0, 9999));
             }
             _ => {
                 s.push_str(r.pick(UNI));
@@ -2456,14 +2423,7 @@ impl<W: Write> Gen<W> {
 
     /// Ends the line started at `start` (the caller wrote the closing
     /// brace), records it and appends the node to the path.
-    fn finish(
-        &mut self,
-        start: usize,
-        id: u32,
-        kind: Kind,
-        role: Role,
-        img_bytes: usize,
-    ) -> io::Result<()> {
+    fn finish(&mut self, start: usize, id: u32, kind: Kind, role: Role, img_bytes: usize) -> io::Result<()> {
         self.buf.push(b'\n');
         let len = self.buf.len() - start;
         let k = &mut self.kinds[kind as usize];
@@ -2476,12 +2436,7 @@ impl<W: Write> Gen<W> {
         st.last_ms = self.clock;
         if matches!(
             role,
-            Role::User
-                | Role::Assistant
-                | Role::ToolResult
-                | Role::CustomMsg
-                | Role::Bash
-                | Role::System
+            Role::User | Role::Assistant | Role::ToolResult | Role::CustomMsg | Role::Bash | Role::System
         ) && kind != Kind::CustomMessage
         {
             st.messages += 1;
@@ -2519,11 +2474,7 @@ impl<W: Write> Gen<W> {
         self.out.flush()?;
         let mut st = self.stats;
         st.bytes = self.flushed;
-        st.leaf_id = self
-            .path
-            .last()
-            .map(|n| id_string(n.id))
-            .unwrap_or_default();
+        st.leaf_id = self.path.last().map(|n| id_string(n.id)).unwrap_or_default();
         st.by_kind = KIND_NAMES
             .iter()
             .zip(self.kinds.iter())
@@ -2757,8 +2708,7 @@ impl<W: Write> Gen<W> {
             m = (m + 1) % MODELS.len();
         }
         self.model = m;
-        let ts = self.tick(1_000, 60_000);
-        let _ = ts;
+        self.tick(1_000, 60_000);
         self.model_change_to(MODELS[m].provider, MODELS[m].id)
     }
 
@@ -2797,10 +2747,7 @@ impl<W: Write> Gen<W> {
     fn system_message(&mut self, initial: bool) -> io::Result<()> {
         let ts = self.tick(5, 200);
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"system\",\"content\":",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"system\",\"content\":");
         if self.small {
             if initial {
                 put(
@@ -2837,10 +2784,7 @@ impl<W: Write> Gen<W> {
             let n = self.rng.range(200, 1500) as usize;
             let n = n.min(self.avail());
             self.prose.put(&mut self.buf, &mut self.rng, n);
-            put(
-                &mut self.buf,
-                "\\n</skills>\"},\"toolsRemoved\":[{\"name\":\"write\"}]",
-            );
+            put(&mut self.buf, "\\n</skills>\"},\"toolsRemoved\":[{\"name\":\"write\"}]");
         }
         put(&mut self.buf, ",\"timestamp\":");
         put_i64(&mut self.buf, ts - 1);
@@ -2883,10 +2827,7 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, name);
             put(&mut self.buf, "\",\"description\":");
             put_str(&mut self.buf, desc);
-            put(
-                &mut self.buf,
-                ",\"parameters\":{\"type\":\"object\",\"properties\":{",
-            );
+            put(&mut self.buf, ",\"parameters\":{\"type\":\"object\",\"properties\":{");
             for (j, p) in params.iter().enumerate() {
                 if j > 0 {
                     self.buf.push(b',');
@@ -2977,20 +2918,14 @@ impl<W: Write> Gen<W> {
         match self.rng.below(4) {
             0 => {
                 let m = &MODELS[self.model];
-                put(
-                    &mut self.buf,
-                    "\"pi.virtual-model-state\",\"data\":{\"provider\":",
-                );
+                put(&mut self.buf, "\"pi.virtual-model-state\",\"data\":{\"provider\":");
                 put_str(&mut self.buf, m.provider);
                 put(&mut self.buf, ",\"modelId\":");
                 put_str(&mut self.buf, m.id);
                 put(&mut self.buf, ",\"state\":{\"turn\":");
                 put_u64(&mut self.buf, self.turns);
                 put(&mut self.buf, ",\"route\":\"");
-                put(
-                    &mut self.buf,
-                    self.rng.pick(&["primary", "fallback", "cheap"]),
-                );
+                put(&mut self.buf, self.rng.pick(&["primary", "fallback", "cheap"]));
                 put(&mut self.buf, "\"}}");
             }
             1 => {
@@ -3006,14 +2941,7 @@ impl<W: Write> Gen<W> {
                     let n = self.rng.range(15, 70) as usize;
                     self.prose.put(&mut self.buf, &mut self.rng, n);
                     put(&mut self.buf, "\",\"done\":");
-                    put(
-                        &mut self.buf,
-                        if self.rng.chance(0.5) {
-                            "true}"
-                        } else {
-                            "false}"
-                        },
-                    );
+                    put(&mut self.buf, if self.rng.chance(0.5) { "true}" } else { "false}" });
                 }
                 put(&mut self.buf, "]}");
             }
@@ -3021,14 +2949,7 @@ impl<W: Write> Gen<W> {
                 put(&mut self.buf, "\"git-checkpoint\",\"data\":{\"commit\":\"");
                 put_hex(&mut self.buf, &mut self.rng, 40);
                 put(&mut self.buf, "\",\"dirty\":");
-                put(
-                    &mut self.buf,
-                    if self.rng.chance(0.3) {
-                        "true"
-                    } else {
-                        "false"
-                    },
-                );
+                put(&mut self.buf, if self.rng.chance(0.3) { "true" } else { "false" });
                 put(&mut self.buf, ",\"files\":");
                 put_u64(&mut self.buf, self.rng.range(0, 30));
                 self.buf.push(b'}');
@@ -3038,18 +2959,13 @@ impl<W: Write> Gen<W> {
                     &mut self.buf,
                     "\"permission-gate\",\"data\":{\"tool\":\"bash\",\"decision\":\"",
                 );
-                put(
-                    &mut self.buf,
-                    self.rng.pick(&["allow", "allow-always", "deny"]),
-                );
+                put(&mut self.buf, self.rng.pick(&["allow", "allow-always", "deny"]));
                 put(&mut self.buf, "\",\"pattern\":");
                 self.tmp.clear();
-                self.tmp.push_str(self.rng.pick(&[
-                    "npm run *",
-                    "git *",
-                    "cargo test*",
-                    "rm -rf \"$TMP\"/*",
-                ]));
+                self.tmp.push_str(
+                    self.rng
+                        .pick(&["npm run *", "git *", "cargo test*", "rm -rf \"$TMP\"/*"]),
+                );
                 put_str(&mut self.buf, &self.tmp);
                 self.buf.push(b'}');
             }
@@ -3065,18 +2981,11 @@ impl<W: Write> Gen<W> {
         let ts = self.tick(10, 5_000);
         let start = self.buf.len();
         let id = self.new_id();
+        put(&mut self.buf, "{\"type\":\"custom_message\",\"customType\":\"");
         put(
             &mut self.buf,
-            "{\"type\":\"custom_message\",\"customType\":\"",
-        );
-        put(
-            &mut self.buf,
-            self.rng.pick(&[
-                "git-status",
-                "plan-mode",
-                "todo-reminder",
-                "lsp-diagnostics",
-            ]),
+            self.rng
+                .pick(&["git-status", "plan-mode", "todo-reminder", "lsp-diagnostics"]),
         );
         put(&mut self.buf, "\",\"content\":");
         let len = if self.small {
@@ -3098,19 +3007,9 @@ impl<W: Write> Gen<W> {
         }
         put(&mut self.buf, if array { "\"}]" } else { "\"" });
         put(&mut self.buf, ",\"display\":");
-        put(
-            &mut self.buf,
-            if self.rng.chance(0.7) {
-                "true"
-            } else {
-                "false"
-            },
-        );
+        put(&mut self.buf, if self.rng.chance(0.7) { "true" } else { "false" });
         if !self.small && self.rng.chance(0.4) {
-            put(
-                &mut self.buf,
-                ",\"details\":{\"source\":\"extension\",\"count\":",
-            );
+            put(&mut self.buf, ",\"details\":{\"source\":\"extension\",\"count\":");
             put_u64(&mut self.buf, self.rng.range(1, 50));
             self.buf.push(b'}');
         }
@@ -3224,10 +3123,7 @@ impl<W: Write> Gen<W> {
             let len = len.min(self.avail());
             match t.role {
                 Role::Assistant | Role::ToolResult => {
-                    put(
-                        &mut self.buf,
-                        "{\"content\":[{\"type\":\"text\",\"text\":\"",
-                    );
+                    put(&mut self.buf, "{\"content\":[{\"type\":\"text\",\"text\":\"");
                     if r < 8 {
                         put(&mut self.buf, "[output pruned: ");
                         put_u64(&mut self.buf, self.rng.range(100, 90_000));
@@ -3272,17 +3168,11 @@ impl<W: Write> Gen<W> {
             self.prose.put(&mut self.buf, &mut self.rng, len);
         } else {
             put(&mut self.buf, "# Context Checkpoint\\n\\n## Goal\\n");
-            let len = self
-                .rng
-                .lognormal(3500.0, 0.6, 500, 16_000)
-                .min(self.avail() / 2);
+            let len = self.rng.lognormal(3500.0, 0.6, 500, 16_000).min(self.avail() / 2);
             self.prose.put(&mut self.buf, &mut self.rng, len);
         }
         put(&mut self.buf, "\",\"firstKeptEntryId\":\"");
-        put_id(
-            &mut self.buf,
-            if retain_none { id } else { self.path[k].id },
-        );
+        put_id(&mut self.buf, if retain_none { id } else { self.path[k].id });
         put(&mut self.buf, "\",\"tokensBefore\":");
         put_u64(&mut self.buf, tokens_before);
         if !self.small {
@@ -3295,10 +3185,7 @@ impl<W: Write> Gen<W> {
                 self.put_usage(input, out, tokens_before.min(190_000), 0);
             }
             if self.rng.chance(0.7) {
-                put(
-                    &mut self.buf,
-                    ",\"systemMessage\":{\"role\":\"system\",\"content\":\"",
-                );
+                put(&mut self.buf, ",\"systemMessage\":{\"role\":\"system\",\"content\":\"");
                 let len = self.rng.range(600, 3000) as usize;
                 let len = len.min(self.avail() / 2);
                 self.prose.put(&mut self.buf, &mut self.rng, len);
@@ -3321,10 +3208,7 @@ impl<W: Write> Gen<W> {
     fn bash_execution(&mut self) -> io::Result<()> {
         let ts = self.tick(3_000, 120_000);
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"bashExecution\",\"command\":",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"bashExecution\",\"command\":");
         self.tmp.clear();
         bash_command(&mut self.rng, &mut self.tmp, &self.cwd, self.small);
         put_str(&mut self.buf, &self.tmp);
@@ -3335,8 +3219,7 @@ impl<W: Write> Gen<W> {
             self.rng.lognormal(600.0, 1.5, 0, 40_000)
         };
         let len = len.min(self.avail());
-        self.code
-            .put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
+        self.code.put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
         let cancelled = self.rng.chance(0.03);
         let truncated = !self.small && len > 20_000;
         put(&mut self.buf, "\"");
@@ -3344,11 +3227,7 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, ",\"exitCode\":");
             put_u64(
                 &mut self.buf,
-                if self.rng.chance(0.85) {
-                    0
-                } else {
-                    self.rng.range(1, 2)
-                },
+                if self.rng.chance(0.85) { 0 } else { self.rng.range(1, 2) },
             );
         }
         put(
@@ -3427,10 +3306,7 @@ impl<W: Write> Gen<W> {
             ts
         };
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"user\",\"content\":",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"user\",\"content\":");
         let img = if self.rng.chance(self.p.img_user) {
             self.image_size()
         } else {
@@ -3460,11 +3336,7 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"timestamp\":");
         put_i64(&mut self.buf, ts - self.rng.range(2, 30) as i64);
         put(&mut self.buf, "}}");
-        let kind = if img_bytes > 0 {
-            Kind::UserImage
-        } else {
-            Kind::User
-        };
+        let kind = if img_bytes > 0 { Kind::UserImage } else { Kind::User };
         self.finish(start, id, kind, Role::User, img_bytes)
     }
 
@@ -3506,8 +3378,7 @@ impl<W: Write> Gen<W> {
         }
         self.buf.push(b' ');
         let used = self.buf.len() - start;
-        self.prose
-            .put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
+        self.prose.put(&mut self.buf, &mut self.rng, len.saturating_sub(used));
     }
 
     fn tool_call_id(&mut self) -> Vec<u8> {
@@ -3542,10 +3413,7 @@ impl<W: Write> Gen<W> {
         self.clock += dur;
         let ts = self.clock;
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"assistant\",\"content\":[",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"assistant\",\"content\":[");
         let m = self.cur_model();
         let fail = self.rng.below(1000);
         let (aborted, errored) = (fail < 12, (12..16).contains(&fail));
@@ -3567,10 +3435,7 @@ impl<W: Write> Gen<W> {
                 if m.sig == Sig::Anthropic {
                     put_b64_random(&mut self.buf, &mut self.rng, sig);
                 } else {
-                    put(
-                        &mut self.buf,
-                        "{\\\"type\\\":\\\"reasoning\\\",\\\"id\\\":\\\"rs_",
-                    );
+                    put(&mut self.buf, "{\\\"type\\\":\\\"reasoning\\\",\\\"id\\\":\\\"rs_");
                     put_hex(&mut self.buf, &mut self.rng, 48);
                     put(&mut self.buf, "\\\",\\\"encrypted_content\\\":\\\"gAAAAAB");
                     put_b64_random(&mut self.buf, &mut self.rng, sig);
@@ -3580,10 +3445,7 @@ impl<W: Write> Gen<W> {
                 blocks += 1;
             }
             // Text.
-            if final_
-                || (!self.small && self.rng.chance(0.45))
-                || (self.small && self.rng.chance(0.15))
-            {
+            if final_ || (!self.small && self.rng.chance(0.45)) || (self.small && self.rng.chance(0.15)) {
                 let len = if self.small {
                     self.rng.range(8, 90) as usize
                 } else if final_ {
@@ -3638,11 +3500,8 @@ impl<W: Write> Gen<W> {
         } else {
             let ctx = self.ctx_tokens().min(195_000);
             let fresh = self.path.last().map_or(0, |n| {
-                n.cum.saturating_sub(
-                    self.path
-                        .get(self.path.len().saturating_sub(3))
-                        .map_or(0, |p| p.cum),
-                )
+                n.cum
+                    .saturating_sub(self.path.get(self.path.len().saturating_sub(3)).map_or(0, |p| p.cum))
             });
             // Small lines keep their numbers short.
             let (fresh_cap, extra, out_extra) = if self.small {
@@ -3651,11 +3510,7 @@ impl<W: Write> Gen<W> {
                 (60_000, 2_000, 300)
             };
             let (input, cr, cw) = if m.sig == Sig::Anthropic {
-                (
-                    self.rng.range(1, 12),
-                    ctx.saturating_sub(fresh),
-                    fresh.min(fresh_cap),
-                )
+                (self.rng.range(1, 12), ctx.saturating_sub(fresh), fresh.min(fresh_cap))
             } else {
                 (
                     fresh.min(fresh_cap) + self.rng.range(10, extra),
@@ -3767,10 +3622,7 @@ impl<W: Write> Gen<W> {
                 put(&mut self.buf, "\"path\":");
                 put_str(&mut self.buf, &path);
                 let (a, b) = if self.small {
-                    (
-                        self.rng.range(5, 25) as usize,
-                        self.rng.range(5, 25) as usize,
-                    )
+                    (self.rng.range(5, 25) as usize, self.rng.range(5, 25) as usize)
                 } else {
                     (
                         self.rng.lognormal(180.0, 1.0, 5, 6_000),
@@ -3780,13 +3632,9 @@ impl<W: Write> Gen<W> {
                 let a = a.min(budget / 2);
                 let b = b.min(budget / 2);
                 put(&mut self.buf, ",\"oldText\":\"");
-                used += self
-                    .code
-                    .put_class(&mut self.buf, &mut self.rng, a, Class::Code);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, a, Class::Code);
                 put(&mut self.buf, "\",\"newText\":\"");
-                used += self
-                    .code
-                    .put_class(&mut self.buf, &mut self.rng, b, Class::Code);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, b, Class::Code);
                 self.buf.push(b'"');
             }
             Tool::Write => {
@@ -3794,9 +3642,7 @@ impl<W: Write> Gen<W> {
                 put_str(&mut self.buf, &path);
                 let n = self.rng.lognormal(3_000.0, 1.0, 50, 40_000).min(budget);
                 put(&mut self.buf, ",\"content\":\"");
-                used += self
-                    .code
-                    .put_class(&mut self.buf, &mut self.rng, n, Class::Code);
+                used += self.code.put_class(&mut self.buf, &mut self.rng, n, Class::Code);
                 written = used;
                 self.buf.push(b'"');
             }
@@ -3813,10 +3659,7 @@ impl<W: Write> Gen<W> {
                 }
                 put_str(&mut self.buf, &self.tmp);
                 put(&mut self.buf, ",\"path\":\"");
-                put(
-                    &mut self.buf,
-                    self.rng.pick(if self.small { &DIRS[..5] } else { DIRS }),
-                );
+                put(&mut self.buf, self.rng.pick(if self.small { &DIRS[..5] } else { DIRS }));
                 put(&mut self.buf, "\"");
             }
             Tool::Find => {
@@ -3845,17 +3688,11 @@ impl<W: Write> Gen<W> {
         self.clock += dur as i64;
         let ts = self.clock;
         let (start, id) = self.head("message", ts);
-        put(
-            &mut self.buf,
-            ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"",
-        );
+        put(&mut self.buf, ",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"");
         self.buf.extend_from_slice(&call.call_id);
         put(&mut self.buf, "\",\"toolName\":\"");
         put(&mut self.buf, call.tool.name());
-        put(
-            &mut self.buf,
-            "\",\"content\":[{\"type\":\"text\",\"text\":\"",
-        );
+        put(&mut self.buf, "\",\"content\":[{\"type\":\"text\",\"text\":\"");
         let avail = self.avail();
         let mut kind = Kind::ToolResult;
         let mut img_bytes = 0;
@@ -3875,8 +3712,7 @@ impl<W: Write> Gen<W> {
         } else if big {
             let len = (self.rng.log_uniform(64_000.0, 2_500_000.0) as usize).min(avail - 50_000);
             let class = self.output_class(call.tool);
-            self.code
-                .put_class(&mut self.buf, &mut self.rng, len, class);
+            self.code.put_class(&mut self.buf, &mut self.rng, len, class);
             put(&mut self.buf, "\"}]");
             kind = Kind::ToolResultBig;
         } else {
@@ -3901,9 +3737,7 @@ impl<W: Write> Gen<W> {
                     };
                     let text_start = self.buf.len();
                     let class = self.output_class(call.tool);
-                    let n =
-                        self.code
-                            .put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
+                    let n = self.code.put_class(&mut self.buf, &mut self.rng, len.min(limit), class);
                     if call.tool == Tool::Read && len > limit {
                         // pi's read truncates at 50 KB and keeps a copy in details.
                         let total_lines = self.rng.range(1_800, 9_000);
@@ -3915,10 +3749,7 @@ impl<W: Write> Gen<W> {
                             shown + 1
                         );
                         put(&mut self.buf, &self.tmp);
-                        put(
-                            &mut self.buf,
-                            "\"}],\"details\":{\"truncation\":{\"content\":\"",
-                        );
+                        put(&mut self.buf, "\"}],\"details\":{\"truncation\":{\"content\":\"");
                         self.buf.extend_from_within(text_start..text_start + n);
                         put(
                             &mut self.buf,
@@ -3988,12 +3819,8 @@ impl<W: Write> Gen<W> {
                             put(&mut self.buf, " ");
                             // One line of code: cut at its newline.
                             let s = self.buf.len();
-                            self.code.put_class(
-                                &mut self.buf,
-                                &mut self.rng,
-                                per.max(4),
-                                Class::Code,
-                            );
+                            self.code
+                                .put_class(&mut self.buf, &mut self.rng, per.max(4), Class::Code);
                             let cut = self.buf[s..].windows(2).position(|w| w == b"\\n");
                             if let Some(p) = cut.filter(|&p| self.code_safe_cut(s, p)) {
                                 self.buf.truncate(s + p);
@@ -4071,8 +3898,7 @@ impl<W: Write> Gen<W> {
         let u_max = self.p.fill_user_max;
         let c_max = if self.small { 590 } else { 4_000 };
         // A session holds at least one user and one assistant message.
-        let mut need_user =
-            self.kinds[Kind::User as usize].0 + self.kinds[Kind::UserImage as usize].0 == 0;
+        let mut need_user = self.kinds[Kind::User as usize].0 + self.kinds[Kind::UserImage as usize].0 == 0;
         self.pending.clear();
         loop {
             let r = self.remaining();
@@ -4346,8 +4172,7 @@ mod tests {
                     line.len()
                 );
             }
-            let v: serde_json::Value =
-                serde_json::from_slice(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
+            let v: serde_json::Value = serde_json::from_slice(line).unwrap_or_else(|e| panic!("line {}: {e}", i + 1));
             let o = v.as_object().expect("object");
             let ty = o["type"].as_str().expect("type");
             if i == 0 {
@@ -4360,11 +4185,7 @@ mod tests {
             assert!(id.bytes().all(|b| b.is_ascii_hexdigit()));
             match &o["parentId"] {
                 serde_json::Value::Null => assert_eq!(i, 1, "only the first entry is a root"),
-                serde_json::Value::String(p) => assert!(
-                    ids.contains(p.as_str()),
-                    "line {}: parent {p} unknown",
-                    i + 1
-                ),
+                serde_json::Value::String(p) => assert!(ids.contains(p.as_str()), "line {}: parent {p} unknown", i + 1),
                 other => panic!("parentId {other:?}"),
             }
             assert!(ids.insert(id.to_string()), "duplicate id {id}");
@@ -4411,14 +4232,8 @@ mod tests {
         let entries = check_file(&v, false);
         assert_eq!(entries.len() as u64, st.entries);
         assert_eq!(entries.last().unwrap()["id"].as_str().unwrap(), st.leaf_id);
-        assert!(
-            st.images >= 1 && st.branches >= 1 && st.compactions >= 1,
-            "{st:?}"
-        );
-        let types: HashSet<&str> = entries
-            .iter()
-            .map(|e| e["type"].as_str().unwrap())
-            .collect();
+        assert!(st.images >= 1 && st.branches >= 1 && st.compactions >= 1, "{st:?}");
+        let types: HashSet<&str> = entries.iter().map(|e| e["type"].as_str().unwrap()).collect();
         for t in [
             "message",
             "model_change",
@@ -4523,23 +4338,11 @@ mod tests {
         for f in &st.files {
             let name = f.path.file_name().unwrap().to_str().unwrap();
             assert!(name.ends_with(&format!("_{}.jsonl", f.session_id)));
-            let folder = f
-                .path
-                .parent()
-                .unwrap()
-                .file_name()
-                .unwrap()
-                .to_str()
-                .unwrap();
+            let folder = f.path.parent().unwrap().file_name().unwrap().to_str().unwrap();
             assert_eq!(folder, format!("--{}--", f.cwd[1..].replace('/', "-")));
             let meta = fs::metadata(&f.path).unwrap();
             assert_eq!(meta.len(), f.bytes);
-            let mtime = meta
-                .modified()
-                .unwrap()
-                .duration_since(UNIX_EPOCH)
-                .unwrap()
-                .as_millis() as i64;
+            let mtime = meta.modified().unwrap().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64;
             assert_eq!(mtime, f.modified_ms);
             check_file(&fs::read(&f.path).unwrap(), false);
         }

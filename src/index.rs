@@ -168,6 +168,57 @@ impl EntryType {
     }
 }
 
+/// A message's `role`, classified while indexing (so walks need not decode messages).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// No `role` member, or the message is not an object.
+    Missing,
+    /// `role` is not a string.
+    NotString,
+    /// `user`
+    User,
+    /// `assistant`
+    Assistant,
+    /// `toolResult`
+    ToolResult,
+    /// `system`
+    System,
+    /// `custom`
+    Custom,
+    /// `bashExecution`
+    BashExecution,
+    /// `branchSummary`
+    BranchSummary,
+    /// `compactionSummary`
+    CompactionSummary,
+    /// `hookMessage` (format v2; migrated to `custom`)
+    HookMessage,
+    /// Any other string.
+    Other,
+}
+
+impl Role {
+    fn classify(line: &[u8], f: Option<Field>) -> Role {
+        let Some(f) = f else { return Role::Missing };
+        if !matches!(f.kind, Kind::String { .. }) {
+            return Role::NotString;
+        }
+        match string_bytes(line, &f).as_bytes() {
+            b"user" => Role::User,
+            b"assistant" => Role::Assistant,
+            b"toolResult" => Role::ToolResult,
+            b"system" => Role::System,
+            b"custom" => Role::Custom,
+            b"bashExecution" => Role::BashExecution,
+            b"branchSummary" => Role::BranchSummary,
+            b"compactionSummary" => Role::CompactionSummary,
+            b"hookMessage" => Role::HookMessage,
+            _ => Role::Other,
+        }
+    }
+}
+
 /// A span relative to the start of its line; `NONE` when absent or too large to store.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct RelSpan {
@@ -182,18 +233,15 @@ impl RelSpan {
     };
     fn of(f: Option<Field>) -> RelSpan {
         match f {
-            Some(f) if f.start < u32::MAX as usize && f.end - f.start < u32::MAX as usize => {
-                RelSpan {
-                    start: f.start as u32,
-                    len: (f.end - f.start) as u32,
-                }
-            }
+            Some(f) if f.start < u32::MAX as usize && f.end - f.start < u32::MAX as usize => RelSpan {
+                start: f.start as u32,
+                len: (f.end - f.start) as u32,
+            },
             _ => RelSpan::NONE,
         }
     }
     pub(crate) fn get(self) -> Option<(usize, usize)> {
-        (self != RelSpan::NONE)
-            .then(|| (self.start as usize, self.start as usize + self.len as usize))
+        (self != RelSpan::NONE).then(|| (self.start as usize, self.start as usize + self.len as usize))
     }
 }
 
@@ -214,6 +262,10 @@ pub struct EntryRec {
     pub parent: Key,
     pub(crate) timestamp: RelSpan,
     pub(crate) message: RelSpan,
+    /// The JSON kind of `message` (`None`: no `message` member).
+    pub message_kind: Option<Kind>,
+    /// The message's role (for `message` entries).
+    pub role: Role,
     /// Whether `id` is a string (pi's header test: `typeof id === "string"`).
     pub id_is_string: bool,
 }
@@ -239,7 +291,7 @@ impl fmt::Display for SkipReason {
         match self {
             SkipReason::Blank => f.write_str("blank line"),
             SkipReason::Malformed { at, reason } => {
-                write!(f, "invalid JSON: {reason} (column byte {at})")
+                write!(f, "invalid JSON: {reason} (at byte {at} of the line)")
             }
             SkipReason::Falsy => f.write_str("JSON value that is null, false, 0 or \"\""),
         }
@@ -301,11 +353,7 @@ pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
         Kind::Number => {
             let text = std::str::from_utf8(f.raw(line)).expect("number tokens are ASCII");
             let n: f64 = text.parse().expect("validated number");
-            Key::Num(if n == 0.0 {
-                0f64.to_bits()
-            } else {
-                n.to_bits()
-            })
+            Key::Num(if n == 0.0 { 0f64.to_bits() } else { n.to_bits() })
         }
         Kind::String { .. } => Key::Str(SmallVec::from_slice(string_bytes(line, &f).as_bytes())),
         Kind::Object | Kind::Array => Key::Unique(unique),
@@ -314,9 +362,7 @@ pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
 
 fn entry_type(line: &[u8], f: Option<Field>) -> EntryType {
     match f {
-        Some(f) if matches!(f.kind, Kind::String { .. }) => {
-            EntryType::from_type_str(string_bytes(line, &f).as_bytes())
-        }
+        Some(f) if matches!(f.kind, Kind::String { .. }) => EntryType::from_type_str(string_bytes(line, &f).as_bytes()),
         _ => EntryType::Other,
     }
 }
@@ -354,6 +400,8 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             parent: Key::Undefined,
             timestamp: RelSpan::NONE,
             message: RelSpan::NONE,
+            message_kind: None,
+            role: Role::Missing,
             id_is_string: false,
         }),
         Line::Object(f) => Out::Entry(EntryRec {
@@ -365,6 +413,8 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             parent: key_of(line, f.parent_id, offset * 2 + 1),
             timestamp: RelSpan::of(f.timestamp),
             message: RelSpan::of(f.message),
+            message_kind: f.message.map(|m| m.kind),
+            role: Role::classify(line, f.role),
             id_is_string: matches!(
                 f.id,
                 Some(Field {
@@ -483,8 +533,7 @@ mod tests {
         let mut text = Vec::new();
         for i in 0..500 {
             text.extend_from_slice(
-                format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n")
-                    .as_bytes(),
+                format!("{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":null}}\n").as_bytes(),
             );
             if i % 7 == 0 {
                 text.extend_from_slice(b"garbage\n\n");

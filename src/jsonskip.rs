@@ -101,9 +101,7 @@ fn control_mask(c: &[u8; 64]) -> u64 {
 /// 0x80 in every byte of `w` that is a quote, a backslash or a control byte.
 #[inline(always)]
 fn special_bytes(w: u64) -> u64 {
-    zero_bytes(w ^ (ONES * u64::from(b'"')))
-        | zero_bytes(w ^ (ONES * u64::from(b'\\')))
-        | zero_bytes(w & (ONES * 0xE0))
+    zero_bytes(w ^ (ONES * u64::from(b'"'))) | zero_bytes(w ^ (ONES * u64::from(b'\\'))) | zero_bytes(w & (ONES * 0xE0))
 }
 
 /// Bits of the bytes escaped by a backslash (simdjson's `find_escaped`); `prev` carries
@@ -140,11 +138,7 @@ fn check_escape(b: &[u8], p: usize) -> Result<(), SyntaxError> {
     if !ESCAPE_OK[usize::from(c)] {
         return Err(err(p, "invalid escape"));
     }
-    if c == b'u'
-        && !b
-            .get(p + 1..p + 5)
-            .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
-    {
+    if c == b'u' && !b.get(p + 1..p + 5).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
         return Err(err(p + 1, "invalid \\u escape"));
     }
     Ok(())
@@ -200,10 +194,7 @@ pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErr
         if has_ctl {
             let ctl = control_mask(block) & valid & before;
             if ctl != 0 {
-                return Err(err(
-                    j + ctl.trailing_zeros() as usize,
-                    "control character in string",
-                ));
+                return Err(err(j + ctl.trailing_zeros() as usize, "control character in string"));
             }
         }
         escaped_any |= bs & before != 0;
@@ -257,11 +248,7 @@ fn skip_string_blocks(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> 
         let mut pad = [b' '; 64];
         let rem = b.len().saturating_sub(j).min(64);
         pad[..rem].copy_from_slice(&b[j..j + rem]);
-        let valid = if rem == 64 {
-            u64::MAX
-        } else {
-            (1u64 << rem) - 1
-        };
+        let valid = if rem == 64 { u64::MAX } else { (1u64 << rem) - 1 };
         let (q, bs, ctl) = masks(&pad);
         let (q, bs, ctl) = (q & valid, bs & valid, ctl & valid);
         let escaped = find_escaped(bs, &mut prev);
@@ -404,32 +391,17 @@ mod tests {
         let blocks = skip_string_blocks(s, 0);
         let words = skip_string_words(s, 0);
         let fast = skip_string(s, 0);
-        assert_eq!(
-            blocks.is_ok(),
-            fast.is_ok(),
-            "{:?}",
-            String::from_utf8_lossy(s)
-        );
+        assert_eq!(blocks.is_ok(), fast.is_ok(), "{:?}", String::from_utf8_lossy(s));
         if let (Ok(a), Ok(b)) = (blocks, fast) {
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
         }
-        assert_eq!(
-            blocks.is_ok(),
-            words.is_ok(),
-            "{:?}",
-            String::from_utf8_lossy(s)
-        );
+        assert_eq!(blocks.is_ok(), words.is_ok(), "{:?}", String::from_utf8_lossy(s));
         if let (Ok(a), Ok(b)) = (blocks, words) {
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
         }
         let slow = crate::scan::skip_value(s, 0).map(|r| (r.0, r.1));
         let fast = skip_value(s, 0);
-        assert_eq!(
-            slow.is_ok(),
-            fast.is_ok(),
-            "{:?}",
-            String::from_utf8_lossy(s)
-        );
+        assert_eq!(slow.is_ok(), fast.is_ok(), "{:?}", String::from_utf8_lossy(s));
         if let (Ok(a), Ok(b)) = (slow, fast) {
             assert_eq!(a, b, "{:?}", String::from_utf8_lossy(s));
         }
@@ -438,8 +410,8 @@ mod tests {
     #[test]
     fn every_escape_at_every_offset() {
         let escapes: [&[u8]; 14] = [
-            b"\\n", b"\\\"", b"\\\\", b"\\/", b"\\u00e9", b"\\ud800", b"\\x", b"\\u12g4", b"\\u12",
-            b"\\", b"\x01", b"\"", b"\\\\\\", b"\xff",
+            b"\\n", b"\\\"", b"\\\\", b"\\/", b"\\u00e9", b"\\ud800", b"\\x", b"\\u12g4", b"\\u12", b"\\", b"\x01",
+            b"\"", b"\\\\\\", b"\xff",
         ];
         for len in 0..140 {
             for off in 0..len.min(130) {

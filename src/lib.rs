@@ -40,13 +40,18 @@ pub mod dirs;
 pub mod dump;
 mod entry;
 mod error;
+#[path = "gen.rs"]
+pub mod generator;
 pub mod index;
 pub mod js;
 mod jsonskip;
 pub mod listing;
 pub mod scan;
 mod session;
+#[doc(hidden)]
+pub mod simd;
 pub mod source;
+mod strscan;
 pub mod time;
 mod tree;
 pub mod value;
@@ -54,16 +59,13 @@ pub mod value;
 pub use context::{Context, RetainedTail};
 pub use dirs::{Env, Flavor};
 pub use entry::{
-    BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry,
-    CustomMessageEntry, Entry, EntryFields, LabelEntry, MessageEntry, ModelChangeEntry,
-    SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry, UsageEntry,
+    BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
+    EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
+    UsageEntry,
 };
 pub use error::{Error, ErrorKind, Result};
-pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, SkipReason, Skipped};
-pub use listing::{
-    CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason,
-    SkippedFile,
-};
+pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};
+pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
 pub use session::{FileChange, Migration, OpenOptions, Session};
 pub use source::ReadMode;
 pub use tree::Tree;

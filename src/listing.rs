@@ -97,10 +97,7 @@ impl SessionInfo {
         put("messageCount", Value::Number(self.message_count as f64));
         put("firstMessage", Value::String(self.first_message.clone()));
         if with_text {
-            put(
-                "allMessagesText",
-                Value::String(self.all_messages_text.clone()),
-            );
+            put("allMessagesText", Value::String(self.all_messages_text.clone()));
         }
         Value::Object(o)
     }
@@ -343,8 +340,7 @@ pub fn session_info_from_bytes(
     let n = bytes.len();
     // The end of the line starting at or before `from` (pi's readline ends a line at
     // `\n`, `\r\n` or a lone `\r`; an empty piece between `\r` and `\n` is a blank line).
-    let line_end =
-        |from: usize| memchr::memchr2(b'\n', b'\r', &bytes[from..]).map_or(n, |o| from + o);
+    let line_end = |from: usize| memchr::memchr2(b'\n', b'\r', &bytes[from..]).map_or(n, |o| from + o);
     while pos < n {
         let mut first = pos;
         while first < n && matches!(bytes[first], b' ' | b'\t') {
@@ -483,9 +479,7 @@ pub fn session_info_from_bytes(
                 }
             }
             _ => {
-                return Err(SkipFileReason::PiThrows(
-                    "message content is not a string or array",
-                ));
+                return Err(SkipFileReason::PiThrows("message content is not a string or array"));
             }
         }
         if all.len() == start {
@@ -527,8 +521,7 @@ pub fn session_info_from_bytes(
         created: js_date_time(header.get("timestamp")),
         modified,
         message_count,
-        first_message: first_message
-            .unwrap_or_else(|| JsStr::from_str("(no messages)").into_owned()),
+        first_message: first_message.unwrap_or_else(|| JsStr::from_str("(no messages)").into_owned()),
         all_messages_text: JsStr(all.as_slice().to_vec().into()),
     })
 }
@@ -636,11 +629,7 @@ fn skip_any(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
 
 /// Walk the object at `first` and what follows it up to the end of its line; returns the
 /// spans and the offset of the line's terminator (`\n`, `\r` or the end of `line`).
-fn scan_entry(
-    line: &[u8],
-    first: usize,
-    blocks: &mut Vec<Block>,
-) -> Result<(Line, usize), SyntaxError> {
+fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Line, usize), SyntaxError> {
     let mut l = Line::default();
     let end = walk_object(line, first, |key, i| match key {
         b"type" => {
@@ -686,12 +675,7 @@ fn scan_entry(
     Ok((l, term))
 }
 
-fn scan_message(
-    b: &[u8],
-    start: usize,
-    blocks: &mut Vec<Block>,
-    m: &mut Msg,
-) -> Result<usize, SyntaxError> {
+fn scan_message(b: &[u8], start: usize, blocks: &mut Vec<Block>, m: &mut Msg) -> Result<usize, SyntaxError> {
     walk_object(b, start, |key, i| match key {
         b"role" => {
             let (e, k) = skip_any(b, i)?;
@@ -743,11 +727,7 @@ fn scan_blocks(b: &[u8], start: usize, blocks: &mut Vec<Block>) -> Result<usize,
             }
             _ => {
                 let (e, k) = skip_any(b, i)?;
-                blocks.push(if k == Kind::Null {
-                    Block::Null
-                } else {
-                    Block::Other
-                });
+                blocks.push(if k == Kind::Null { Block::Null } else { Block::Other });
                 i = e;
             }
         }
@@ -916,13 +896,10 @@ fn build_all<'a>(
             let publish_now = want_partials
                 && match publish {
                     Publish::Dir => loaded == 1 || loaded % 10 == 0 || loaded == total,
-                    Publish::All => {
-                        sh.first_done && (index == 0 || loaded % 100 == 0 || loaded == total)
-                    }
+                    Publish::All => sh.first_done && (index == 0 || loaded % 100 == 0 || loaded == total),
                 };
             let partial = publish_now.then(|| {
-                let mut p: Vec<Arc<SessionInfo>> =
-                    sh.partial.iter().filter(|s| filter(s)).cloned().collect();
+                let mut p: Vec<Arc<SessionInfo>> = sh.partial.iter().filter(|s| filter(s)).cloned().collect();
                 sort_by_modified(&mut p);
                 p
             });
@@ -966,10 +943,7 @@ fn sort_by_modified<T: std::ops::Deref<Target = SessionInfo>>(v: &mut Vec<T>) {
     v8_sort_by(v, |a, b| b.modified - a.modified);
 }
 
-fn finish(
-    infos: Vec<Option<Arc<SessionInfo>>>,
-    filter: impl Fn(&SessionInfo) -> bool,
-) -> Vec<SessionInfo> {
+fn finish(infos: Vec<Option<Arc<SessionInfo>>>, filter: impl Fn(&SessionInfo) -> bool) -> Vec<SessionInfo> {
     let mut v: Vec<Arc<SessionInfo>> = infos.into_iter().flatten().filter(|s| filter(s)).collect();
     sort_by_modified(&mut v);
     v.into_iter()
@@ -1221,12 +1195,7 @@ pub fn find_by_id(
 }
 
 /// [`find_by_id`] in one folder, with an optional resolved-cwd filter.
-pub fn find_by_id_in(
-    env: &crate::dirs::Env,
-    dir: &Path,
-    id: &str,
-    filter_cwd: Option<&Path>,
-) -> Option<PathBuf> {
+pub fn find_by_id_in(env: &crate::dirs::Env, dir: &Path, id: &str, filter_cwd: Option<&Path>) -> Option<PathBuf> {
     for name in jsonl_names(dir).ok()? {
         let path = join_name(dir, &name);
         let Some(h) = read_session_header(&path) else {
@@ -1248,11 +1217,7 @@ pub fn find_by_id_in(
 /// pi's `findMostRecentSession(dir, cwd?)`: the newest file (by mtime) in `dir` with a
 /// header (and, when `filter_cwd` is given, that cwd). `None` when a file cannot be stat'ed,
 /// as in pi.
-pub fn find_most_recent(
-    env: &crate::dirs::Env,
-    dir: &Path,
-    filter_cwd: Option<&Path>,
-) -> Option<PathBuf> {
+pub fn find_most_recent(env: &crate::dirs::Env, dir: &Path, filter_cwd: Option<&Path>) -> Option<PathBuf> {
     let mut files: Vec<(PathBuf, f64)> = Vec::new();
     for name in jsonl_names(dir).ok()? {
         let path = join_name(dir, &name);
@@ -1260,10 +1225,10 @@ pub fn find_most_recent(
         files.push((path, m));
     }
     v8_sort_by(&mut files, |a, b| b.1 - a.1);
-    files.into_iter().map(|(p, _)| p).find(|p| {
-        read_session_header(p)
-            .is_some_and(|h| filter_cwd.is_none_or(|c| header_cwd_matches(env, &h, c)))
-    })
+    files
+        .into_iter()
+        .map(|(p, _)| p)
+        .find(|p| read_session_header(p).is_some_and(|h| filter_cwd.is_none_or(|c| header_cwd_matches(env, &h, c))))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1330,12 +1295,7 @@ mod tests {
     }
 
     fn info(text: &str) -> Result<SessionInfo, SkipFileReason> {
-        session_info_from_bytes(
-            Path::new("x.jsonl"),
-            text.as_bytes(),
-            5.0,
-            &mut Scratch::new(),
-        )
+        session_info_from_bytes(Path::new("x.jsonl"), text.as_bytes(), 5.0, &mut Scratch::new())
     }
 
     #[test]
@@ -1357,10 +1317,7 @@ mod tests {
     #[test]
     fn throws_and_not_session() {
         let h = "{\"type\":\"session\",\"id\":\"s\"}\n";
-        assert_eq!(
-            info("{\"type\":\"message\"}\n"),
-            Err(SkipFileReason::NotSession)
-        );
+        assert_eq!(info("{\"type\":\"message\"}\n"), Err(SkipFileReason::NotSession));
         assert!(matches!(
             info(&format!("{h}{{\"type\":\"message\"}}")),
             Err(SkipFileReason::PiThrows(_))

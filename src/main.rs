@@ -95,6 +95,44 @@ enum Cmd {
     Ls(cli_ls::LsArgs),
     /// Print the path of the session with this id.
     Find(cli_ls::FindArgs),
+    /// Generate synthetic sessions (deterministic, for benchmarks and demos).
+    #[command(subcommand)]
+    Gen(GenCmd),
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GenCmd {
+    /// One session file of about SIZE bytes (suffixes K, M, G).
+    Session {
+        /// Where to write it.
+        out: PathBuf,
+        /// Target size, e.g. 10M or 1G.
+        #[arg(long, default_value = "10M")]
+        size: String,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Only small entries (no images or big tool outputs).
+        #[arg(long)]
+        small: bool,
+    },
+    /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
+    Tree {
+        /// The sessions root to create.
+        root: PathBuf,
+        /// Number of session files.
+        #[arg(long, default_value_t = 1000)]
+        sessions: usize,
+        /// Number of project folders.
+        #[arg(long, default_value_t = 20)]
+        folders: usize,
+        /// Total size, e.g. 300M or 3G.
+        #[arg(long, default_value = "300M")]
+        size: String,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 fn main() {
@@ -160,8 +198,7 @@ fn run(cli: Cli) -> Result<i32> {
                 compact,
                 open,
             };
-            pi_session::dump::dump(&file, &opts, &mut out)
-                .with_context(|| format!("{}", file.display()))?;
+            pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
             0
         }
         Cmd::Check { file, json } => cmd::check(&file, open, json, &mut out)?,
@@ -174,6 +211,7 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
         Cmd::Ls(a) => cli_ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => cli_ls::run_find(&a, &mut out)?,
+        Cmd::Gen(g) => cmd::generate(g, &mut out)?,
     };
     out.flush()?;
     Ok(code)
@@ -182,14 +220,11 @@ fn run(cli: Cli) -> Result<i32> {
 /// A short one-line description of an entry for human output.
 pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
     let rec = s.record(p);
-    let ty = rec
-        .ty
-        .as_str()
-        .unwrap_or(if rec.ty == EntryType::NonObject {
-            "(not an object)"
-        } else {
-            "(other)"
-        });
+    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject {
+        "(not an object)"
+    } else {
+        "(other)"
+    });
     match rec.ty {
         EntryType::Message => {
             let role = s

@@ -69,6 +69,8 @@ pub struct Fields {
     pub timestamp: Option<Field>,
     /// `message`
     pub message: Option<Field>,
+    /// `role` inside `message`, when `message` is an object (offsets within the line).
+    pub role: Option<Field>,
 }
 
 /// What a line is to pi's loader.
@@ -164,8 +166,68 @@ pub(crate) fn for_each_member(
     mut on_member: impl FnMut(&[u8], Field),
 ) -> Result<usize, SyntaxError> {
     debug_assert_eq!(b[start], b'{');
-    let mut i = start + 1;
-    i = skip_ws(b, i);
+    walk_members(b, start, |k, s| {
+        let (end, kind) = skip_value(b, s)?;
+        on_member(k, Field { start: s, end, kind });
+        Ok(end)
+    })
+}
+
+fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
+    let mut f = Fields::default();
+    let end = walk_members(line, start, |key, vstart| match which_key(key) {
+        Some(Want::Message) if line[vstart] == b'{' => {
+            // The message's own members are walked instead of skipped, to find its role
+            // in the same pass.
+            let mut role = None;
+            let end = walk_members(line, vstart, |k, s| {
+                let (e, kind) = skip_value(line, s)?;
+                if k == b"role" {
+                    role = Some(Field { start: s, end: e, kind });
+                }
+                Ok(e)
+            })?;
+            f.message = Some(Field {
+                start: vstart,
+                end,
+                kind: Kind::Object,
+            });
+            f.role = role;
+            Ok(end)
+        }
+        want => {
+            let (end, kind) = skip_value(line, vstart)?;
+            let field = Some(Field {
+                start: vstart,
+                end,
+                kind,
+            });
+            match want {
+                Some(Want::Type) => f.ty = field,
+                Some(Want::Id) => f.id = field,
+                Some(Want::ParentId) => f.parent_id = field,
+                Some(Want::Timestamp) => f.timestamp = field,
+                Some(Want::Message) => {
+                    f.message = field;
+                    f.role = None;
+                }
+                None => {}
+            }
+            Ok(end)
+        }
+    })?;
+    expect_end(line, end)?;
+    Ok(f)
+}
+
+/// Walk the members of the object at `start`: `on_member(key, value_start)` must skip
+/// the value and return where it ends. Returns the offset past the closing brace.
+fn walk_members(
+    b: &[u8],
+    start: usize,
+    mut on_member: impl FnMut(&[u8], usize) -> Result<usize, SyntaxError>,
+) -> Result<usize, SyntaxError> {
+    let mut i = skip_ws(b, start + 1);
     if b.get(i) == Some(&b'}') {
         return Ok(i + 1);
     }
@@ -186,19 +248,18 @@ pub(crate) fn for_each_member(
             });
         }
         i = skip_ws(b, i + 1);
-        let vstart = i;
-        let (vend, kind) = skip_value(b, i)?;
-        let field = Field {
-            start: vstart,
-            end: vend,
-            kind,
-        };
-        if escaped {
-            let (k, _) = decode_string(b, kstart)?;
-            on_member(k.as_bytes(), field);
-        } else {
-            on_member(&b[kstart + 1..kend - 1], field);
+        if i >= b.len() {
+            return Err(SyntaxError {
+                offset: i,
+                reason: "unexpected end of JSON input",
+            });
         }
+        let vend = if escaped {
+            let (k, _) = decode_string(b, kstart)?;
+            on_member(k.as_bytes(), i)?
+        } else {
+            on_member(&b[kstart + 1..kend - 1], i)?
+        };
         i = skip_ws(b, vend);
         match b.get(i) {
             Some(b',') => i = skip_ws(b, i + 1),
@@ -213,20 +274,6 @@ pub(crate) fn for_each_member(
     }
 }
 
-fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
-    let mut f = Fields::default();
-    let end = for_each_member(line, start, |key, field| match which_key(key) {
-        Some(Want::Type) => f.ty = Some(field),
-        Some(Want::Id) => f.id = Some(field),
-        Some(Want::ParentId) => f.parent_id = Some(field),
-        Some(Want::Timestamp) => f.timestamp = Some(field),
-        Some(Want::Message) => f.message = Some(field),
-        None => {}
-    })?;
-    expect_end(line, end)?;
-    Ok(f)
-}
-
 #[inline]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && is_ws(b[i]) {
@@ -236,18 +283,41 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Skip the string whose opening quote is at `i`; returns the offset past the closing
-/// quote and whether it held escapes.
+/// quote and whether it held escapes. Short strings (keys, ids) are finished by a scalar
+/// look at their first bytes; longer ones go to the block-wise skipper.
+#[inline]
 pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    let end = (i + 1 + 24).min(b.len());
+    for (k, &c) in b[i + 1..end].iter().enumerate() {
+        match c {
+            b'"' => return Ok((i + 2 + k, false)),
+            b'\\' => break,
+            c if c < 0x20 => break,
+            _ => {}
+        }
+    }
+    crate::simd::skip_string(b, i)
+}
+
+/// The obvious string skipper, kept as the twin of `crate::strscan` in tests and fuzzing.
+#[doc(hidden)]
+pub fn skip_string_naive(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
     let mut j = i + 1;
     let mut escaped = false;
     loop {
         let Some(off) = memchr::memchr2(b'"', b'\\', &b[j..]) else {
+            if let Some(p) = crate::value::first_control(&b[j..]) {
+                return Err(SyntaxError {
+                    offset: j + p,
+                    reason: "control character in string",
+                });
+            }
             return Err(SyntaxError {
                 offset: b.len(),
                 reason: "unterminated string",
             });
         };
-        if let Some(p) = b[j..j + off].iter().position(|&c| c < 0x20) {
+        if let Some(p) = crate::value::first_control(&b[j..j + off]) {
             return Err(SyntaxError {
                 offset: j + p,
                 reason: "control character in string",

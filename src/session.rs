@@ -104,8 +104,7 @@ impl Session {
     /// As [`Session::open`].
     pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Session> {
         let path = path.as_ref();
-        let source =
-            Source::open(path, opts.read_mode).map_err(|e| Error::from(e).with_path(path))?;
+        let source = Source::open(path, opts.read_mode).map_err(|e| Error::from(e).with_path(path))?;
         let mut s = Session::from_source(source, opts).map_err(|e| e.with_path(path))?;
         s.path = Some(path.to_path_buf());
         Ok(s)
@@ -216,11 +215,7 @@ impl Session {
             }
             if e.ty == EntryType::NonObject {
                 let line = line_of(bytes, e);
-                let first = line
-                    .iter()
-                    .copied()
-                    .find(|&c| !value::is_ws(c))
-                    .unwrap_or(b'[');
+                let first = line.iter().copied().find(|&c| !value::is_ws(c)).unwrap_or(b'[');
                 if first != b'[' {
                     let v = value::parse(line).map_err(|_| changed())?;
                     let pi_message = format!(
@@ -393,9 +388,7 @@ impl Session {
             o.set(JsStr::from_str("parentId"), key_to_value(&e.parent));
             if let Some(p) = self.patches.get(&pos.0) {
                 match &p.first_kept {
-                    Some(k) if !k.is_undefined() => {
-                        o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k))
-                    }
+                    Some(k) if !k.is_undefined() => o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k)),
                     // Assigned `undefined`: the key exists but JSON output omits it.
                     Some(_) => {
                         o.remove("firstKeptEntryId");
@@ -418,11 +411,7 @@ impl Session {
 
     /// The `message` value of a `message` entry, decoded alone (the rest of the line is
     /// not touched). `Ok(None)` when the entry has no `message` key.
-    pub(crate) fn message_in<'a>(
-        &'a self,
-        bytes: &'a [u8],
-        pos: EntryPos,
-    ) -> Result<Option<Value<'a>>> {
+    pub(crate) fn message_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Option<Value<'a>>> {
         let e = self.record(pos);
         let line = line_of(bytes, e);
         let Some(f) = self.field(line, e.message, "message") else {
@@ -483,12 +472,10 @@ impl Session {
     /// span did not fit (lines over 4 GiB).
     fn field(&self, line: &[u8], span: index::RelSpan, key: &str) -> Option<Field> {
         if let Some((s, e)) = span.get() {
-            let kind = scan::skip_value(line, s).ok()?.1;
-            return Some(Field {
-                start: s,
-                end: e,
-                kind,
-            });
+            // The span is known; its first byte tells the kind well enough for the callers
+            // (object or null), without scanning the value again.
+            let kind = self.record_kind_hint(line, s)?;
+            return Some(Field { start: s, end: e, kind });
         }
         let mut found = None;
         scan::for_each_member(line, line.iter().position(|&c| c == b'{')?, |k, f| {
@@ -498,6 +485,46 @@ impl Session {
         })
         .ok()?;
         found
+    }
+
+    /// The kind of the value starting at `s`, when its first byte says it without
+    /// scanning (everything but numbers and strings' escape flag, which callers here do
+    /// not need).
+    fn record_kind_hint(&self, line: &[u8], s: usize) -> Option<Kind> {
+        Some(match line.get(s)? {
+            b'{' => Kind::Object,
+            b'[' => Kind::Array,
+            b'n' => Kind::Null,
+            b't' => Kind::True,
+            b'f' => Kind::False,
+            b'"' => Kind::String { escaped: true },
+            _ => Kind::Number,
+        })
+    }
+
+    /// The role of a `message` entry's message as pi reads it (`entry.message.role`):
+    /// pi's `TypeError` when `message` is missing or null; the v2 -> v3 migration applied.
+    pub(crate) fn message_role(&self, pos: EntryPos) -> Result<index::Role> {
+        let e = self.record(pos);
+        match e.message_kind {
+            None => Err(self.no_message_error(pos, "undefined")),
+            Some(Kind::Null) => Err(self.no_message_error(pos, "null")),
+            Some(_) => Ok(match e.role {
+                index::Role::HookMessage if matches!(self.migration, Migration::FromV1 | Migration::FromV2) => {
+                    index::Role::Custom
+                }
+                r => r,
+            }),
+        }
+    }
+
+    pub(crate) fn no_message_error(&self, p: EntryPos, what: &str) -> Error {
+        ErrorKind::PiThrows {
+            line: self.record(p).line,
+            what: format!("message entry whose `message` is {what}"),
+            pi_message: format!("TypeError: Cannot read properties of {what} (reading 'role')"),
+        }
+        .into()
     }
 
     /// The `timestamp` value of an entry (`None`: missing).
@@ -684,11 +711,7 @@ pub(crate) fn key_from_value(v: Option<&Value<'_>>) -> Key {
         None => Key::Undefined,
         Some(Value::Null) => Key::Null,
         Some(Value::Bool(b)) => Key::Bool(*b),
-        Some(Value::Number(n)) => Key::Num(if *n == 0.0 {
-            0f64.to_bits()
-        } else {
-            n.to_bits()
-        }),
+        Some(Value::Number(n)) => Key::Num(if *n == 0.0 { 0f64.to_bits() } else { n.to_bits() }),
         Some(Value::String(s)) => Key::Str(smallvec::SmallVec::from_slice(s.as_bytes())),
         Some(Value::Array(_) | Value::Object(_)) => Key::Unique(u64::MAX),
     }
@@ -715,10 +738,7 @@ fn new_header_value() -> Value<'static> {
     o.set(JsStr::from_str("type"), Value::str("session"));
     o.set(JsStr::from_str("version"), Value::Number(3.0));
     o.set(JsStr::owned(String::from("id")), Value::string(id));
-    o.set(
-        JsStr::from_str("timestamp"),
-        Value::string(crate::time::now_iso()),
-    );
+    o.set(JsStr::from_str("timestamp"), Value::string(crate::time::now_iso()));
     o.set(JsStr::from_str("cwd"), Value::string(cwd));
     Value::Object(o)
 }

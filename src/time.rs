@@ -26,12 +26,7 @@ pub fn iso_from_ms(ms: f64) -> Option<String> {
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
     let (y, m, d) = civil_from_days(days);
-    let (h, mi, s, milli) = (
-        rem / 3_600_000,
-        rem / 60_000 % 60,
-        rem / 1000 % 60,
-        rem % 1000,
-    );
+    let (h, mi, s, milli) = (rem / 3_600_000, rem / 60_000 % 60, rem / 1000 % 60, rem % 1000);
     let year = if (0..=9999).contains(&y) {
         format!("{y:04}")
     } else if y < 0 {
@@ -39,9 +34,7 @@ pub fn iso_from_ms(ms: f64) -> Option<String> {
     } else {
         format!("+{y:06}")
     };
-    Some(format!(
-        "{year}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z"
-    ))
+    Some(format!("{year}-{m:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}Z"))
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar.
@@ -65,16 +58,10 @@ mod tests {
     #[test]
     fn iso_matches_javascript() {
         assert_eq!(iso_from_ms(0.0).unwrap(), "1970-01-01T00:00:00.000Z");
-        assert_eq!(
-            iso_from_ms(1_765_233_665_292.0).unwrap(),
-            "2025-12-08T22:41:05.292Z"
-        );
+        assert_eq!(iso_from_ms(1_765_233_665_292.0).unwrap(), "2025-12-08T22:41:05.292Z");
         assert_eq!(iso_from_ms(-1.0).unwrap(), "1969-12-31T23:59:59.999Z");
         assert_eq!(iso_from_ms(8.64e15).unwrap(), "+275760-09-13T00:00:00.000Z");
-        assert_eq!(
-            iso_from_ms(-8.64e15).unwrap(),
-            "-271821-04-20T00:00:00.000Z"
-        );
+        assert_eq!(iso_from_ms(-8.64e15).unwrap(), "-271821-04-20T00:00:00.000Z");
         assert!(iso_from_ms(f64::NAN).is_none());
     }
 }

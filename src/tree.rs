@@ -18,13 +18,24 @@ use crate::value::{JsStr, Object, Value, js_date_time};
 pub struct Tree {
     /// Root nodes in file order (a node may repeat when ids do).
     pub roots: Vec<EntryPos>,
-    children: ahash::AHashMap<u32, Vec<EntryPos>>,
+    /// Children of every node, stored contiguously: node `p` owns
+    /// `kids[ranges[p].0 .. ranges[p].0 + ranges[p].1]`.
+    ranges: Vec<(u32, u32)>,
+    kids: Vec<EntryPos>,
 }
 
 impl Tree {
     /// Children of a node, sorted as pi sorts them.
     pub fn children(&self, node: EntryPos) -> &[EntryPos] {
-        self.children.get(&node.0).map_or(&[], Vec::as_slice)
+        match self.ranges.get(node.0 as usize) {
+            Some(&(start, len)) => &self.kids[start as usize..(start + len) as usize],
+            None => &[],
+        }
+    }
+
+    fn children_mut(&mut self, node: EntryPos) -> &mut [EntryPos] {
+        let (start, len) = self.ranges[node.0 as usize];
+        &mut self.kids[start as usize..(start + len) as usize]
     }
 
     /// Preorder walk: `(depth, node)`.
@@ -49,65 +60,134 @@ impl Session {
     /// [`ErrorKind::FileChanged`].
     pub fn tree(&self) -> Result<Tree> {
         let bytes = self.check()?;
+        let n = self.index.entries.len();
+        // Each entry's node and parent node (u32::MAX: a root).
+        const ROOT: u32 = u32::MAX;
+        let mut links: Vec<(u32, u32)> = Vec::with_capacity(self.list.len());
+        let mut counts = vec![0u32; n];
         let mut roots = Vec::new();
-        let mut children: ahash::AHashMap<u32, Vec<EntryPos>> = ahash::AHashMap::new();
         for &p in &self.list {
             let e = self.record(p);
             let node = self.by_id[&e.id];
-            if e.parent == Key::Null || e.parent == e.id {
-                roots.push(node);
-            } else if let Some(&parent) = self.by_id.get(&e.parent) {
-                children.entry(parent.0).or_default().push(node);
+            let parent = if e.parent == Key::Null || e.parent == e.id {
+                None
             } else {
-                roots.push(node);
+                self.by_id.get(&e.parent).copied()
+            };
+            match parent {
+                Some(parent) => {
+                    counts[parent.0 as usize] += 1;
+                    links.push((node.0, parent.0));
+                }
+                None => {
+                    roots.push(node);
+                    links.push((node.0, ROOT));
+                }
             }
         }
-        let tree = Tree { roots, children };
+        let mut ranges = Vec::with_capacity(n);
+        let mut at = 0u32;
+        for &c in &counts {
+            ranges.push((at, 0u32));
+            at += c;
+        }
+        let mut kids = vec![EntryPos(0); at as usize];
+        for &(node, parent) in &links {
+            if parent != ROOT {
+                let r = &mut ranges[parent as usize];
+                kids[(r.0 + r.1) as usize] = EntryPos(node);
+                r.1 += 1;
+            }
+        }
+        let mut tree = Tree { roots, ranges, kids };
         self.tree_cycle(&tree)?;
+        self.tree_size_guard(&tree)?;
         // Sort as pi does: pop a node, sort its children, push them (a node reached twice
         // is sorted twice, as in pi).
-        let mut tree = tree;
-        let mut times: ahash::AHashMap<u32, f64> = ahash::AHashMap::new();
+        let mut times: Vec<f64> = vec![f64::NAN; n];
+        let mut known = vec![false; n];
         let mut stack: Vec<EntryPos> = tree.roots.clone();
-        while let Some(n) = stack.pop() {
-            let Some(kids) = tree.children.get_mut(&n.0) else {
-                continue;
-            };
+        while let Some(node) = stack.pop() {
+            let kids = tree.children_mut(node);
             if kids.len() > 1 {
                 for &k in kids.iter() {
-                    times
-                        .entry(k.0)
-                        .or_insert_with(|| js_date_time(self.timestamp_in(bytes, k).as_ref()));
+                    let i = k.0 as usize;
+                    if !known[i] {
+                        known[i] = true;
+                        times[i] = js_date_time(self.timestamp_in(bytes, k).as_ref());
+                    }
                 }
-                crate::js::sort::v8_sort_by(kids, |a, b| times[&a.0] - times[&b.0]);
+                let mut v = kids.to_vec();
+                crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
+                kids.copy_from_slice(&v);
             }
-            stack.extend_from_slice(kids);
+            stack.extend_from_slice(tree.children(node));
         }
         Ok(tree)
+    }
+
+    /// Duplicate ids can make one node the child of many: the tree pi builds (and walks,
+    /// and prints) is then a DAG expanded into a tree, which can grow exponentially. Count
+    /// the occurrences first (memoised over the DAG) and refuse beyond a generous budget.
+    fn tree_size_guard(&self, tree: &Tree) -> Result<()> {
+        let n = self.index.entries.len();
+        let budget = 4 * n as u64 + 1_000_000;
+        let mut occ = vec![0u64; n];
+        let mut total = 0u64;
+        for &root in &tree.roots {
+            let mut stack: Vec<(EntryPos, usize)> = vec![(root, 0)];
+            while let Some(top) = stack.last_mut() {
+                let (node, i) = *top;
+                if occ[node.0 as usize] != 0 {
+                    stack.pop();
+                    continue;
+                }
+                let kids = tree.children(node);
+                if i < kids.len() {
+                    top.1 += 1;
+                    if occ[kids[i].0 as usize] == 0 {
+                        stack.push((kids[i], 0));
+                    }
+                    continue;
+                }
+                let sum = kids.iter().fold(1u64, |acc, k| acc.saturating_add(occ[k.0 as usize]));
+                occ[node.0 as usize] = sum;
+                stack.pop();
+            }
+            total = total.saturating_add(occ[root.0 as usize]);
+            if total > budget {
+                return Err(ErrorKind::TreeExplodes {
+                    occurrences: total,
+                    entries: self.list.len(),
+                }
+                .into());
+            }
+        }
+        Ok(())
     }
 
     /// The oracle's cycle guard: depth-first from the roots, a child already on the stack
     /// is a cycle.
     fn tree_cycle(&self, tree: &Tree) -> Result<()> {
-        let mut state: ahash::AHashMap<u32, u8> = ahash::AHashMap::new();
+        let mut state = vec![0u8; self.index.entries.len()];
         for &root in &tree.roots {
-            if state.get(&root.0) == Some(&2) {
+            if state[root.0 as usize] == 2 {
                 continue;
             }
             let mut stack: Vec<(EntryPos, usize)> = vec![(root, 0)];
-            state.insert(root.0, 1);
+            state[root.0 as usize] = 1;
             while let Some(top) = stack.last_mut() {
                 let (node, i) = *top;
                 let kids = tree.children(node);
                 if i >= kids.len() {
-                    state.insert(node.0, 2);
+                    state[node.0 as usize] = 2;
                     stack.pop();
                     continue;
                 }
                 top.1 += 1;
                 let child = kids[i];
-                match state.get(&child.0) {
-                    Some(1) => {
+                match state[child.0 as usize] {
+                    1 => {
                         let id_json = match self.id_value(child) {
                             None => "null".to_string(),
                             Some(v) => crate::canon::stringify(&v),
@@ -120,9 +200,9 @@ impl Session {
                         }
                         .into());
                     }
-                    Some(2) => continue,
+                    2 => continue,
                     _ => {
-                        state.insert(child.0, 1);
+                        state[child.0 as usize] = 1;
                         stack.push((child, 0));
                     }
                 }

@@ -53,11 +53,7 @@ fn cases() -> Vec<Case> {
 #[test]
 fn corpus_dumps_like_pi_on_every_reader_path() {
     let cases = cases();
-    assert!(
-        cases.len() >= 50,
-        "expected the corpus goldens, found {}",
-        cases.len()
-    );
+    assert!(cases.len() >= 50, "expected the corpus goldens, found {}", cases.len());
     let mut failures = Vec::new();
     for case in &cases {
         let golden = std::fs::read_to_string(&case.golden).expect("golden readable");
@@ -67,25 +63,14 @@ fn corpus_dumps_like_pi_on_every_reader_path() {
         // id-less entries, where pi hangs); those goldens were made with `--tree none`.
         let no_tree = golden.contains("\"tree\": null") && !golden.contains("\"tree\": \"");
         for path in ReaderPath::ALL {
-            let ours = dump_text(
-                &case.file,
-                case.leaf.as_deref(),
-                (flat, no_tree),
-                compact,
-                path,
-            );
+            let ours = dump_text(&case.file, case.leaf.as_deref(), (flat, no_tree), compact, path);
             if ours == golden {
                 continue;
             }
             match (normalize(&ours), normalize(&golden)) {
                 (Some(a), Some(b)) if a == b => {}
                 _ => {
-                    failures.push(format!(
-                        "{} (leaf {:?}, {:?})",
-                        case.golden.display(),
-                        case.leaf,
-                        path
-                    ));
+                    failures.push(format!("{} (leaf {:?}, {:?})", case.golden.display(), case.leaf, path));
                     if failures.len() == 1 {
                         let diff = first_difference(&ours, &golden);
                         eprintln!("first failure: {}\n{diff}", case.golden.display());

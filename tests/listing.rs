@@ -47,8 +47,7 @@ fn corpus_copy() -> tempfile::TempDir {
             _ => panic!("mtime is a number"),
         };
         let t = UNIX_EPOCH + Duration::from_nanos(ns);
-        let f =
-            std::fs::File::open(tmp.path().join(&*rel.to_str_lossy())).expect("open to set mtime");
+        let f = std::fs::File::open(tmp.path().join(&*rel.to_str_lossy())).expect("open to set mtime");
         f.set_modified(t).expect("set mtime");
     }
     tmp
@@ -60,17 +59,12 @@ fn relative(from: &Path, to: &Path) -> String {
     let t: Vec<Component> = to.components().collect();
     let common = f.iter().zip(&t).take_while(|(a, b)| a == b).count();
     let mut parts: Vec<String> = vec!["..".into(); f.len() - common];
-    parts.extend(
-        t[common..]
-            .iter()
-            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
-    );
+    parts.extend(t[common..].iter().map(|c| c.as_os_str().to_string_lossy().into_owned()));
     parts.join("/")
 }
 
 fn golden(name: &str) -> Value<'static> {
-    let p =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/golden/listing/{name}.json"));
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/golden/listing/{name}.json"));
     let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     value::parse(&bytes).expect("golden parses").into_owned()
 }
@@ -94,8 +88,7 @@ fn run(f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelle
             if let Some(part) = p.partial {
                 assert!(
                     part.windows(2)
-                        .all(|w| w[0].modified.partial_cmp(&w[1].modified)
-                            != Some(std::cmp::Ordering::Less)),
+                        .all(|w| w[0].modified.partial_cmp(&w[1].modified) != Some(std::cmp::Ordering::Less)),
                     "partials are sorted newest first"
                 );
                 partial_lens.push((p.loaded, part.len()));
@@ -146,15 +139,8 @@ fn check(name: &str, root: &Path, r: &Run) {
         assert_eq!(go.len(), vo.len(), "{name}: field count");
         for (k, gv) in go.iter() {
             let key = k.to_str_lossy();
-            let ov = vo
-                .get(&key)
-                .unwrap_or_else(|| panic!("{name}: missing {key}"));
-            assert_eq!(
-                canon(ov),
-                canon(gv),
-                "{name}: {} field {key}",
-                relative(root, &s.path)
-            );
+            let ov = vo.get(&key).unwrap_or_else(|| panic!("{name}: missing {key}"));
+            assert_eq!(canon(ov), canon(gv), "{name}: {} field {key}", relative(root, &s.path));
         }
     }
     let count = match g.get("count") {
@@ -176,11 +162,7 @@ fn check(name: &str, root: &Path, r: &Run) {
         _ => panic!("progress"),
     };
     assert_eq!(r.progress, gp, "{name}: progress calls");
-    assert_eq!(
-        r.listing.total,
-        gp.last().map_or(0, |p| p.1),
-        "{name}: total"
-    );
+    assert_eq!(r.listing.total, gp.last().map_or(0, |p| p.1), "{name}: total");
     // Every candidate is listed or skipped (or, with a cwd filter, filtered out).
     let accounted = r.listing.sessions.len() + r.listing.skipped.len();
     if name.starts_with("list-flat") {
@@ -233,19 +215,9 @@ fn list_all_matches_pi() {
             .iter()
             .any(|s| matches!(s.reason, SkipFileReason::PiThrows(_)))
     );
-    assert!(
-        r.listing
-            .skipped
-            .iter()
-            .any(|s| s.reason == SkipFileReason::NotSession)
-    );
+    assert!(r.listing.skipped.iter().any(|s| s.reason == SkipFileReason::NotSession));
     // The dangling and looping folder symlinks are problems, the file symlink is not.
-    let probs: Vec<String> = r
-        .listing
-        .problems
-        .iter()
-        .map(|p| relative(&root, &p.path))
-        .collect();
+    let probs: Vec<String> = r.listing.problems.iter().map(|p| relative(&root, &p.path)).collect();
     assert_eq!(probs, ["--dangling--", "--loop--"]);
     // Partials: published when candidate 0 is done, then every 100th and at the end.
     assert!(!r.partial_lens.is_empty());
@@ -258,32 +230,12 @@ fn list_one_project_matches_pi() {
     let agent = tmp.path().join("agent");
     let env = env_for(tmp.path());
     for (name, dir, cwd) in [
-        (
-            "list-proj-a",
-            root.join("--home-u-proj-a--"),
-            "/home/u/proj-a",
-        ),
-        (
-            "list-proj-b",
-            root.join("--home-u-proj-b--"),
-            "/home/u/proj-b",
-        ),
-        (
-            "list-linked",
-            root.join("--home-u-linked--"),
-            "/home/u/linked",
-        ),
+        ("list-proj-a", root.join("--home-u-proj-a--"), "/home/u/proj-a"),
+        ("list-proj-b", root.join("--home-u-proj-b--"), "/home/u/proj-b"),
+        ("list-linked", root.join("--home-u-linked--"), "/home/u/linked"),
         ("list-missing", root.join("--home-u-nope--"), "/home/u/nope"),
-        (
-            "list-flat-proj-a",
-            tmp.path().join("flat"),
-            "/home/u/proj-a",
-        ),
-        (
-            "list-flat-proj-b",
-            tmp.path().join("flat"),
-            "/home/u/proj-b",
-        ),
+        ("list-flat-proj-a", tmp.path().join("flat"), "/home/u/proj-a"),
+        ("list-flat-proj-b", tmp.path().join("flat"), "/home/u/proj-b"),
     ] {
         let r = run(|o| listing::list_project(&env, Path::new(cwd), Some(&dir), &agent, o));
         check(name, &root, &r);
@@ -296,11 +248,7 @@ fn list_one_project_matches_pi() {
     }
     let missing = run(|o| listing::list_project(&env, Path::new("/home/u/nope"), None, &agent, o));
     assert!(missing.listing.sessions.is_empty());
-    assert_eq!(
-        missing.listing.problems.len(),
-        1,
-        "a missing folder is reported"
-    );
+    assert_eq!(missing.listing.problems.len(), 1, "a missing folder is reported");
 }
 
 #[test]
@@ -337,10 +285,7 @@ fn cancellation() {
         cancel: Some(token),
         ..ListOptions::default()
     };
-    assert_eq!(
-        listing::list_all(&root, &mut opts).err(),
-        Some(listing::Cancelled)
-    );
+    assert_eq!(listing::list_all(&root, &mut opts).err(), Some(listing::Cancelled));
     drop(opts);
     assert!(calls >= 1);
 }
@@ -357,10 +302,7 @@ fn headers_only_lookups() {
     // A custom dir filters on the header's cwd.
     let flat = tmp.path().join("flat");
     assert!(listing::find_by_id(&env, a, "f1", Some(&flat), &agent).is_some());
-    assert_eq!(
-        listing::find_by_id(&env, a, "f2", Some(&flat), &agent),
-        None
-    );
+    assert_eq!(listing::find_by_id(&env, a, "f2", Some(&flat), &agent), None);
     // Most recent by mtime; the project folder holds a dangling symlink, which makes pi's
     // statSync throw, so pi (and pi-session) find nothing there.
     let dir_a = agent.join("sessions/--home-u-proj-a--");
@@ -390,11 +332,7 @@ fn cli_ls_json_matches_library() {
     let Some(Value::Array(gs)) = g.get("sessions") else {
         panic!("sessions")
     };
-    let lines: Vec<&[u8]> = out
-        .stdout
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .collect();
+    let lines: Vec<&[u8]> = out.stdout.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
     assert_eq!(lines.len(), gs.len());
     let root = agent.join("sessions");
     for (line, gv) in lines.iter().zip(gs) {
@@ -429,14 +367,6 @@ fn cli_ls_json_matches_library() {
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .output()
         .expect("run pi-session");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        String::from_utf8_lossy(&out.stdout)
-            .trim_end()
-            .ends_with("_l2.jsonl")
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stdout).trim_end().ends_with("_l2.jsonl"));
 }

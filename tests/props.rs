@@ -136,11 +136,8 @@ fn same(a: &Value<'_>, b: &serde_json::Value) -> bool {
         }
         (Value::Object(x), serde_json::Value::Object(y)) => {
             x.len() == y.len()
-                && x.iter().all(|(k, v)| {
-                    k.as_str()
-                        .and_then(|k| y.get(k))
-                        .is_some_and(|w| same(v, w))
-                })
+                && x.iter()
+                    .all(|(k, v)| k.as_str().and_then(|k| y.get(k)).is_some_and(|w| same(v, w)))
         }
         _ => false,
     }

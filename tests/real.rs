@@ -24,11 +24,7 @@ fn real_sessions_dump_like_pi() {
         if file.extension().is_none_or(|x| x != "jsonl") {
             continue;
         }
-        let stem = file
-            .file_stem()
-            .expect("file name")
-            .to_string_lossy()
-            .into_owned();
+        let stem = file.file_stem().expect("file name").to_string_lossy().into_owned();
         let golden_path = root.join("corpus/golden/real").join(format!("{stem}.json"));
         let Ok(golden) = std::fs::read_to_string(&golden_path) else {
             panic!("no golden for {}: run corpus/bless.sh", file.display());

@@ -5,9 +5,7 @@ use pi_session::{ErrorKind, Key, OpenOptions, ReadMode, Session};
 use std::io::Write;
 
 fn header() -> String {
-    r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#
-        .to_string()
-        + "\n"
+    r#"{"type":"session","version":3,"id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/x"}"#.to_string() + "\n"
 }
 
 fn msg(id: &str, parent: Option<&str>, role: &str, text: &str) -> String {
@@ -130,10 +128,7 @@ fn one_huge_line_opens() {
     // The string borrows from the file: same address range.
     let base = s.bytes().as_ptr() as usize;
     let p = content.as_bytes().as_ptr() as usize;
-    assert!(
-        p >= base && p < base + s.bytes().len(),
-        "the big string was copied"
-    );
+    assert!(p >= base && p < base + s.bytes().len(), "the big string was copied");
 }
 
 #[test]
@@ -157,12 +152,7 @@ fn entries_off_the_path_are_never_decoded() {
         } else {
             format!("side{}", i - 1)
         };
-        text.push_str(&msg(
-            &format!("side{i}"),
-            Some(&parent),
-            "assistant",
-            "side branch",
-        ));
+        text.push_str(&msg(&format!("side{i}"), Some(&parent), "assistant", "side branch"));
     }
     let mut prev = "root".to_string();
     for i in 0..4 {
@@ -193,8 +183,7 @@ fn a_truncated_mapped_file_is_an_error_not_a_crash() {
     let mut f = std::fs::File::create(&path).expect("create");
     f.write_all(header().as_bytes()).expect("write");
     let filler = "x".repeat(1 << 20);
-    f.write_all(msg("a", None, "user", &filler).as_bytes())
-        .expect("write");
+    f.write_all(msg("a", None, "user", &filler).as_bytes()).expect("write");
     f.write_all(msg("b", Some("a"), "assistant", "ok").as_bytes())
         .expect("write");
     drop(f);
@@ -228,9 +217,7 @@ fn a_truncated_mapped_file_is_an_error_not_a_crash() {
 #[test]
 fn empty_and_non_session_files() {
     assert!(matches!(
-        Session::from_bytes(b"\n\n".to_vec())
-            .expect_err("blank")
-            .kind(),
+        Session::from_bytes(b"\n\n".to_vec()).expect_err("blank").kind(),
         ErrorKind::NotASession { .. }
     ));
     assert!(matches!(

@@ -4,9 +4,7 @@ use pi_session::{Entry, EntryFields, Session};
 use std::path::Path;
 
 fn corpus(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("corpus")
-        .join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(name)
 }
 
 #[test]
@@ -14,10 +12,7 @@ fn typed_views_follow_the_entry_type_and_raw_bytes_are_exact() {
     let path = corpus("valid/all-entry-types.jsonl");
     let s = Session::open(&path).expect("opens");
     let text = std::fs::read(&path).expect("read");
-    let lines: Vec<&[u8]> = text
-        .split(|&b| b == b'\n')
-        .filter(|l| !l.is_empty())
-        .collect();
+    let lines: Vec<&[u8]> = text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
     let mut seen = std::collections::BTreeSet::new();
     for (i, &p) in s.entries().iter().enumerate() {
         assert_eq!(s.raw(p), lines[i + 1], "raw bytes of entry {i}");

@@ -108,12 +108,7 @@ struct Fields {
 /// The computation of V8's `ParseDateTimeString` after a successful parse.
 fn fields_to_time(f: &Fields) -> f64 {
     let day = make_day(f.year.into(), f.month.into(), f.day.into());
-    let time = make_time(
-        f.hour.into(),
-        f.minute.into(),
-        f.second.into(),
-        f.millisecond.into(),
-    );
+    let time = make_time(f.hour.into(), f.minute.into(), f.second.into(), f.millisecond.into());
     let mut date = make_date(day, time);
     match f.utc_offset {
         None => {
@@ -157,11 +152,7 @@ fn make_day(year: f64, month: f64, date: f64) -> f64 {
     const DAY_FROM_MONTH: [i64; 12] = [0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334];
     const DAY_FROM_MONTH_LEAP: [i64; 12] = [0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335];
     let leap = y % 4 == 0 && (y % 100 != 0 || y % 400 == 0);
-    day_from_year += if leap {
-        DAY_FROM_MONTH_LEAP
-    } else {
-        DAY_FROM_MONTH
-    }[m as usize];
+    day_from_year += if leap { DAY_FROM_MONTH_LEAP } else { DAY_FROM_MONTH }[m as usize];
     (day_from_year - 1) as f64 + date.trunc()
 }
 
@@ -188,10 +179,7 @@ fn make_date(day: f64, time: f64) -> f64 {
 /// V8's `IsWhiteSpace` for code units at or above `'A'`: U+00A0, U+1680,
 /// U+2000–U+200A, U+202F, U+205F, U+3000 and U+FEFF.
 fn is_non_ascii_white_space(c: u32) -> bool {
-    matches!(
-        c,
-        0xA0 | 0x1680 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000 | 0xFEFF
-    )
+    matches!(c, 0xA0 | 0x1680 | 0x2000..=0x200A | 0x202F | 0x205F | 0x3000 | 0xFEFF)
 }
 
 /// Reads code units one at a time; a code unit 0 (or the end) reads as 0.
@@ -204,11 +192,7 @@ struct Reader<'a, C> {
 
 impl<'a, C: Copy + Into<u32>> Reader<'a, C> {
     fn new(units: &'a [C]) -> Self {
-        let mut r = Reader {
-            units,
-            index: 0,
-            ch: 0,
-        };
+        let mut r = Reader { units, index: 0, ch: 0 };
         r.next();
         r
     }
@@ -319,18 +303,11 @@ enum KeywordType {
 enum Token {
     Invalid,
     Unknown,
-    Number {
-        value: i32,
-        len: usize,
-    },
+    Number { value: i32, len: usize },
     Symbol(u8),
     WhiteSpace,
     EndOfInput,
-    Keyword {
-        kind: KeywordType,
-        value: i32,
-        len: usize,
-    },
+    Keyword { kind: KeywordType, value: i32, len: usize },
 }
 
 impl Token {
@@ -410,10 +387,7 @@ const KEYWORDS: [(&[u8; 3], KeywordType, i32); 27] = [
 
 fn lookup_keyword(prefix: [u32; 3], len: usize) -> (KeywordType, i32) {
     for &(name, kind, value) in &KEYWORDS {
-        let matches = prefix
-            .iter()
-            .zip(name.iter())
-            .all(|(&p, &c)| p == u32::from(c));
+        let matches = prefix.iter().zip(name.iter()).all(|(&p, &c)| p == u32::from(c));
         if matches && (len <= 3 || kind == KeywordType::MonthName) {
             return (kind, value);
         }
@@ -621,9 +595,7 @@ impl TimeComposer {
     }
 
     fn is_expecting(&self, n: i32) -> bool {
-        (self.index == 1 && is_minute(n))
-            || (self.index == 2 && is_second(n))
-            || (self.index == 3 && is_millisecond(n))
+        (self.index == 1 && is_minute(n)) || (self.index == 2 && is_second(n)) || (self.index == 3 && is_millisecond(n))
     }
 
     fn add(&mut self, n: i32) -> bool {
@@ -854,8 +826,7 @@ fn parse_es5_date_time<C: Copy + Into<u32>>(
                 if !scanner.skip_symbol(b':') {
                     return Token::Invalid;
                 }
-                if !scanner.peek().is_fixed_length_number(2) || !is_minute(scanner.peek().number())
-                {
+                if !scanner.peek().is_fixed_length_number(2) || !is_minute(scanner.peek().number()) {
                     return Token::Invalid;
                 }
                 tz.minute = scanner.next().number();

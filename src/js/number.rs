@@ -29,10 +29,7 @@ struct StackBuf {
 
 impl StackBuf {
     fn new() -> Self {
-        StackBuf {
-            buf: [0; 40],
-            len: 0,
-        }
+        StackBuf { buf: [0; 40], len: 0 }
     }
 
     fn as_str(&self) -> &str {
@@ -224,13 +221,7 @@ pub(crate) fn is_js_whitespace(c: char) -> bool {
     matches!(
         c,
         '\u{9}' | '\u{A}' | '\u{B}' | '\u{C}' | '\u{D}' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
-            ..='\u{200A}'
-                | '\u{2028}'
-                | '\u{2029}'
-                | '\u{202F}'
-                | '\u{205F}'
-                | '\u{3000}'
-                | '\u{FEFF}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
     )
 }
 
@@ -480,19 +471,13 @@ mod tests {
             ("-1e-400", Some(-0.0)),
             ("2.4703282292062328e-324", Some(5e-324)),
             ("9007199254740993", Some(9007199254740992.0)),
-            (
-                "9007199254740993.0000000000000000001",
-                Some(9007199254740994.0),
-            ),
+            ("9007199254740993.0000000000000000001", Some(9007199254740994.0)),
         ];
         for &(s, want) in cases {
             let got = string_to_number(s);
             match want {
                 None => assert!(got.is_nan(), "Number({s:?}) = {got}"),
-                Some(w) => assert!(
-                    got.to_bits() == w.to_bits(),
-                    "Number({s:?}) = {got:e}, want {w:e}"
-                ),
+                Some(w) => assert!(got.to_bits() == w.to_bits(), "Number({s:?}) = {got:e}, want {w:e}"),
             }
         }
         let long_hex = format!("0x{}", "f".repeat(300));

@@ -225,14 +225,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
 
     /// Position in the sorted `arr[base..base + length]` where `key` goes,
     /// left of any elements equal to it (`arr` is `temp` if `in_temp`).
-    fn gallop_left(
-        &mut self,
-        in_temp: bool,
-        key: usize,
-        base: usize,
-        length: usize,
-        hint: usize,
-    ) -> usize {
+    fn gallop_left(&mut self, in_temp: bool, key: usize, base: usize, length: usize, hint: usize) -> usize {
         let mut last_ofs: isize;
         let mut offset: isize;
         let hint_i = hint as isize;
@@ -289,14 +282,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
     }
 
     /// Like [`Self::gallop_left`] but right of any elements equal to `key`.
-    fn gallop_right(
-        &mut self,
-        in_temp: bool,
-        key: usize,
-        base: usize,
-        length: usize,
-        hint: usize,
-    ) -> usize {
+    fn gallop_right(&mut self, in_temp: bool, key: usize, base: usize, length: usize, hint: usize) -> usize {
         let mut last_ofs: isize;
         let mut offset: isize;
         let hint_i = hint as isize;
@@ -358,8 +344,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
         let mut length_a = length_a;
         let mut length_b = length_b;
         self.temp.clear();
-        self.temp
-            .extend_from_slice(&self.work[base_a..base_a + length_a]);
+        self.temp.extend_from_slice(&self.work[base_a..base_a + length_a]);
 
         let mut dest = base_a;
         let mut cursor_temp = 0;
@@ -422,8 +407,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
                     let key = self.work[cursor_b];
                     wins_a = self.gallop_right(true, key, cursor_temp, length_a, 0);
                     if wins_a > 0 {
-                        self.work[dest..dest + wins_a]
-                            .copy_from_slice(&self.temp[cursor_temp..cursor_temp + wins_a]);
+                        self.work[dest..dest + wins_a].copy_from_slice(&self.temp[cursor_temp..cursor_temp + wins_a]);
                         dest += wins_a;
                         cursor_temp += wins_a;
                         length_a -= wins_a;
@@ -470,8 +454,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
             self.work.copy_within(cursor_b..cursor_b + length_b, dest);
             self.work[dest + length_b] = self.temp[cursor_temp];
         } else if length_a > 0 {
-            self.work[dest..dest + length_a]
-                .copy_from_slice(&self.temp[cursor_temp..cursor_temp + length_a]);
+            self.work[dest..dest + length_a].copy_from_slice(&self.temp[cursor_temp..cursor_temp + length_a]);
         }
     }
 
@@ -481,8 +464,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
         let mut length_a = length_a;
         let mut length_b = length_b;
         self.temp.clear();
-        self.temp
-            .extend_from_slice(&self.work[base_b..base_b + length_b]);
+        self.temp.extend_from_slice(&self.work[base_b..base_b + length_b]);
 
         // Cursors may step one below their range's start (to -1), hence isize.
         let mut dest = (base_b + length_b - 1) as isize;
@@ -507,10 +489,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
                 let mut wins_a = 0usize;
                 let mut wins_b = 0usize;
                 loop {
-                    if self.less(
-                        self.temp[cursor_temp as usize],
-                        self.work[cursor_a as usize],
-                    ) {
+                    if self.less(self.temp[cursor_temp as usize], self.work[cursor_a as usize]) {
                         self.work[dest as usize] = self.work[cursor_a as usize];
                         dest -= 1;
                         cursor_a -= 1;
@@ -553,8 +532,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
                         dest -= wins_a as isize;
                         cursor_a -= wins_a as isize;
                         let from = (cursor_a + 1) as usize;
-                        self.work
-                            .copy_within(from..from + wins_a, (dest + 1) as usize);
+                        self.work.copy_within(from..from + wins_a, (dest + 1) as usize);
                         length_a -= wins_a;
                         if length_a == 0 {
                             break 'merge false;
@@ -602,8 +580,7 @@ impl<C: FnMut(usize, usize) -> f64> SortState<C> {
             dest -= length_a as isize;
             cursor_a -= length_a as isize;
             let from = (cursor_a + 1) as usize;
-            self.work
-                .copy_within(from..from + length_a, (dest + 1) as usize);
+            self.work.copy_within(from..from + length_a, (dest + 1) as usize);
             self.work[dest as usize] = self.temp[cursor_temp as usize];
         } else if length_b > 0 {
             let to = (dest - (length_b as isize - 1)) as usize;
@@ -639,9 +616,7 @@ mod tests {
         let mut e: Vec<i32> = vec![];
         v8_sort_by(&mut e, |_, _| panic!("no comparisons for empty arrays"));
         let mut one = vec![1];
-        v8_sort_by(&mut one, |_, _| {
-            panic!("no comparisons for single elements")
-        });
+        v8_sort_by(&mut one, |_, _| panic!("no comparisons for single elements"));
         assert_eq!(perm(&[3.0, 1.0, 2.0]), [1, 2, 0]);
         // Stable for equal keys.
         assert_eq!(perm(&[1.0, 0.0, 1.0, 0.0]), [1, 3, 0, 2]);
@@ -682,14 +657,12 @@ mod tests {
             })
             .collect();
         let expected: [usize; 150] = [
-            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23,
-            24, 25, 26, 27, 28, 29, 38, 37, 36, 35, 34, 33, 32, 31, 39, 50, 51, 53, 54, 55, 56, 57,
-            58, 59, 60, 61, 62, 63, 64, 66, 67, 68, 69, 70, 71, 72, 73, 74, 75, 49, 48, 47, 46, 45,
-            44, 43, 42, 41, 40, 30, 52, 65, 76, 77, 78, 79, 100, 101, 99, 102, 103, 98, 105, 97,
-            106, 107, 96, 108, 109, 95, 110, 111, 94, 112, 113, 93, 92, 90, 89, 88, 87, 86, 85, 84,
-            83, 82, 81, 80, 91, 104, 146, 142, 138, 134, 132, 114, 115, 116, 117, 149, 148, 147,
-            145, 144, 141, 140, 139, 137, 136, 135, 133, 118, 119, 120, 121, 122, 123, 124, 125,
-            126, 127, 128, 129, 130, 131, 143,
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28,
+            29, 38, 37, 36, 35, 34, 33, 32, 31, 39, 50, 51, 53, 54, 55, 56, 57, 58, 59, 60, 61, 62, 63, 64, 66, 67, 68,
+            69, 70, 71, 72, 73, 74, 75, 49, 48, 47, 46, 45, 44, 43, 42, 41, 40, 30, 52, 65, 76, 77, 78, 79, 100, 101,
+            99, 102, 103, 98, 105, 97, 106, 107, 96, 108, 109, 95, 110, 111, 94, 112, 113, 93, 92, 90, 89, 88, 87, 86,
+            85, 84, 83, 82, 81, 80, 91, 104, 146, 142, 138, 134, 132, 114, 115, 116, 117, 149, 148, 147, 145, 144, 141,
+            140, 139, 137, 136, 135, 133, 118, 119, 120, 121, 122, 123, 124, 125, 126, 127, 128, 129, 130, 131, 143,
         ];
         assert_eq!(perm(&keys), expected);
     }

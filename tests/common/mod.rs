@@ -51,13 +51,7 @@ impl ReaderPath {
 
 /// `pi-session dump FILE [--leaf LEAF] [--tree flat|none] [--compact]` as text; `tree`
 /// is `(flat, none)`.
-pub fn dump_text(
-    file: &Path,
-    leaf: Option<&str>,
-    tree: (bool, bool),
-    compact: bool,
-    path: ReaderPath,
-) -> String {
+pub fn dump_text(file: &Path, leaf: Option<&str>, tree: (bool, bool), compact: bool, path: ReaderPath) -> String {
     let mode = match tree {
         (_, true) => TreeMode::None,
         (true, false) => TreeMode::Flat,
@@ -75,11 +69,7 @@ pub fn dump_text_digest(
     digest: Option<usize>,
     path: ReaderPath,
 ) -> String {
-    let mode = if flat {
-        TreeMode::Flat
-    } else {
-        TreeMode::Nested
-    };
+    let mode = if flat { TreeMode::Flat } else { TreeMode::Nested };
     dump_text_mode(file, leaf, mode, compact, digest, path)
 }
 
@@ -103,8 +93,7 @@ fn dump_text_mode(
         open: path.open_options(),
     };
     let mut out = Vec::new();
-    pi_session::dump::dump(file, &opts, &mut out)
-        .unwrap_or_else(|e| panic!("dump {}: {e}", file.display()));
+    pi_session::dump::dump(file, &opts, &mut out).unwrap_or_else(|e| panic!("dump {}: {e}", file.display()));
     String::from_utf8(out).expect("dump output is UTF-8")
 }
 
@@ -134,14 +123,7 @@ pub fn normalize(text: &str) -> Option<J> {
                         "timestamp" => s.len() == 24 && s.ends_with('Z'),
                         _ => true,
                     };
-                    header_subst.push((
-                        s.clone(),
-                        if ok {
-                            shape.to_string()
-                        } else {
-                            format!("<bad {k}>")
-                        },
-                    ));
+                    header_subst.push((s.clone(), if ok { shape.to_string() } else { format!("<bad {k}>") }));
                 }
             }
         }

@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Seed fuzz/corpus/<target>/ from ../corpus/valid and ../corpus/malformed (and ../corpus/crash).
+
+usage: seed.py TARGET
+
+- split_lines:   one chunk-size byte + each file;
+- header_parser: each line of each file (and each whole file);
+- open_session:  selector byte 0x00 (no added header) and 0x08 (no header, dump on)
+                 + each file; 0x01 + each file without its first line;
+- parent_links:  nothing (its inputs are `arbitrary` byte streams; libFuzzer starts from
+                 scratch and the corpus it keeps is reused on the next run).
+Seeds are named by content hash, so re-seeding is idempotent.
+"""
+import hashlib
+import os
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.dirname(here)
+target = sys.argv[1]
+out = os.path.join(here, "corpus", target)
+os.makedirs(out, exist_ok=True)
+
+
+def files():
+    for sub in ("valid", "malformed", "crash"):
+        d = os.path.join(root, "corpus", sub)
+        if not os.path.isdir(d):
+            continue
+        for name in sorted(os.listdir(d)):
+            p = os.path.join(d, name)
+            if os.path.isfile(p) and not name.endswith((".md", ".txt")):
+                with open(p, "rb") as f:
+                    yield f.read()
+
+
+def put(data, limit=1 << 20):
+    if len(data) > limit:
+        return
+    h = hashlib.sha1(data).hexdigest()
+    with open(os.path.join(out, "seed-" + h), "wb") as f:
+        f.write(data)
+
+
+n = 0
+for data in files():
+    if target == "split_lines":
+        put(b"\x07" + data)
+        put(b"\x01" + data[:4096])
+    elif target == "header_parser":
+        put(data[:65536])
+        for line in data.split(b"\n"):
+            put(line, 65536)
+    elif target == "open_session":
+        put(b"\x00" + data)
+        put(b"\x08" + data)
+        first, _, rest = data.partition(b"\n")
+        put(b"\x01" + rest)
+    elif target == "parent_links":
+        pass
+    else:
+        sys.exit("unknown target " + target)
+    n += 1
+print(f"seeded {target} from {n} files: {len(os.listdir(out))} files in {out}")

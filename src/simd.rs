@@ -1,0 +1,294 @@
+//! CPU-specific mask kernels for [`crate::strscan`]: the only `unsafe` of the fast path.
+//!
+//! A kernel turns a 64-byte block into bit masks (bit k = byte k): quotes, backslashes,
+//! control bytes (< 0x20), the letter `u`, and the letters that may follow a backslash.
+//! Three kernels give identical masks: AVX2 (chosen at run time with
+//! `is_x86_feature_detected!`), SSE2 (baseline on x86_64) and portable SWAR arithmetic on
+//! `u64` words (every other target). Tests compare all of them on random blocks.
+#![allow(unsafe_code)]
+
+/// Masks of one block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Masks {
+    pub quote: u64,
+    pub backslash: u64,
+    pub ctrl: u64,
+}
+
+/// A way to compute block masks.
+pub(crate) trait Kernel {
+    /// Quotes, backslashes, control bytes.
+    fn masks(block: &[u8; 64]) -> Masks;
+    /// (letters valid after a backslash: `" \ / b f n r t u`, the letter `u`).
+    fn letters(block: &[u8; 64]) -> (u64, u64);
+}
+
+/// Portable SWAR kernel (the fallback off x86_64; on x86_64 only tests and the
+/// `skip_string_kernel` comparison use it, as a type parameter).
+#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
+pub(crate) struct Swar;
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    !(((x & LOWS) + LOWS) | x | LOWS)
+}
+
+#[inline(always)]
+fn movemask(hi: u64) -> u64 {
+    ((hi >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
+}
+
+#[inline(always)]
+fn words(block: &[u8; 64]) -> [u64; 8] {
+    std::array::from_fn(|k| u64::from_le_bytes(block[k * 8..k * 8 + 8].try_into().expect("8 bytes")))
+}
+
+impl Kernel for Swar {
+    #[inline(always)]
+    fn masks(block: &[u8; 64]) -> Masks {
+        let mut m = Masks {
+            quote: 0,
+            backslash: 0,
+            ctrl: 0,
+        };
+        for (k, w) in words(block).into_iter().enumerate() {
+            m.quote |= movemask(zero_bytes(w ^ (ONES * b'"' as u64))) << (k * 8);
+            m.backslash |= movemask(zero_bytes(w ^ (ONES * b'\\' as u64))) << (k * 8);
+            m.ctrl |= movemask(zero_bytes(w & (ONES * 0xE0))) << (k * 8);
+        }
+        m
+    }
+    #[inline(always)]
+    fn letters(block: &[u8; 64]) -> (u64, u64) {
+        let mut valid = 0u64;
+        let mut u = 0u64;
+        for (i, &c) in block.iter().enumerate() {
+            valid |= u64::from(matches!(
+                c,
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' | b'u'
+            )) << i;
+            u |= u64::from(c == b'u') << i;
+        }
+        (valid, u)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{Kernel, Masks};
+    use std::arch::x86_64::*;
+
+    /// SSE2 kernel (always available on x86_64).
+    pub(crate) struct Sse2;
+    /// AVX2 kernel (only call through a `#[target_feature(enable = "avx2")]` function after
+    /// checking `is_x86_feature_detected!("avx2")`).
+    pub(crate) struct Avx2;
+
+    #[inline(always)]
+    fn eq16(v: __m128i, c: u8) -> u64 {
+        // SAFETY: SSE2 is part of the x86_64 baseline, so these intrinsics are always
+        // available; they only read the register operands.
+        unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c as i8))) as u32 as u64 }
+    }
+
+    #[inline(always)]
+    fn load16(block: &[u8; 64], k: usize) -> __m128i {
+        debug_assert!(k < 4);
+        // SAFETY: k < 4, so bytes k*16 .. k*16+16 lie inside the 64-byte array; the load is
+        // unaligned (loadu), and SSE2 is baseline on x86_64.
+        unsafe { _mm_loadu_si128(block.as_ptr().add(k * 16).cast()) }
+    }
+
+    impl Kernel for Sse2 {
+        #[inline(always)]
+        fn masks(block: &[u8; 64]) -> Masks {
+            let mut m = Masks {
+                quote: 0,
+                backslash: 0,
+                ctrl: 0,
+            };
+            for k in 0..4 {
+                let v = load16(block, k);
+                m.quote |= eq16(v, b'"') << (k * 16);
+                m.backslash |= eq16(v, b'\\') << (k * 16);
+                // SAFETY: SSE2 is baseline on x86_64; register operations only.
+                let c = unsafe {
+                    // x < 0x20  <=>  max(x, 0x1f) == 0x1f (unsigned)
+                    let f = _mm_set1_epi8(0x1f);
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, f), f)) as u32 as u64
+                };
+                m.ctrl |= c << (k * 16);
+            }
+            m
+        }
+        #[inline(always)]
+        fn letters(block: &[u8; 64]) -> (u64, u64) {
+            let mut valid = 0u64;
+            let mut u = 0u64;
+            for k in 0..4 {
+                let v = load16(block, k);
+                let uu = eq16(v, b'u');
+                let mut ok = uu;
+                for c in [b'"', b'\\', b'/', b'b', b'f', b'n', b'r', b't'] {
+                    ok |= eq16(v, c);
+                }
+                valid |= ok << (k * 16);
+                u |= uu << (k * 16);
+            }
+            (valid, u)
+        }
+    }
+
+    #[inline(always)]
+    fn load32(block: &[u8; 64], k: usize) -> __m256i {
+        debug_assert!(k < 2);
+        // SAFETY: k < 2, so bytes k*32 .. k*32+32 lie inside the 64-byte array (unaligned
+        // load). Callers run inside a function compiled with AVX2 enabled, entered only
+        // after `is_x86_feature_detected!("avx2")` returned true.
+        unsafe { _mm256_loadu_si256(block.as_ptr().add(k * 32).cast()) }
+    }
+
+    #[inline(always)]
+    fn eq32(v: __m256i, c: u8) -> u64 {
+        // SAFETY: AVX2 was detected before entering the AVX2 code path (see `load32`);
+        // register operations only.
+        unsafe { _mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_set1_epi8(c as i8))) as u32 as u64 }
+    }
+
+    impl Kernel for Avx2 {
+        #[inline(always)]
+        fn masks(block: &[u8; 64]) -> Masks {
+            let mut m = Masks {
+                quote: 0,
+                backslash: 0,
+                ctrl: 0,
+            };
+            for k in 0..2 {
+                let v = load32(block, k);
+                m.quote |= eq32(v, b'"') << (k * 32);
+                m.backslash |= eq32(v, b'\\') << (k * 32);
+                // SAFETY: as in `eq32`.
+                let c = unsafe {
+                    let f = _mm256_set1_epi8(0x1f);
+                    _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, f), f)) as u32 as u64
+                };
+                m.ctrl |= c << (k * 32);
+            }
+            m
+        }
+        #[inline(always)]
+        fn letters(block: &[u8; 64]) -> (u64, u64) {
+            let mut valid = 0u64;
+            let mut u = 0u64;
+            for k in 0..2 {
+                let v = load32(block, k);
+                let uu = eq32(v, b'u');
+                let mut ok = uu;
+                for c in [b'"', b'\\', b'/', b'b', b'f', b'n', b'r', b't'] {
+                    ok |= eq32(v, c);
+                }
+                valid |= ok << (k * 32);
+                u |= uu << (k * 32);
+            }
+            (valid, u)
+        }
+    }
+}
+
+use crate::value::SyntaxError;
+
+/// Skip a string with the best kernel this CPU has (see [`crate::strscan`]).
+#[inline]
+pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::is_x86_feature_detected!("avx2") {
+            // SAFETY: the CPU supports AVX2 (checked just above), which is all that
+            // `skip_string_avx2` requires.
+            return unsafe { skip_string_avx2(b, i) };
+        }
+        crate::strscan::skip_string_with::<x86::Sse2>(b, i)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        crate::strscan::skip_string_with::<Swar>(b, i)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn skip_string_avx2(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    crate::strscan::skip_string_with::<x86::Avx2>(b, i)
+}
+
+/// Every kernel this CPU can run, by name (for tests and benchmarks).
+#[doc(hidden)]
+pub fn kernels() -> Vec<&'static str> {
+    let mut k = vec!["swar"];
+    #[cfg(target_arch = "x86_64")]
+    {
+        k.push("sse2");
+        if std::is_x86_feature_detected!("avx2") {
+            k.push("avx2");
+        }
+    }
+    k
+}
+
+/// Skip a string with the named kernel (tests and benchmarks compare them).
+#[doc(hidden)]
+pub fn skip_string_kernel(kernel: &str, b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    match kernel {
+        #[cfg(target_arch = "x86_64")]
+        "sse2" => crate::strscan::skip_string_with::<x86::Sse2>(b, i),
+        #[cfg(target_arch = "x86_64")]
+        "avx2" if std::is_x86_feature_detected!("avx2") => {
+            // SAFETY: AVX2 support was checked in the match guard.
+            unsafe { skip_string_avx2(b, i) }
+        }
+        _ => crate::strscan::skip_string_with::<Swar>(b, i),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kernels_agree_on_random_blocks() {
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let alphabet = b"\"\\u/bfnrtxa\x00\x1f\x20\x7f\xff";
+        for _ in 0..20_000 {
+            let mut block = [0u8; 64];
+            for b in block.iter_mut() {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *b = if seed % 4 == 0 {
+                    seed as u8
+                } else {
+                    alphabet[(seed >> 8) as usize % alphabet.len()]
+                };
+            }
+            let s = (Swar::masks(&block), Swar::letters(&block));
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(s, (x86::Sse2::masks(&block), x86::Sse2::letters(&block)));
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 support was just checked.
+                    let a = unsafe { avx2_masks(&block) };
+                    assert_eq!(s, a);
+                }
+            }
+        }
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2_masks(block: &[u8; 64]) -> (Masks, (u64, u64)) {
+        (x86::Avx2::masks(block), x86::Avx2::letters(block))
+    }
+}
