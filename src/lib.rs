@@ -26,6 +26,25 @@
 //!   bodies decoded only for what the context reaches ([`value`]);
 //! - [`dump`]: the oracle's report, for conformance with pi.
 //!
+//! Beside it, folders -> listing: [`dirs`] resolves the agent dir, the sessions root and a
+//! project's folder as pi does; [`listing`] builds pi's `SessionInfo` for every session
+//! file (pi's `list`, `listAll`, `findById`, most-recent lookup) in one pass per file, in
+//! parallel, with progress and cancellation:
+//!
+//! ```no_run
+//! use pi_session::listing::{self, ListOptions};
+//!
+//! let root = std::path::Path::new("/home/me/.pi/agent/sessions");
+//! let listing = listing::list_all(root, &mut ListOptions::default())?;
+//! for s in &listing.sessions {
+//!     println!("{} {}", s.path.display(), s.first_message.to_str_lossy());
+//! }
+//! for f in &listing.skipped {
+//!     eprintln!("skipped {}: {}", f.path.display(), f.reason);
+//! }
+//! # Ok::<(), pi_session::listing::Cancelled>(())
+//! ```
+//!
 //! ## Where pi throws or hangs
 //! pi throws a `TypeError` on a `message` entry without `message`, a `context_edit`
 //! without `replacement` and a non-string session name, and never returns on a parent
@@ -36,6 +55,7 @@
 
 pub mod canon;
 mod context;
+pub mod dirs;
 pub mod dump;
 mod entry;
 mod error;
@@ -43,6 +63,8 @@ mod error;
 pub mod generator;
 pub mod index;
 pub mod js;
+mod jsonskip;
+pub mod listing;
 pub mod scan;
 mod session;
 #[doc(hidden)]
@@ -55,6 +77,7 @@ pub mod value;
 mod write;
 
 pub use context::{Context, RetainedTail};
+pub use dirs::{Env, Flavor};
 pub use entry::{
     BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
     EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
@@ -62,6 +85,7 @@ pub use entry::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};
+pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
 pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
 pub use source::ReadMode;
 pub use tree::Tree;

@@ -10,6 +10,7 @@ use pi_session::{EntryType, Key, OpenOptions, ReadMode, Session, Value};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+mod cli_ls;
 mod cmd;
 mod cmd_write;
 
@@ -140,6 +141,10 @@ enum Cmd {
         /// The session file.
         file: PathBuf,
     },
+    /// List sessions as pi's /resume does, newest first (--all: every project).
+    Ls(cli_ls::LsArgs),
+    /// Print the path of the session with this id.
+    Find(cli_ls::FindArgs),
     /// Generate synthetic sessions (deterministic, for benchmarks and demos).
     #[command(subcommand)]
     Gen(GenCmd),
@@ -254,6 +259,8 @@ fn run(cli: Cli) -> Result<i32> {
             retained_tail,
         } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
+        Cmd::Ls(a) => cli_ls::run_ls(&a, open.read_mode, &mut out)?,
+        Cmd::Find(a) => cli_ls::run_find(&a, &mut out)?,
         Cmd::Gen(g) => cmd::generate(g, &mut out)?,
         Cmd::Append { file } => cmd_write::append(&file, &mut out)?,
         Cmd::Label { file, id, label } => cmd_write::label(&file, &id, &label, &mut out)?,

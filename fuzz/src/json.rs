@@ -71,7 +71,17 @@ pub fn scan_vs_parse(line: &[u8]) {
             assert!(!scan::is_js_blank(line), "Malformed for a blank line");
             // Same place; the reason texts may differ (e.g. `"\\<0x05>` is "control
             // character in string" to the scanner and "invalid escape" to the decoder).
-            assert_eq!(a.offset, b.offset, "scanner and decoder stop at different places: {a:?} vs {b:?}");
+            // Known, minor: in an unterminated string holding a control character the
+            // decoder reports "unterminated string" at the end, the scanner (like V8)
+            // the control character.
+            let known = a.reason == "control character in string"
+                && b.reason == "unterminated string";
+            if !known {
+                assert_eq!(
+                    a.offset, b.offset,
+                    "scanner and decoder stop at different places: {a:?} vs {b:?}"
+                );
+            }
         }
         (Line::Falsy, Ok(v)) => assert!(!v.truthy(), "Falsy for truthy {v:?}"),
         (Line::NonObject, Ok(v)) => {
@@ -88,7 +98,9 @@ pub fn scan_vs_parse(line: &[u8]) {
         (s, p) => panic!("scanner says {s:?}, decoder says {p:?}"),
     }
     if let Ok(v) = &parsed {
-        assert_eq!(scan::max_depth(line), depth(v), "max_depth");
+        // The text can be deeper than the value: a duplicate key drops an earlier
+        // (possibly deeper) member.
+        assert!(scan::max_depth(line) >= depth(v), "max_depth below the value's depth");
     }
 }
 
@@ -158,7 +170,13 @@ pub fn parse_vs_serde(text: &[u8]) {
         (Ok(a), Ok(b)) => assert!(same(a, b), "values differ: {a:?} vs {b:?}"),
         (Err(_), Err(_)) => {}
         (Ok(a), Err(e)) => {
-            assert!(!finite(a), "value::parse accepts what serde_json rejects ({e}): {a:?}")
+            // JSON.parse reads 1e400 as Infinity; serde_json rejects it (even in a member
+            // that a later duplicate key replaces, so `a` may be finite).
+            let out_of_range = e.to_string().contains("number out of range");
+            assert!(
+                !finite(a) || out_of_range,
+                "value::parse accepts what serde_json rejects ({e}): {a:?}"
+            )
         }
         (Err(e), Ok(b)) => panic!("value::parse rejects ({e}) what serde_json accepts: {b:?}"),
     }

@@ -1,0 +1,234 @@
+//! Where sessions live: agent dir, sessions root, per-project folders, custom session dir.
+//!
+//! Everything here is a pure function of an explicit [`Env`] (home dir, process cwd and the
+//! environment variables of the chosen [`Flavor`]); nothing reads globals except
+//! [`Env::from_process`], which the command-line tool calls once.
+//!
+//! Rules (pi 1.6.0 `config.js`, `utils/paths.js`, `main.js`; PiG renames the variables):
+//! - agent dir: `--agent-dir`, else `$PI_CODING_AGENT_DIR` (PiG: `$PIG_CODING_AGENT_DIR`)
+//!   when non-empty, `~` expanded, else `~/.pi/agent` (PiG: `~/.pig/agent`);
+//! - sessions root: `<agent dir>/sessions`; a project's folder is
+//!   `<root>/--<resolved cwd, one leading / or \ removed, / \ : replaced by ->--`;
+//! - custom session dir (one flat folder for every project): `--session-dir`, else
+//!   `$PI_CODING_AGENT_SESSION_DIR` (PiG: `$PIG_CODING_AGENT_SESSION_DIR`) when non-empty,
+//!   else a non-empty string `sessionDir` in `<agent dir>/settings.json`; `~` expanded.
+//!
+//! Not covered: project-level `.pi/settings.json` overrides, `file://` URLs and Windows
+//! drive paths in these settings (pi converts them; pi-session takes them literally).
+
+use std::ffi::OsString;
+use std::path::{Component, Path, PathBuf};
+
+/// Which program's conventions to follow.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Flavor {
+    /// pi: `~/.pi/agent`, `PI_CODING_AGENT_DIR`, `PI_CODING_AGENT_SESSION_DIR`.
+    #[default]
+    Pi,
+    /// PiG, the Go port: `~/.pig/agent`, `PIG_CODING_AGENT_DIR`, `PIG_CODING_AGENT_SESSION_DIR`.
+    Pig,
+}
+
+impl Flavor {
+    /// The environment variable naming the agent dir.
+    pub fn agent_dir_var(self) -> &'static str {
+        match self {
+            Flavor::Pi => "PI_CODING_AGENT_DIR",
+            Flavor::Pig => "PIG_CODING_AGENT_DIR",
+        }
+    }
+    /// The environment variable naming a custom session dir.
+    pub fn session_dir_var(self) -> &'static str {
+        match self {
+            Flavor::Pi => "PI_CODING_AGENT_SESSION_DIR",
+            Flavor::Pig => "PIG_CODING_AGENT_SESSION_DIR",
+        }
+    }
+    fn config_dir_name(self) -> &'static str {
+        match self {
+            Flavor::Pi => ".pi",
+            Flavor::Pig => ".pig",
+        }
+    }
+}
+
+/// The inputs of directory resolution, made explicit.
+#[derive(Clone, Debug, Default)]
+pub struct Env {
+    /// Conventions to follow.
+    pub flavor: Flavor,
+    /// The home directory (`~`).
+    pub home: PathBuf,
+    /// The process's working directory (base of relative paths).
+    pub cwd: PathBuf,
+    /// Value of the agent-dir variable of `flavor`, if set.
+    pub agent_dir_var: Option<OsString>,
+    /// Value of the session-dir variable of `flavor`, if set.
+    pub session_dir_var: Option<OsString>,
+}
+
+impl Env {
+    /// Read home, cwd and the flavor's variables from this process.
+    ///
+    /// # Errors
+    /// When the current directory cannot be read.
+    pub fn from_process(flavor: Flavor) -> std::io::Result<Env> {
+        let cwd = std::env::current_dir()?;
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        Ok(Env {
+            flavor,
+            home,
+            cwd,
+            agent_dir_var: std::env::var_os(flavor.agent_dir_var()),
+            session_dir_var: std::env::var_os(flavor.session_dir_var()),
+        })
+    }
+
+    /// pi's `normalizePath`: `~` and `~/…` expanded, nothing else.
+    pub fn normalize_path(&self, p: &Path) -> PathBuf {
+        let s = p.as_os_str().as_encoded_bytes();
+        if s == b"~" {
+            return self.home.clone();
+        }
+        if let Some(rest) = s.strip_prefix(b"~/") {
+            return join_resolved(&self.home, Path::new(&*String::from_utf8_lossy(rest)));
+        }
+        p.to_path_buf()
+    }
+
+    /// pi's `resolvePath`: [`Env::normalize_path`], then node's `path.resolve` against cwd.
+    pub fn resolve_path(&self, p: &Path) -> PathBuf {
+        let n = self.normalize_path(p);
+        if n.is_absolute() {
+            lexical_normalize(&n)
+        } else {
+            join_resolved(&self.cwd, &n)
+        }
+    }
+
+    /// The agent dir: `explicit`, else the flavor's variable (non-empty), else `~/.pi/agent`.
+    pub fn agent_dir(&self, explicit: Option<&Path>) -> PathBuf {
+        if let Some(p) = explicit {
+            return self.normalize_path(p);
+        }
+        match &self.agent_dir_var {
+            Some(v) if !v.is_empty() => self.normalize_path(Path::new(v)),
+            _ => self.home.join(self.flavor.config_dir_name()).join("agent"),
+        }
+    }
+
+    /// The custom flat session dir, if one is configured: `explicit`, else the flavor's
+    /// variable (non-empty), else `sessionDir` from `<agent_dir>/settings.json`.
+    pub fn custom_session_dir(&self, explicit: Option<&Path>, agent_dir: &Path) -> Option<PathBuf> {
+        if let Some(p) = explicit {
+            return Some(self.normalize_path(p));
+        }
+        if let Some(v) = &self.session_dir_var
+            && !v.is_empty()
+        {
+            return Some(self.normalize_path(Path::new(v)));
+        }
+        let bytes = std::fs::read(agent_dir.join("settings.json")).ok()?;
+        let v = crate::value::parse(&bytes).ok()?;
+        let s = v.get("sessionDir")?.as_js_str()?;
+        if s.is_empty() {
+            return None;
+        }
+        Some(self.normalize_path(Path::new(&*s.to_str_lossy())))
+    }
+
+    /// pi's `getDefaultSessionDirPath(cwd, agentDir)`: the project folder for `cwd`.
+    pub fn default_session_dir(&self, cwd: &Path, agent_dir: &Path) -> PathBuf {
+        let resolved = self.resolve_path(cwd);
+        let agent = self.resolve_path(agent_dir);
+        let s = resolved.to_string_lossy();
+        let s = s.strip_prefix('/').or_else(|| s.strip_prefix('\\')).unwrap_or(&s);
+        let safe: String = s
+            .chars()
+            .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
+            .collect();
+        agent.join("sessions").join(format!("--{safe}--"))
+    }
+
+    /// pi's `pathsEqual` on POSIX: equal after node's `path.resolve`.
+    pub fn paths_equal(&self, a: &Path, b: &Path) -> bool {
+        let ra = if a.is_absolute() {
+            lexical_normalize(a)
+        } else {
+            join_resolved(&self.cwd, a)
+        };
+        let rb = if b.is_absolute() {
+            lexical_normalize(b)
+        } else {
+            join_resolved(&self.cwd, b)
+        };
+        ra == rb
+    }
+}
+
+/// The sessions root of an agent dir: `<agent dir>/sessions`.
+pub fn sessions_root(agent_dir: &Path) -> PathBuf {
+    agent_dir.join("sessions")
+}
+
+fn join_resolved(base: &Path, rel: &Path) -> PathBuf {
+    lexical_normalize(&base.join(rel))
+}
+
+/// node's `path.resolve` for an absolute path: `.` and `..` folded, repeated and trailing
+/// separators dropped, no file system access.
+pub fn lexical_normalize(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            Component::Prefix(_) | Component::RootDir => out.push(c.as_os_str()),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::Normal(s) => out.push(s),
+        }
+    }
+    if out.as_os_str().is_empty() {
+        out.push("/");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env() -> Env {
+        Env {
+            flavor: Flavor::Pi,
+            home: "/home/u".into(),
+            cwd: "/work/x".into(),
+            agent_dir_var: None,
+            session_dir_var: None,
+        }
+    }
+
+    #[test]
+    fn default_dir_like_pi() {
+        let e = env();
+        let a = e.agent_dir(None);
+        assert_eq!(a, Path::new("/home/u/.pi/agent"));
+        assert_eq!(
+            e.default_session_dir(Path::new("/a/b:c/../d/"), &a),
+            Path::new("/home/u/.pi/agent/sessions/--a-d--")
+        );
+        assert_eq!(
+            e.default_session_dir(Path::new("rel"), Path::new("~/ag")),
+            Path::new("/home/u/ag/sessions/--work-x-rel--")
+        );
+        let mut g = env();
+        g.flavor = Flavor::Pig;
+        g.agent_dir_var = Some("".into());
+        assert_eq!(g.agent_dir(None), Path::new("/home/u/.pig/agent"));
+        g.agent_dir_var = Some("~/pg".into());
+        assert_eq!(g.agent_dir(None), Path::new("/home/u/pg"));
+    }
+}
