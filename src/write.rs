@@ -195,22 +195,40 @@ fn append_line(path: &Path, bytes: &[u8], old_len: u64) -> Result<()> {
     Ok(())
 }
 
-/// Create `path` exclusively (pi's `wx`) with `bytes`.
+/// Create `path` exclusively (pi's `wx`) with `bytes`, atomically: the bytes go to a
+/// temporary file first (fsync), which is then hard-linked to `path` (failing, like `wx`,
+/// when `path` exists) and removed. A crash leaves no half-written session file.
 fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<()> {
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io_at(path))?;
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir).map_err(io_at(path))?;
+    if path.exists() {
+        return Err(Error::from(std::io::Error::from(std::io::ErrorKind::AlreadyExists)).with_path(path));
     }
-    let mut f = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(io_at(path))?;
-    if let Err(e) = f.write_all(bytes) {
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(
+        ".pi-session-tmp-{}-{}-{name}",
+        std::process::id(),
+        uuid::Uuid::new_v4().simple()
+    ));
+    let result = (|| -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp)?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
         drop(f);
-        let _ = std::fs::remove_file(path);
-        return Err(Error::from(e).with_path(path));
-    }
-    Ok(())
+        std::fs::hard_link(&tmp, path)?;
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_file(&tmp);
+    result.map_err(io_at(path))
 }
 
 impl Writer {

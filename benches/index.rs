@@ -1,0 +1,175 @@
+//! Indexing throughput, the header-parser candidates side by side, and context building.
+//!
+//! Inputs come from the project's generator (`pi_session::generator`), made in memory
+//! before timing. Every bench asserts its answer. The 1 GiB inputs run only with
+//! `PI_SESSION_BENCH_1G=1` (they take a few GB of memory and minutes).
+//!
+//! ```sh
+//! cargo bench --bench index                       # 10 MB and 100 MB
+//! PI_SESSION_BENCH_1G=1 cargo bench --bench index # adds 1 GiB
+//! ```
+
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use pi_session::generator::{Mix, SessionSpec, write_session};
+use pi_session::scan::{Line, scan_line};
+use rayon::prelude::*;
+use std::hint::black_box;
+
+fn generate(bytes: u64, mix: Mix, seed: u64) -> (Vec<u8>, u64) {
+    let mut spec = SessionSpec::new(seed, bytes);
+    spec.mix = mix;
+    let mut out = Vec::with_capacity(bytes as usize + 1024);
+    let stats = write_session(&spec, &mut out).expect("generate");
+    (out, stats.lines)
+}
+
+fn sizes() -> Vec<(&'static str, u64)> {
+    let mut v = vec![("10MB", 10 << 20), ("100MB", 100 << 20)];
+    if std::env::var_os("PI_SESSION_BENCH_1G").is_some() {
+        v.push(("1GiB", 1 << 30));
+    }
+    v
+}
+
+/// The floor: counting newlines with memchr on two threads (rayon), as PERF-NOTES does.
+fn newline_count(bytes: &[u8]) -> usize {
+    bytes
+        .par_chunks(4 << 20)
+        .map(|c| memchr::memchr_iter(b'\n', c).count())
+        .sum()
+}
+
+fn index(c: &mut Criterion) {
+    let mut g = c.benchmark_group("index");
+    g.sample_size(10);
+    for (name, size) in sizes() {
+        for (mix_name, mix) in [("realistic", Mix::Realistic), ("small-entries", Mix::SmallEntries)] {
+            let (bytes, lines) = generate(size, mix, 7);
+            g.throughput(Throughput::Bytes(bytes.len() as u64));
+            g.bench_with_input(
+                BenchmarkId::new(format!("pi-session/{mix_name}"), name),
+                &bytes,
+                |b, bytes| {
+                    b.iter(|| {
+                        let idx = pi_session::index::build(black_box(bytes));
+                        assert_eq!(idx.entries.len() as u64, lines);
+                    })
+                },
+            );
+            g.bench_with_input(
+                BenchmarkId::new(format!("memchr-newlines-2threads/{mix_name}"), name),
+                &bytes,
+                |b, bytes| b.iter(|| assert_eq!(newline_count(black_box(bytes)) as u64, lines)),
+            );
+        }
+    }
+    g.finish();
+}
+
+/// serde_json with a hand-written Visitor: `type`, `id`, `parentId`, last duplicate wins,
+/// null kept apart from missing, everything else skipped (IgnoredAny).
+mod serde_visitor {
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+    use std::fmt;
+
+    #[derive(Default, Debug)]
+    pub struct Head<'a> {
+        pub ty: Option<&'a str>,
+        pub id: Option<Option<&'a str>>,
+        pub parent: Option<Option<&'a str>>,
+    }
+
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Head<'de>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("an entry object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Head<'de>, A::Error> {
+            let mut h = Head::default();
+            while let Some(k) = m.next_key::<&'de str>()? {
+                match k {
+                    "type" => h.ty = m.next_value::<Option<&'de str>>()?,
+                    "id" => h.id = Some(m.next_value()?),
+                    "parentId" => h.parent = Some(m.next_value()?),
+                    _ => {
+                        m.next_value::<IgnoredAny>()?;
+                    }
+                }
+            }
+            Ok(h)
+        }
+    }
+
+    pub fn parse(line: &[u8]) -> Option<Head<'_>> {
+        let mut de = serde_json::Deserializer::from_slice(line);
+        let h = de.deserialize_map(V).ok()?;
+        de.end().ok()?;
+        Some(h)
+    }
+}
+
+fn header_parsers(c: &mut Criterion) {
+    let (bytes, _) = generate(100 << 20, Mix::Realistic, 11);
+    let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+    let n = lines.len();
+    let mut g = c.benchmark_group("header-parsers");
+    g.sample_size(10);
+    g.throughput(Throughput::Bytes(bytes.len() as u64));
+    g.bench_function("purpose-built (scan_line)", |b| {
+        b.iter(|| {
+            let ok = lines
+                .iter()
+                .filter(|l| matches!(scan_line(black_box(l)), Line::Object(_)))
+                .count();
+            assert_eq!(ok, n);
+        })
+    });
+    g.bench_function("serde_json Visitor", |b| {
+        b.iter(|| {
+            let ok = lines
+                .iter()
+                .filter(|l| serde_visitor::parse(black_box(l)).is_some())
+                .count();
+            assert_eq!(ok, n);
+        })
+    });
+    g.bench_function("simd-json borrowed value (needs a mutable copy)", |b| {
+        let mut scratch = Vec::new();
+        let mut buffers = simd_json::Buffers::default();
+        b.iter(|| {
+            let mut ok = 0;
+            for l in &lines {
+                scratch.clear();
+                scratch.extend_from_slice(l);
+                if simd_json::to_borrowed_value_with_buffers(&mut scratch, &mut buffers).is_ok() {
+                    ok += 1;
+                }
+            }
+            assert_eq!(ok, n);
+        })
+    });
+    g.finish();
+}
+
+fn context(c: &mut Criterion) {
+    let mut g = c.benchmark_group("context");
+    g.sample_size(10);
+    for (name, size) in sizes() {
+        let (bytes, _) = generate(size, Mix::Realistic, 7);
+        let s = pi_session::Session::from_bytes(bytes).expect("opens");
+        let leaf = s.leaf().clone();
+        let want = s.context(&leaf).expect("context").messages.len();
+        assert!(want > 0);
+        g.bench_function(BenchmarkId::new("build", name), |b| {
+            b.iter(|| assert_eq!(s.context(black_box(&leaf)).expect("context").messages.len(), want))
+        });
+        g.bench_function(BenchmarkId::new("tree", name), |b| {
+            b.iter(|| assert_eq!(s.tree().expect("tree").roots.len(), 1))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, index, header_parsers, context);
+criterion_main!(benches);
