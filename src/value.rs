@@ -157,9 +157,17 @@ pub(crate) fn cmp_utf16(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
 }
 
 /// A JSON object: members in JavaScript property order of creation, last duplicate wins.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Object<'a> {
     pub(crate) members: Vec<(JsStr<'a>, Value<'a>)>,
+}
+
+impl Clone for Object<'_> {
+    fn clone(&self) -> Self {
+        Object {
+            members: self.members.iter().map(|(k, v)| (k.clone(), deep_copy(v))).collect(),
+        }
+    }
 }
 
 impl<'a> Object<'a> {
@@ -206,19 +214,18 @@ impl<'a> Object<'a> {
     pub fn is_empty(&self) -> bool {
         self.members.is_empty()
     }
-    /// Detach from the input.
-    pub fn into_owned(mut self) -> Object<'static> {
-        Object {
-            members: std::mem::take(&mut self.members)
-                .into_iter()
-                .map(|(k, v)| (k.into_owned(), v.into_owned()))
-                .collect(),
+    /// Detach from the input (iterative, any depth).
+    pub fn into_owned(self) -> Object<'static> {
+        let mut v = Value::Object(self).into_owned();
+        match &mut v {
+            Value::Object(o) => std::mem::take(o),
+            _ => unreachable!("an object stays an object"),
         }
     }
 }
 
 /// A JSON value as `JSON.parse` gives it.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Debug, PartialEq)]
 pub enum Value<'a> {
     /// `null`
     Null,
@@ -279,16 +286,9 @@ impl<'a> Value<'a> {
             _ => None,
         }
     }
-    /// Detach from the input (recursive: meant for small values such as ids and names).
-    pub fn into_owned(mut self) -> Value<'static> {
-        match &mut self {
-            Value::Null => Value::Null,
-            Value::Bool(b) => Value::Bool(*b),
-            Value::Number(n) => Value::Number(*n),
-            Value::String(s) => Value::String(std::mem::take(s).into_owned()),
-            Value::Array(a) => Value::Array(std::mem::take(a).into_iter().map(Value::into_owned).collect()),
-            Value::Object(o) => Value::Object(std::mem::take(o).into_owned()),
-        }
+    /// Detach from the input. Iterative: any nesting depth is fine.
+    pub fn into_owned(self) -> Value<'static> {
+        rebuild(self, |s| JsStr(std::borrow::Cow::Owned(s.0.into_owned())))
     }
     /// JavaScript `typeof` name (`"object"` for null, arrays and objects).
     pub fn type_of(&self) -> &'static str {
@@ -395,6 +395,125 @@ pub fn js_date_time(value: Option<&Value<'_>>) -> f64 {
         Some(Value::Number(n)) => time_clip(*n),
         Some(Value::String(s)) => parse_date(&s.to_str_lossy()),
         Some(v @ (Value::Array(_) | Value::Object(_))) => parse_date(&v.to_js_string()),
+    }
+}
+
+/// Rebuild a value bottom-up with an explicit stack, mapping every string (and key) with
+/// `f`: the engine of [`Value::into_owned`] and of `Clone`, so neither recurses.
+fn rebuild<'a, 'b>(v: Value<'a>, f: impl Fn(JsStr<'a>) -> JsStr<'b>) -> Value<'b> {
+    enum Work<'a, 'b> {
+        Visit(Value<'a>),
+        Array(usize),
+        Object(Vec<JsStr<'b>>),
+    }
+    let mut work = vec![Work::Visit(v)];
+    let mut done: Vec<Value<'b>> = Vec::new();
+    while let Some(w) = work.pop() {
+        match w {
+            Work::Visit(mut v) => match &mut v {
+                Value::Null => done.push(Value::Null),
+                Value::Bool(b) => done.push(Value::Bool(*b)),
+                Value::Number(n) => done.push(Value::Number(*n)),
+                Value::String(s) => done.push(Value::String(f(std::mem::take(s)))),
+                Value::Array(a) => {
+                    let items = std::mem::take(a);
+                    work.push(Work::Array(items.len()));
+                    work.extend(items.into_iter().rev().map(Work::Visit));
+                }
+                Value::Object(o) => {
+                    let members = std::mem::take(&mut o.members);
+                    let mut keys = Vec::with_capacity(members.len());
+                    let mut vals = Vec::with_capacity(members.len());
+                    for (k, v) in members {
+                        keys.push(f(k));
+                        vals.push(v);
+                    }
+                    work.push(Work::Object(keys));
+                    work.extend(vals.into_iter().rev().map(Work::Visit));
+                }
+            },
+            Work::Array(n) => {
+                let items = done.split_off(done.len() - n);
+                done.push(Value::Array(items));
+            }
+            Work::Object(keys) => {
+                let vals = done.split_off(done.len() - keys.len());
+                done.push(Value::Object(Object {
+                    members: keys.into_iter().zip(vals).collect(),
+                }));
+            }
+        }
+    }
+    done.pop().expect("one value in, one value out")
+}
+
+impl Clone for Value<'_> {
+    /// Iterative (no recursion), so deep values clone safely; strings stay borrowed.
+    fn clone(&self) -> Self {
+        deep_copy(self)
+    }
+}
+
+/// A deep copy with an explicit stack (strings stay borrowed).
+fn deep_copy<'a>(v: &Value<'a>) -> Value<'a> {
+    match v {
+        Value::Array(_) | Value::Object(_) => {
+            // Serialize-free deep copy: walk with an explicit stack.
+            let mut work: Vec<(&Value<'a>, usize)> = vec![(v, 0)];
+            let mut built: Vec<Vec<Value<'a>>> = vec![Vec::new()];
+            let mut keys: Vec<Vec<JsStr<'a>>> = vec![Vec::new()];
+            let mut result = None;
+            while let Some((node, i)) = work.pop() {
+                let len = match node {
+                    Value::Array(a) => a.len(),
+                    Value::Object(o) => o.members.len(),
+                    _ => 0,
+                };
+                if i < len {
+                    work.push((node, i + 1));
+                    let child = match node {
+                        Value::Array(a) => &a[i],
+                        Value::Object(o) => {
+                            keys.last_mut().expect("frame").push(o.members[i].0.clone());
+                            &o.members[i].1
+                        }
+                        _ => unreachable!("containers only"),
+                    };
+                    match child {
+                        Value::Array(_) | Value::Object(_) => {
+                            work.push((child, 0));
+                            built.push(Vec::new());
+                            keys.push(Vec::new());
+                        }
+                        leaf => built.last_mut().expect("frame").push(match leaf {
+                            Value::Null => Value::Null,
+                            Value::Bool(b) => Value::Bool(*b),
+                            Value::Number(n) => Value::Number(*n),
+                            Value::String(s) => Value::String(s.clone()),
+                            _ => unreachable!("leaves only"),
+                        }),
+                    }
+                    continue;
+                }
+                let items = built.pop().expect("frame");
+                let ks = keys.pop().expect("frame");
+                let made = match node {
+                    Value::Array(_) => Value::Array(items),
+                    _ => Value::Object(Object {
+                        members: ks.into_iter().zip(items).collect(),
+                    }),
+                };
+                match built.last_mut() {
+                    Some(parent) if !work.is_empty() => parent.push(made),
+                    _ => result = Some(made),
+                }
+            }
+            result.expect("a container was copied")
+        }
+        Value::Null => Value::Null,
+        Value::Bool(b) => Value::Bool(*b),
+        Value::Number(n) => Value::Number(*n),
+        Value::String(s) => Value::String(s.clone()),
     }
 }
 
