@@ -231,6 +231,18 @@ fn create_exclusive(path: &Path, bytes: &[u8]) -> Result<()> {
     result.map_err(io_at(path))
 }
 
+/// A version-3 header as pi writes it: `type, version, id, timestamp, cwd[, parentSession]`.
+fn header_object(id: String, timestamp: String, cwd: String, parent_session: Option<String>) -> Object<'static> {
+    let mut h = Object::new();
+    set(&mut h, "type", Value::str("session"));
+    set(&mut h, "version", Value::Number(3.0));
+    set(&mut h, "id", Value::string(id));
+    set(&mut h, "timestamp", Value::string(timestamp));
+    set(&mut h, "cwd", Value::string(cwd));
+    put(&mut h, "parentSession", parent_session.map(Value::string));
+    h
+}
+
 impl Writer {
     // ----- construction ---------------------------------------------------------------
 
@@ -365,13 +377,12 @@ impl Writer {
         let ts = (entropy.now)();
         let path = session_dir.join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
         let abs_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
-        let mut h = Object::new();
-        set(&mut h, "type", Value::str("session"));
-        set(&mut h, "version", Value::Number(3.0));
-        set(&mut h, "id", Value::string(new_id));
-        set(&mut h, "timestamp", Value::string(ts));
-        set(&mut h, "cwd", Value::str(target_cwd));
-        set(&mut h, "parentSession", Value::string(abs_source.display().to_string()));
+        let h = header_object(
+            new_id,
+            ts,
+            target_cwd.to_string(),
+            Some(abs_source.display().to_string()),
+        );
         let mut bytes = line_of(&Value::Object(h));
         for i in 0..src.index().entries.len() {
             let p = EntryPos(i as u32);
@@ -398,16 +409,11 @@ impl Writer {
         }
         let sid = id.map(str::to_owned).unwrap_or_else(|| (self.entropy.uuid7)());
         let ts = (self.entropy.now)();
-        let mut h = Object::new();
-        set(&mut h, "type", Value::str("session"));
-        set(&mut h, "version", Value::Number(3.0));
-        set(&mut h, "id", Value::string(sid.clone()));
-        set(&mut h, "timestamp", Value::string(ts.clone()));
-        set(&mut h, "cwd", Value::string(self.cwd.clone()));
-        put(
-            &mut h,
-            "parentSession",
-            parent_session.map(|p| Value::string(p.to_string())),
+        let h = header_object(
+            sid.clone(),
+            ts.clone(),
+            self.cwd.clone(),
+            parent_session.map(str::to_owned),
         );
         self.session = Session::from_bytes(line_of(&Value::Object(h)))?;
         self.flushed = false;
@@ -907,19 +913,12 @@ impl Writer {
         let file = self
             .session_dir
             .join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
-        let mut h = Object::new();
-        set(&mut h, "type", Value::str("session"));
-        set(&mut h, "version", Value::Number(3.0));
-        set(&mut h, "id", Value::string(new_id));
-        set(&mut h, "timestamp", Value::string(ts));
-        set(&mut h, "cwd", Value::string(self.cwd.clone()));
-        if self.persist {
-            put(
-                &mut h,
-                "parentSession",
-                previous.map(|p| Value::string(p.display().to_string())),
-            );
-        }
+        let parent = if self.persist {
+            previous.map(|p| p.display().to_string())
+        } else {
+            None
+        };
+        let h = header_object(new_id, ts, self.cwd.clone(), parent);
         let mut bytes = line_of(&Value::Object(h));
         for v in &kept {
             bytes.extend_from_slice(&line_of(v));

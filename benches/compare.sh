@@ -1,0 +1,34 @@
+#!/bin/sh
+# One run that times pi-session against pi 1.6.0 and wc -l, whole process against whole
+# process, page cache warm, and prints the ratios:
+#   1. `pi-session check` vs `node bench.mjs open` vs `wc -l` on a 1 GiB generated session;
+#   2. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh).
+#
+#   benches/compare.sh [DATA_DIR] [REPS]
+#
+# DATA_DIR (default /work/bench-data) receives the generated inputs (~4 GB; delete when done).
+set -eu
+repo=$(cd "$(dirname "$0")/.." && pwd)
+data=${1:-/work/bench-data}
+reps=${2:-3}
+oracle=${PI_ORACLE_DIR:-$repo/../shared/oracle}
+target=${CARGO_TARGET_DIR:-$repo/target}
+mkdir -p "$data"
+cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --bin pi-session
+bin=$target/release/pi-session
+big=$data/g1.jsonl
+[ -f "$big" ] || "$bin" gen session "$big" --size 1G --seed 7
+cat "$big" > /dev/null
+
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+timeit() { # prints seconds of one run of "$@"
+	s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l
+}
+ours=$(for i in $(seq "$reps"); do timeit "$bin" check "$big"; done | median)
+wc=$(for i in $(seq "$reps"); do timeit wc -l "$big"; done | median)
+pi=$(node --expose-gc "$oracle/bench.mjs" open "$big" --reps 1 | awk -F': ' '/^open_context_ms_median/ {print $2/1000}')
+printf '1 GiB session (%s):\n' "$big"
+printf '  pi-session check   %8.3f s\n  wc -l              %8.3f s\n  pi open+context    %8.3f s (in-process, node start-up excluded)\n' "$ours" "$wc" "$pi"
+printf '  pi / pi-session    %8.1fx\n  wc / pi-session    %8.2fx\n' "$(echo "$pi / $ours" | bc -l)" "$(echo "$wc / $ours" | bc -l)"
+echo
+"$repo/benches/compare_listing.sh" "$data/listing-10k" "$reps"
