@@ -48,7 +48,7 @@ pub enum Key {
     /// A number, by its bits (with `-0` folded into `0`).
     Num(u64),
     /// A string (WTF-8 bytes).
-    Str(SmallVec<[u8; 16]>),
+    Str(SmallVec<[u8; 8]>),
     /// An object or array, unique per occurrence.
     Unique(u64),
 }
@@ -442,6 +442,9 @@ fn index_chunk(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
         }
         pos = end + 1;
     }
+    // Chunks are small: trimming them keeps the peak at about twice the final index.
+    entries.shrink_to_fit();
+    skipped.shrink_to_fit();
     (entries, skipped, line_no)
 }
 

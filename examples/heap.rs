@@ -1,0 +1,47 @@
+//! Peak heap of `check`'s work on a file (index, tree, context, name), measured with a
+//! counting global allocator: `cargo run --release --example heap -- FILE`.
+use pi_session::Session;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+struct Counting;
+static NOW: AtomicUsize = AtomicUsize::new(0);
+static PEAK: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts bytes.
+#[allow(unsafe_code)]
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        let n = NOW.fetch_add(l.size(), Ordering::Relaxed) + l.size();
+        PEAK.fetch_max(n, Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        NOW.fetch_sub(l.size(), Ordering::Relaxed);
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(p, l) }
+    }
+}
+
+#[global_allocator]
+static A: Counting = Counting;
+
+fn main() {
+    let path = std::env::args().nth(1).expect("usage: heap FILE");
+    let size = std::fs::metadata(&path).expect("stat").len();
+    let s = Session::open(&path).expect("open");
+    let after_open = PEAK.load(Ordering::Relaxed);
+    let _ = s.branch_path(None).expect("branch").len();
+    let n = s.context(s.leaf()).expect("context").messages.len();
+    let _ = s.tree().expect("tree").roots.len();
+    let _ = s.session_name();
+    let peak = PEAK.load(Ordering::Relaxed);
+    println!(
+        "file {size} bytes, {} entries, {n} context messages: peak heap after open {:.1} MB, overall {:.1} MB = {:.2}% of the file",
+        s.entries().len(),
+        after_open as f64 / 1e6,
+        peak as f64 / 1e6,
+        100.0 * peak as f64 / size as f64
+    );
+}
