@@ -55,33 +55,17 @@ pub fn fork(
     agent_dir: Option<&Path>,
     out: &mut impl Write,
 ) -> Result<i32> {
-    let cwd_abs = std::path::absolute(cwd).with_context(|| format!("bad --cwd {}", cwd.display()))?;
-    let cwd_text = cwd_abs.display().to_string();
+    let env =
+        pi_session::dirs::Env::from_process(pi_session::dirs::Flavor::Pi).context("cannot read the environment")?;
+    let cwd_abs = env.resolve_path(cwd);
     let dir: PathBuf = match session_dir {
-        Some(d) => d.to_path_buf(),
-        None => pi_session::default_session_dir(
-            &agent_dir.map(Path::to_path_buf).unwrap_or_else(default_agent_dir),
-            &cwd_text,
-        ),
+        Some(d) => env.normalize_path(d),
+        None => env.default_session_dir(&cwd_abs, &env.agent_dir(agent_dir)),
     };
-    let w = Writer::fork_from(file, &cwd_text, &dir, None, Entropy::default())
+    let w = Writer::fork_from(file, &cwd_abs.display().to_string(), &dir, None, Entropy::default())
         .with_context(|| format!("cannot fork {}", file.display()))?;
     writeln!(out, "{}", w.file().map(|p| p.display().to_string()).unwrap_or_default())?;
     Ok(0)
-}
-
-/// pi's agent dir: `$PI_CODING_AGENT_DIR`, else `~/.pi/agent`.
-fn default_agent_dir() -> PathBuf {
-    if let Some(d) = std::env::var_os("PI_CODING_AGENT_DIR").filter(|d| !d.is_empty()) {
-        let d = PathBuf::from(d);
-        if let (Ok(rest), Some(home)) = (d.strip_prefix("~"), std::env::var_os("HOME")) {
-            return PathBuf::from(home).join(rest);
-        }
-        return d;
-    }
-    PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
-        .join(".pi")
-        .join("agent")
 }
 
 /// `pi-session branch FILE LEAF_ID`: a new session file with only the path to the leaf.

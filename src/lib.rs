@@ -90,4 +90,4 @@ pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
 pub use source::ReadMode;
 pub use tree::Tree;
 pub use value::{JsStr, Object, Value};
-pub use write::{Entropy, Writer, current_system_message, default_session_dir, migrate_file, valid_session_id};
+pub use write::{Entropy, Writer, current_system_message, migrate_file, valid_session_id};

@@ -91,17 +91,6 @@ pub fn valid_session_id(id: &str) -> bool {
     !b.is_empty() && b[0].is_ascii_alphanumeric() && b[b.len() - 1].is_ascii_alphanumeric() && b.iter().all(inner)
 }
 
-/// pi's default session folder for a working directory: `<agent dir>/sessions/--<cwd>--`,
-/// `<cwd>` with one leading `/` or `\` removed and `/`, `\`, `:` replaced by `-`.
-pub fn default_session_dir(agent_dir: &Path, cwd: &str) -> PathBuf {
-    let trimmed = cwd.strip_prefix(['/', '\\']).unwrap_or(cwd);
-    let safe: String = trimmed
-        .chars()
-        .map(|c| if matches!(c, '/' | '\\' | ':') { '-' } else { c })
-        .collect();
-    agent_dir.join("sessions").join(format!("--{safe}--"))
-}
-
 /// A pi session open for writing (pi's `SessionManager`).
 pub struct Writer {
     session: Session,
@@ -275,6 +264,47 @@ impl Writer {
         let mut w = Writer::blank(cwd, PathBuf::new(), false, entropy);
         w.new_session(None, None).expect("an in-memory session needs no I/O");
         w
+    }
+
+    /// pi's `SessionManager.continueRecent(cwd, sessionDir)`: the most recent session of the
+    /// folder (by mtime, with a header; when `session_dir` is a custom folder, only
+    /// sessions of `cwd`), or a new one. `session_dir` defaults to the project folder of
+    /// `cwd` under the agent dir.
+    ///
+    /// # Errors
+    /// I/O errors; [`ErrorKind::NotASession`] is impossible here (only headers are chosen).
+    pub fn continue_recent(
+        env: &crate::dirs::Env,
+        cwd: &Path,
+        session_dir: Option<&Path>,
+        entropy: Entropy,
+    ) -> Result<Writer> {
+        let agent = env.agent_dir(None);
+        let default_dir = env.default_session_dir(cwd, &agent);
+        let dir = session_dir.map_or_else(|| default_dir.clone(), |d| env.normalize_path(d));
+        let filter = session_dir.is_some() && !env.paths_equal(&dir, &default_dir);
+        let cwd_text = env.resolve_path(cwd).display().to_string();
+        match crate::listing::find_most_recent(env, &dir, filter.then_some(cwd)) {
+            Some(path) => {
+                let mut w = Writer::open(&path, Some(&dir), entropy)?;
+                w.cwd = cwd_text;
+                Ok(w)
+            }
+            None => Writer::create(&cwd_text, &dir, entropy),
+        }
+    }
+
+    /// pi's `setSessionFile(path)`: switch to another file (opened as [`Writer::open`]
+    /// does), keeping this writer's session folder and clock.
+    ///
+    /// # Errors
+    /// As [`Writer::open`].
+    pub fn set_session_file(&mut self, path: &Path) -> Result<()> {
+        let entropy = std::mem::take(&mut self.entropy);
+        let dir = self.session_dir.clone();
+        let next = Writer::open(path, Some(&dir), entropy)?;
+        *self = next;
+        Ok(())
     }
 
     /// pi's `SessionManager.open(path, sessionDir)`, made safe: a missing final newline is
