@@ -193,10 +193,8 @@ impl Session {
             match self.record(p).ty {
                 EntryType::ThinkingLevelChange => last_thinking = Some(p),
                 EntryType::ModelChange => last_model = Some(p),
-                EntryType::Message => {
-                    if self.message_role(p)? == Role::Assistant {
-                        last_model = Some(p);
-                    }
+                EntryType::Message if self.message_role(p)? == Role::Assistant => {
+                    last_model = Some(p);
                 }
                 _ => {}
             }

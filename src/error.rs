@@ -114,10 +114,10 @@ impl Error {
     }
     pub(crate) fn with_path(mut self, p: &std::path::Path) -> Error {
         match &mut *self.0 {
-            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path } => {
-                if path.is_none() {
-                    *path = Some(p.to_path_buf());
-                }
+            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path }
+                if path.is_none() =>
+            {
+                *path = Some(p.to_path_buf());
             }
             _ => {}
         }

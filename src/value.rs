@@ -27,6 +27,7 @@ pub struct JsStr<'a>(pub(crate) Cow<'a, [u8]>);
 
 impl<'a> JsStr<'a> {
     /// A string from ordinary UTF-8 text.
+    #[allow(clippy::should_implement_trait)] // borrows, which FromStr cannot
     pub fn from_str(s: &'a str) -> Self {
         JsStr(Cow::Borrowed(s.as_bytes()))
     }
@@ -225,9 +226,10 @@ impl<'a> Object<'a> {
 }
 
 /// A JSON value as `JSON.parse` gives it.
-#[derive(Debug, PartialEq)]
+#[derive(Debug, PartialEq, Default)]
 pub enum Value<'a> {
     /// `null`
+    #[default]
     Null,
     /// `true` / `false`
     Bool(bool),
@@ -356,8 +358,7 @@ pub fn js_trim(s: &str) -> &str {
 pub fn js_trim_wtf8(b: &[u8]) -> &[u8] {
     let is_space = |cp: u32| char::from_u32(cp).is_some_and(is_js_space);
     let mut start = 0;
-    let mut it = code_points(b);
-    while let Some(cp) = it.next() {
+    for cp in code_points(b) {
         if !is_space(cp) {
             break;
         }
@@ -532,12 +533,6 @@ impl Drop for Value<'_> {
                 _ => {}
             }
         }
-    }
-}
-
-impl Default for Value<'_> {
-    fn default() -> Self {
-        Value::Null
     }
 }
 
@@ -856,34 +851,27 @@ pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize)
     let body = start + 1;
     let mut i = body;
     // Fast path: no escapes.
-    loop {
-        match memchr::memchr2(b'"', b'\\', &b[i..]) {
-            None => {
-                return Err(SyntaxError {
-                    offset: b.len(),
-                    reason: "unterminated string",
-                });
-            }
-            Some(off) => {
-                let run = &b[i..i + off];
-                if let Some(p) = first_control(run) {
-                    return Err(SyntaxError {
-                        offset: i + p,
-                        reason: "control character in string",
-                    });
-                }
-                i += off;
-                if b[i] == b'"' {
-                    let raw = &b[body..i];
-                    let s = match std::str::from_utf8(raw) {
-                        Ok(_) => Cow::Borrowed(raw),
-                        Err(_) => Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes()),
-                    };
-                    return Ok((JsStr(s), i + 1));
-                }
-                break;
-            }
-        }
+    let Some(off) = memchr::memchr2(b'"', b'\\', &b[i..]) else {
+        return Err(SyntaxError {
+            offset: b.len(),
+            reason: "unterminated string",
+        });
+    };
+    let run = &b[i..i + off];
+    if let Some(p) = first_control(run) {
+        return Err(SyntaxError {
+            offset: i + p,
+            reason: "control character in string",
+        });
+    }
+    i += off;
+    if b[i] == b'"' {
+        let raw = &b[body..i];
+        let s = match std::str::from_utf8(raw) {
+            Ok(_) => Cow::Borrowed(raw),
+            Err(_) => Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes()),
+        };
+        return Ok((JsStr(s), i + 1));
     }
     // Slow path: escapes present; `i` is at the first backslash.
     let mut out = Vec::with_capacity(i - body + 16);
