@@ -256,9 +256,14 @@ fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::Li
     if s.file_change() != FileChange::Rewritten || s.index().entries.is_empty() {
         return Ok(None);
     }
-    let Some(bad) = (0..s.index().entries.len())
-        .find(|&i| crate::scan::max_depth(s.raw(EntryPos(i as u32))) > PI_STRINGIFY_DEPTH_LIMIT)
-    else {
+    // The raw text's depth is a cheap upper bound; pi stringifies the decoded value, in
+    // which duplicate keys have collapsed, so measure that when the bound is exceeded.
+    let too_deep = |i: usize| {
+        let p = EntryPos(i as u32);
+        crate::scan::max_depth(s.raw(p)) > PI_STRINGIFY_DEPTH_LIMIT
+            && s.value(p).is_ok_and(|v| value_depth(&v) > PI_STRINGIFY_DEPTH_LIMIT)
+    };
+    let Some(bad) = (0..s.index().entries.len()).find(|&i| too_deep(i)) else {
         return Ok(None);
     };
     let mut out = Vec::new();
@@ -267,6 +272,26 @@ fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::Li
         out.push(b'\n');
     }
     Ok(Some((out, s.record(EntryPos(bad as u32)).line)))
+}
+
+/// The nesting depth of a decoded value (an object or array is 1), iteratively.
+fn value_depth(v: &Value<'_>) -> usize {
+    let mut max = 0;
+    let mut stack = vec![(v, 1usize)];
+    while let Some((v, d)) = stack.pop() {
+        match v {
+            Value::Array(a) => {
+                max = max.max(d);
+                stack.extend(a.iter().map(|x| (x, d + 1)));
+            }
+            Value::Object(o) => {
+                max = max.max(d);
+                stack.extend(o.iter().map(|(_, x)| (x, d + 1)));
+            }
+            _ => {}
+        }
+    }
+    max
 }
 
 /// The bytes pi writes when it rewrites the file on open: `JSON.stringify` of every kept

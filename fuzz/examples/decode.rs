@@ -15,8 +15,7 @@ fn main() {
     let out = match target.as_str() {
         "open_session" => pi_session_fuzz::checks::decode_open_input(&data).0,
         "parent_links" => {
-            let i = pi_session_fuzz::synth::Input::arbitrary_take_rest(Unstructured::new(&data))
-                .expect("decodes");
+            let i = pi_session_fuzz::synth::Input::arbitrary_take_rest(Unstructured::new(&data)).expect("decodes");
             eprintln!("leaves: {:?}", i.leaf_keys());
             i.render()
         }

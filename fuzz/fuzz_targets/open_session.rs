@@ -10,9 +10,7 @@ use std::sync::OnceLock;
 
 fn tmp_path() -> &'static PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
-    P.get_or_init(|| {
-        std::env::temp_dir().join(format!("pi-session-fuzz-{}.jsonl", std::process::id()))
-    })
+    P.get_or_init(|| std::env::temp_dir().join(format!("pi-session-fuzz-{}.jsonl", std::process::id())))
 }
 
 fuzz_target!(|data: &[u8]| {

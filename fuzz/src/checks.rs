@@ -209,19 +209,30 @@ pub fn exercise(s: &mut Session, leaves: &[Key]) {
     // The tree, unless it is exponentially big (see tree_guard).
     let visits = tree_visits(s);
     if !tree_guard() || visits <= MAX_TREE_VISITS {
-        if let Some(tree) = touch(s.tree()) {
-            let pre = tree.preorder();
-            assert_eq!(
-                pre.len() as u64,
-                visits,
-                "preorder length differs from the number of root-to-node paths"
-            );
-            let _ = touch(s.tree_nested());
-            if let Some(flat) = touch(s.tree_flat()) {
-                match &flat {
-                    pi_session::Value::Array(a) => assert_eq!(a.len(), pre.len()),
-                    _ => panic!("tree_flat is not an array"),
+        match s.tree() {
+            Ok(tree) => {
+                let pre = tree.preorder();
+                assert_eq!(
+                    pre.len() as u64,
+                    visits,
+                    "preorder length differs from the number of root-to-node paths"
+                );
+                let _ = touch(s.tree_nested());
+                if let Some(flat) = touch(s.tree_flat()) {
+                    match &flat {
+                        pi_session::Value::Array(a) => assert_eq!(a.len(), pre.len()),
+                        _ => panic!("tree_flat is not an array"),
+                    }
                 }
+            }
+            Err(e) => {
+                if let pi_session::ErrorKind::TreeExplodes { occurrences, .. } = e.kind() {
+                    assert!(
+                        *occurrences <= visits,
+                        "tree refused for {occurrences} nodes, but it has {visits}"
+                    );
+                }
+                touch_err(&e);
             }
         }
     }

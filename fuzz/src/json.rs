@@ -1,10 +1,10 @@
 //! Helpers of the `header_parser` target: the scanner against `value::parse`, and
 //! `value::parse` against serde_json.
 
+use pi_session::Key;
 use pi_session::index::EntryType;
 use pi_session::scan::{self, Field, Kind, Line};
 use pi_session::value::{self, Value};
-use pi_session::Key;
 
 /// Nesting depth of a decoded value (a scalar is 0, `{}` is 1), iteratively.
 pub fn depth(v: &Value<'_>) -> usize {
@@ -46,8 +46,8 @@ fn check_field(line: &[u8], name: &str, field: Option<Field>, obj: &Value<'_>) {
         (Some(f), Some(m)) => {
             assert!(f.start <= f.end && f.end <= line.len(), "{name}: span out of range");
             let raw = f.raw(line);
-            let alone = value::parse(raw)
-                .unwrap_or_else(|e| panic!("{name}: the recorded span does not parse alone: {e}"));
+            let alone =
+                value::parse(raw).unwrap_or_else(|e| panic!("{name}: the recorded span does not parse alone: {e}"));
             assert_eq!(&alone, m, "{name}: the span's value differs from the member");
             assert!(kind_matches(f.kind, raw, m), "{name}: kind {:?} for {m:?}", f.kind);
         }
@@ -62,20 +62,16 @@ pub fn scan_vs_parse(line: &[u8]) {
     match (&scanned, &parsed) {
         (Line::Blank, Err(_)) => {
             let trimmed = line.iter().all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
-            assert!(
-                trimmed || scan::is_js_blank(line),
-                "Blank for a line that is not blank"
-            );
+            assert!(trimmed || scan::is_js_blank(line), "Blank for a line that is not blank");
         }
         (Line::Malformed(a), Err(b)) => {
             assert!(!scan::is_js_blank(line), "Malformed for a blank line");
-            // Same place; the reason texts may differ (e.g. `"\\<0x05>` is "control
+            // Same place; the reason texts may differ (e.g. `"\<0x05>"` is "control
             // character in string" to the scanner and "invalid escape" to the decoder).
             // Known, minor: in an unterminated string holding a control character the
             // decoder reports "unterminated string" at the end, the scanner (like V8)
             // the control character.
-            let known = a.reason == "control character in string"
-                && b.reason == "unterminated string";
+            let known = a.reason == "control character in string" && b.reason == "unterminated string";
             if !known {
                 assert_eq!(
                     a.offset, b.offset,
@@ -150,8 +146,7 @@ fn same(a: &Value<'_>, b: &serde_json::Value) -> bool {
         }
         (Value::Object(x), serde_json::Value::Object(y)) => {
             x.len() == y.len()
-                && x
-                    .iter()
+                && x.iter()
                     .zip(y)
                     .all(|((k1, v1), (k2, v2))| k1.as_bytes() == k2.as_bytes() && same(v1, v2))
         }

@@ -6,5 +6,5 @@
 //! - [`json`]: helpers of the `header_parser` target.
 
 pub mod checks;
-pub mod synth;
 pub mod json;
+pub mod synth;

@@ -367,10 +367,7 @@ fn render_entry(out: &mut String, e: &Ent) {
             member(out, "targetId", target.json().as_deref());
             member(out, "label", label.json());
         }
-        Kind::ContextEdit {
-            target,
-            replacement,
-        } => {
+        Kind::ContextEdit { target, replacement } => {
             member(out, "targetId", target.json().as_deref());
             member(out, "replacement", replacement.json());
         }
