@@ -25,7 +25,10 @@ fn real_sessions_dump_like_pi() {
             continue;
         }
         let stem = file.file_stem().expect("file name").to_string_lossy().into_owned();
-        let golden_path = root.join("corpus/golden/real").join(format!("{stem}.json"));
+        // Goldens are digests (no session text); named `upstream-*` rather than after the
+        // source files, which must never be copied here.
+        let golden_name = stem.replace("pi-mono-", "upstream-");
+        let golden_path = root.join("corpus/golden/real").join(format!("{golden_name}.json"));
         let Ok(golden) = std::fs::read_to_string(&golden_path) else {
             panic!("no golden for {}: run corpus/bless.sh", file.display());
         };
