@@ -540,6 +540,17 @@ impl Writer {
         (o, id, ts)
     }
 
+    /// `id, parentId, timestamp` at the end of an entry, where pi's custom entries put
+    /// them (same id-then-clock order as [`Writer::head`]).
+    fn stamp_tail(&mut self, o: &mut Object<'_>) -> String {
+        let id = self.new_id();
+        let ts = (self.entropy.now)();
+        set(o, "id", Value::string(id.clone()));
+        put(o, "parentId", self.parent_value());
+        set(o, "timestamp", Value::string(ts));
+        id
+    }
+
     /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index.
     fn append(&mut self, entry: Object<'_>) -> Result<()> {
         let line = line_of(&Value::Object(entry));
@@ -688,15 +699,11 @@ impl Writer {
     /// # Errors
     /// I/O errors.
     pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<Value<'_>>) -> Result<String> {
-        let id = self.new_id();
-        let ts = (self.entropy.now)();
         let mut o = Object::new();
         set(&mut o, "type", Value::str("custom"));
         set(&mut o, "customType", Value::str(custom_type));
         put(&mut o, "data", data);
-        set(&mut o, "id", Value::string(id.clone()));
-        put(&mut o, "parentId", self.parent_value());
-        set(&mut o, "timestamp", Value::string(ts));
+        let id = self.stamp_tail(&mut o);
         self.append(o)?;
         Ok(id)
     }
@@ -712,17 +719,13 @@ impl Writer {
         display: bool,
         details: Option<Value<'_>>,
     ) -> Result<String> {
-        let id = self.new_id();
-        let ts = (self.entropy.now)();
         let mut o = Object::new();
         set(&mut o, "type", Value::str("custom_message"));
         set(&mut o, "customType", Value::str(custom_type));
         set(&mut o, "content", content);
         set(&mut o, "display", Value::Bool(display));
         put(&mut o, "details", details);
-        set(&mut o, "id", Value::string(id.clone()));
-        put(&mut o, "parentId", self.parent_value());
-        set(&mut o, "timestamp", Value::string(ts));
+        let id = self.stamp_tail(&mut o);
         self.append(o)?;
         Ok(id)
     }
