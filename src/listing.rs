@@ -447,7 +447,22 @@ pub fn session_info_from_bytes(
         if let Some(t) = activity {
             last_activity = Some(last_activity.unwrap_or(0.0).max(t));
         }
-        // Text.
+        // Text. When only the first user text is wanted and this message cannot supply
+        // it, nothing is decoded; the checks where pi throws still run.
+        if skip_text && (first_message.is_some() || !is_user) {
+            match m.content.kind {
+                Some(Kind::String { .. }) => {}
+                Some(Kind::Array) => {
+                    if blocks[m.blocks_from..].iter().any(|b| matches!(b, Block::Null)) {
+                        return Err(SkipFileReason::PiThrows("null content block"));
+                    }
+                }
+                _ => {
+                    return Err(SkipFileReason::PiThrows("message content is not a string or array"));
+                }
+            }
+            continue;
+        }
         // Text, decoded straight into the joined text: a space, then this message's text
         // (taken back out when it is empty, which pi skips).
         let mark = all.len();

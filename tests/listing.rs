@@ -221,6 +221,25 @@ fn list_all_matches_pi() {
     assert_eq!(probs, ["--dangling--", "--loop--"]);
     // Partials: published when candidate 0 is done, then every 100th and at the end.
     assert!(!r.partial_lens.is_empty());
+    // Without the joined text (what `ls` asks for unless --text), every other field and
+    // every skip decision stay the same.
+    let lean = run(|o| {
+        o.skip_text = true;
+        listing::list_all(&root, o)
+    });
+    assert_eq!(lean.listing.sessions.len(), r.listing.sessions.len());
+    for (a, b) in lean.listing.sessions.iter().zip(&r.listing.sessions) {
+        let (va, vb) = (a.to_value("p", false), b.to_value("p", false));
+        assert_eq!(canon(&va), canon(&vb), "{}", relative(&root, &b.path));
+        assert!(a.all_messages_text.as_bytes().is_empty());
+    }
+    let reasons_lean: Vec<String> = lean
+        .listing
+        .skipped
+        .iter()
+        .map(|s| format!("{} {}", relative(&root, &s.path), s.reason))
+        .collect();
+    assert_eq!(reasons_lean, reasons);
 }
 
 #[test]
