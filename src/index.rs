@@ -7,7 +7,7 @@
 //! records with their position and reason. Big inputs are split into newline-aligned chunks
 //! indexed in parallel with rayon; the result does not depend on the split.
 
-use crate::scan::{Field, Kind, Line, scan_line};
+use crate::scan::{Field, Fields, Kind, Line, scan_line, scan_object_line};
 use crate::value::{JsStr, decode_string};
 use rayon::prelude::*;
 use smallvec::SmallVec;
@@ -404,25 +404,31 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             role: Role::Missing,
             id_is_string: false,
         }),
-        Line::Object(f) => Out::Entry(EntryRec {
-            offset: ByteOffset(offset),
-            len,
-            line: LineNo(line_no),
-            ty: entry_type(line, f.ty),
-            id: key_of(line, f.id, offset * 2),
-            parent: key_of(line, f.parent_id, offset * 2 + 1),
-            timestamp: RelSpan::of(f.timestamp),
-            message: RelSpan::of(f.message),
-            message_kind: f.message.map(|m| m.kind),
-            role: Role::classify(line, f.role),
-            id_is_string: matches!(
-                f.id,
-                Some(Field {
-                    kind: Kind::String { .. },
-                    ..
-                })
-            ),
-        }),
+        Line::Object(f) => Out::Entry(object_entry(line, f, offset, line_no)),
+    }
+}
+
+/// The record of an object line at `offset` whose fields are `f`.
+#[inline]
+fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
+    EntryRec {
+        offset: ByteOffset(offset),
+        len: line.len() as u64,
+        line: LineNo(line_no),
+        ty: entry_type(line, f.ty),
+        id: key_of(line, f.id, offset * 2),
+        parent: key_of(line, f.parent_id, offset * 2 + 1),
+        timestamp: RelSpan::of(f.timestamp),
+        message: RelSpan::of(f.message),
+        message_kind: f.message.map(|m| m.kind),
+        role: Role::classify(line, f.role),
+        id_is_string: matches!(
+            f.id,
+            Some(Field {
+                kind: Kind::String { .. },
+                ..
+            })
+        ),
     }
 }
 
@@ -434,8 +440,14 @@ fn index_chunk(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     let mut pos = 0usize;
     let mut line_no = 0u64;
     while pos < bytes.len() {
-        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
         line_no += 1;
+        // Nearly every line is a valid object: scanning it finds its end too.
+        if let Some((f, len)) = scan_object_line(&bytes[pos..]) {
+            entries.push(object_entry(&bytes[pos..pos + len], f, base + pos as u64, line_no));
+            pos += len + 1;
+            continue;
+        }
+        let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
         match index_line(&bytes[pos..end], base + pos as u64, line_no) {
             Out::Entry(e) => entries.push(e),
             Out::Skip(s) => skipped.push(s),
@@ -580,6 +592,85 @@ mod tests {
         );
         assert_eq!(idx.skipped[2].reason, SkipReason::Falsy);
         assert!(idx.unterminated_tail);
+    }
+
+    /// The obvious indexer: split at every `\n`, classify each line on its own.
+    fn line_by_line(bytes: &[u8]) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
+        let mut entries = Vec::new();
+        let mut skipped = Vec::new();
+        let mut pos = 0;
+        let mut line_no = 0;
+        while pos < bytes.len() {
+            let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
+            line_no += 1;
+            match index_line(&bytes[pos..end], pos as u64, line_no) {
+                Out::Entry(e) => entries.push(e),
+                Out::Skip(k) => skipped.push(k),
+            }
+            pos = end + 1;
+        }
+        (entries, skipped, line_no)
+    }
+
+    fn same_as_line_by_line(text: &[u8]) {
+        let (entries, skipped, lines) = index_chunk(text, 0);
+        let (e2, s2, l2) = line_by_line(text);
+        let show = String::from_utf8_lossy(text);
+        assert_eq!(lines, l2, "{show:?}");
+        assert_eq!(skipped, s2, "{show:?}");
+        assert_eq!(format!("{entries:?}"), format!("{e2:?}"), "{show:?}");
+    }
+
+    #[test]
+    fn finding_line_ends_while_scanning_changes_nothing() {
+        // Lines where the fused scan must stop at `\n`, hand over, or agree exactly.
+        let pieces: [&[u8]; 24] = [
+            b"{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}",
+            b"{\"id\":\"b\"}\r",
+            b"  {\"id\":\"c\"} \t\r ",
+            b"{\"id\":",
+            b"1}",
+            b"{\"id\":\"x",
+            b"y\"}",
+            b"{\"a\":[1,",
+            b"2]}",
+            b"{\"a\":{\"b\":",
+            b"{}}}",
+            b"{}",
+            b"{} x",
+            b"{}}",
+            b"",
+            b"   ",
+            b"\r",
+            b"null",
+            b"[1]",
+            b"{\"message\":{\"role\":\"user\",\"content\":\"hi\\n\"}}",
+            b"{\"id\":\"\\u0041\",\"\\u0069d\":7}",
+            b"\xc2\xa0{\"id\":\"nbsp\"}",
+            b"{\"id\":\"t\",\"s\":\"\t\"}",
+            b"{\"id\":1e400,\"parentId\":-0}",
+        ];
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        for _ in 0..3000 {
+            let mut text = Vec::new();
+            for _ in 0..(seed % 7) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                text.extend_from_slice(pieces[(seed % pieces.len() as u64) as usize]);
+                if seed >> 40 & 3 != 0 {
+                    text.push(b'\n');
+                }
+            }
+            seed = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            same_as_line_by_line(&text);
+        }
+        for p in pieces {
+            same_as_line_by_line(p);
+            let mut t = p.to_vec();
+            t.push(b'\n');
+            same_as_line_by_line(&t);
+        }
     }
 
     #[test]

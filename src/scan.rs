@@ -98,7 +98,10 @@ pub fn scan_line(line: &[u8]) -> Line {
         return Line::Blank;
     }
     let res = if line[i] == b'{' {
-        scan_object(line, i).map(Line::Object)
+        scan_object::<true>(line, i).and_then(|(f, end)| {
+            expect_end(line, end)?;
+            Ok(Line::Object(f))
+        })
     } else {
         scan_other(line, i)
     };
@@ -109,7 +112,7 @@ pub fn scan_line(line: &[u8]) -> Line {
 }
 
 fn scan_other(line: &[u8], i: usize) -> Result<Line, SyntaxError> {
-    let (end, kind) = skip_value(line, i)?;
+    let (end, kind) = skip_value::<true>(line, i)?;
     expect_end(line, end)?;
     let truthy = match kind {
         Kind::Null | Kind::False => false,
@@ -166,22 +169,22 @@ pub(crate) fn for_each_member(
     mut on_member: impl FnMut(&[u8], Field),
 ) -> Result<usize, SyntaxError> {
     debug_assert_eq!(b[start], b'{');
-    walk_members(b, start, |k, s| {
-        let (end, kind) = skip_value(b, s)?;
+    walk_members::<true>(b, start, |k, s| {
+        let (end, kind) = skip_value::<true>(b, s)?;
         on_member(k, Field { start: s, end, kind });
         Ok(end)
     })
 }
 
-fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
+fn scan_object<const NL: bool>(line: &[u8], start: usize) -> Result<(Fields, usize), SyntaxError> {
     let mut f = Fields::default();
-    let end = walk_members(line, start, |key, vstart| match which_key(key) {
+    let end = walk_members::<NL>(line, start, |key, vstart| match which_key(key) {
         Some(Want::Message) if line[vstart] == b'{' => {
             // The message's own members are walked instead of skipped, to find its role
             // in the same pass.
             let mut role = None;
-            let end = walk_members(line, vstart, |k, s| {
-                let (e, kind) = skip_value(line, s)?;
+            let end = walk_members::<NL>(line, vstart, |k, s| {
+                let (e, kind) = skip_value::<NL>(line, s)?;
                 if k == b"role" {
                     role = Some(Field { start: s, end: e, kind });
                 }
@@ -196,7 +199,7 @@ fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
             Ok(end)
         }
         want => {
-            let (end, kind) = skip_value(line, vstart)?;
+            let (end, kind) = skip_value::<NL>(line, vstart)?;
             let field = Some(Field {
                 start: vstart,
                 end,
@@ -216,18 +219,41 @@ fn scan_object(line: &[u8], start: usize) -> Result<Fields, SyntaxError> {
             Ok(end)
         }
     })?;
-    expect_end(line, end)?;
-    Ok(f)
+    Ok((f, end))
+}
+
+/// Scan the object line at the start of `rest` (the rest of a chunk of lines) and find
+/// the line's end in the same pass: white space here is space, tab and `\r`, and after
+/// the closing brace only those may come before the `\n` (or the end of `rest`). Returns
+/// the fields and the line's length (without its `\n`), which are exactly what
+/// [`scan_line`] gives for that line; `None` for any other line (blank, not an object,
+/// malformed), which the caller splits with `memchr` and hands to [`scan_line`]. This
+/// spares valid object lines, nearly every line of a session, a second pass over
+/// their bytes.
+#[inline]
+pub fn scan_object_line(rest: &[u8]) -> Option<(Fields, usize)> {
+    let mut i = 0;
+    while i < rest.len() && matches!(rest[i], b' ' | b'\t' | b'\r') {
+        i += 1;
+    }
+    if rest.get(i) != Some(&b'{') {
+        return None;
+    }
+    // Raw `\n` is no white space here and is a control byte inside strings, so the walk
+    // stops at the line's end: it either finishes the object within the line or fails.
+    let (f, end) = scan_object::<false>(rest, i).ok()?;
+    let t = skip_ws::<false>(rest, end);
+    (t == rest.len() || rest[t] == b'\n').then_some((f, t))
 }
 
 /// Walk the members of the object at `start`: `on_member(key, value_start)` must skip
 /// the value and return where it ends. Returns the offset past the closing brace.
-fn walk_members(
+fn walk_members<const NL: bool>(
     b: &[u8],
     start: usize,
     mut on_member: impl FnMut(&[u8], usize) -> Result<usize, SyntaxError>,
 ) -> Result<usize, SyntaxError> {
-    let mut i = skip_ws(b, start + 1);
+    let mut i = skip_ws::<NL>(b, start + 1);
     if b.get(i) == Some(&b'}') {
         return Ok(i + 1);
     }
@@ -240,14 +266,14 @@ fn walk_members(
         }
         let kstart = i;
         let (kend, escaped) = skip_string(b, i)?;
-        i = skip_ws(b, kend);
+        i = skip_ws::<NL>(b, kend);
         if b.get(i) != Some(&b':') {
             return Err(SyntaxError {
                 offset: i,
                 reason: "expected ':'",
             });
         }
-        i = skip_ws(b, i + 1);
+        i = skip_ws::<NL>(b, i + 1);
         if i >= b.len() {
             return Err(SyntaxError {
                 offset: i,
@@ -260,9 +286,9 @@ fn walk_members(
         } else {
             on_member(&b[kstart + 1..kend - 1], i)?
         };
-        i = skip_ws(b, vend);
+        i = skip_ws::<NL>(b, vend);
         match b.get(i) {
-            Some(b',') => i = skip_ws(b, i + 1),
+            Some(b',') => i = skip_ws::<NL>(b, i + 1),
             Some(b'}') => return Ok(i + 1),
             _ => {
                 return Err(SyntaxError {
@@ -275,28 +301,22 @@ fn walk_members(
 }
 
 #[inline]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && is_ws(b[i]) {
+fn skip_ws<const NL: bool>(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && (matches!(b[i], b' ' | b'\t' | b'\r') || (NL && b[i] == b'\n')) {
         i += 1;
     }
     i
 }
 
 /// Skip the string whose opening quote is at `i`; returns the offset past the closing
-/// quote and whether it held escapes. Short strings (keys, ids) are finished by a scalar
-/// look at their first bytes; longer ones go to the block-wise skipper.
-#[inline]
+/// quote and whether it held escapes. Short strings (keys, ids) are finished by one
+/// vector look at their first bytes; longer ones go to the block-wise skipper.
+#[inline(always)]
 pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
-    let end = (i + 1 + 24).min(b.len());
-    for (k, &c) in b[i + 1..end].iter().enumerate() {
-        match c {
-            b'"' => return Ok((i + 2 + k, false)),
-            b'\\' => break,
-            c if c < 0x20 => break,
-            _ => {}
-        }
+    match crate::simd::short_string_end(b, i) {
+        Some(end) => Ok((end, false)),
+        None => crate::simd::skip_string(b, i),
     }
-    crate::simd::skip_string(b, i)
 }
 
 /// The obvious string skipper, kept as the twin of `crate::strscan` in tests and fuzzing.
@@ -357,7 +377,7 @@ pub fn skip_string_naive(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErro
 }
 
 /// Skip one JSON value starting at `i` (no leading whitespace); iterative, any depth.
-pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
+pub(crate) fn skip_value<const NL: bool>(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     let first_kind = match b.get(i) {
         Some(b'{') => Kind::Object,
         Some(b'[') => Kind::Array,
@@ -370,17 +390,17 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxErro
         // A value starts at j.
         match b.get(j) {
             Some(b'{') => {
-                j = skip_ws(b, j + 1);
+                j = skip_ws::<NL>(b, j + 1);
                 if b.get(j) == Some(&b'}') {
                     j += 1;
                 } else {
                     stack.push(true);
-                    j = skip_key(b, j)?;
+                    j = skip_key::<NL>(b, j)?;
                     continue;
                 }
             }
             Some(b'[') => {
-                j = skip_ws(b, j + 1);
+                j = skip_ws::<NL>(b, j + 1);
                 if b.get(j) == Some(&b']') {
                     j += 1;
                 } else {
@@ -395,14 +415,14 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxErro
             let Some(&is_obj) = stack.last() else {
                 return Ok((j, first_kind));
             };
-            j = skip_ws(b, j);
+            j = skip_ws::<NL>(b, j);
             match (b.get(j), is_obj) {
                 (Some(b','), true) => {
-                    j = skip_key(b, skip_ws(b, j + 1))?;
+                    j = skip_key::<NL>(b, skip_ws::<NL>(b, j + 1))?;
                     break;
                 }
                 (Some(b','), false) => {
-                    j = skip_ws(b, j + 1);
+                    j = skip_ws::<NL>(b, j + 1);
                     break;
                 }
                 (Some(b'}'), true) | (Some(b']'), false) => {
@@ -427,7 +447,7 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxErro
 }
 
 /// Skip `"key" :` and the white space after it; returns where the value starts.
-fn skip_key(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
+fn skip_key<const NL: bool>(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
     if b.get(j) != Some(&b'"') {
         return Err(SyntaxError {
             offset: j,
@@ -435,14 +455,14 @@ fn skip_key(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
         });
     }
     let (k, _) = skip_string(b, j)?;
-    let j = skip_ws(b, k);
+    let j = skip_ws::<NL>(b, k);
     if b.get(j) != Some(&b':') {
         return Err(SyntaxError {
             offset: j,
             reason: "expected ':'",
         });
     }
-    Ok(skip_ws(b, j + 1))
+    Ok(skip_ws::<NL>(b, j + 1))
 }
 
 /// Skip a string, number or literal starting at `i`.

@@ -2,7 +2,7 @@
 //!
 //! A kernel turns a 64-byte block into bit masks (bit k = byte k): quotes, backslashes,
 //! control bytes (< 0x20), the letter `u`, and the letters that may follow a backslash.
-//! Three kernels give identical masks: AVX2 (chosen at run time with
+//! Four kernels give identical masks: AVX-512BW or AVX2 (chosen at run time with
 //! `is_x86_feature_detected!`), SSE2 (baseline on x86_64) and portable SWAR arithmetic on
 //! `u64` words (every other target). Tests compare all of them on random blocks.
 #![allow(unsafe_code)]
@@ -196,15 +196,111 @@ mod x86 {
             (valid, u)
         }
     }
+
+    /// AVX-512 (BW) kernel: one 64-byte register per block, compares straight into mask
+    /// registers. Only call through a `#[target_feature(enable = "avx512bw")]` function
+    /// after checking `is_x86_feature_detected!("avx512bw")`.
+    pub(crate) struct Avx512;
+
+    #[inline(always)]
+    fn load64(block: &[u8; 64]) -> __m512i {
+        // SAFETY: the array is exactly 64 bytes (unaligned load). Callers run inside a
+        // function compiled with AVX-512BW enabled, entered only after
+        // `is_x86_feature_detected!("avx512bw")` returned true.
+        unsafe { _mm512_loadu_si512(block.as_ptr().cast()) }
+    }
+
+    #[inline(always)]
+    fn eq64(v: __m512i, c: u8) -> u64 {
+        // SAFETY: AVX-512BW was detected before entering this code path (see `load64`);
+        // register operations only.
+        unsafe { _mm512_cmpeq_epi8_mask(v, _mm512_set1_epi8(c as i8)) }
+    }
+
+    impl Kernel for Avx512 {
+        #[inline(always)]
+        fn masks(block: &[u8; 64]) -> Masks {
+            let v = load64(block);
+            Masks {
+                quote: eq64(v, b'"'),
+                backslash: eq64(v, b'\\'),
+                // SAFETY: as in `eq64`.
+                ctrl: unsafe { _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)) },
+            }
+        }
+        #[inline(always)]
+        fn letters(block: &[u8; 64]) -> (u64, u64) {
+            let v = load64(block);
+            let u = eq64(v, b'u');
+            let mut ok = u;
+            for c in [b'"', b'\\', b'/', b'b', b'f', b'n', b'r', b't'] {
+                ok |= eq64(v, c);
+            }
+            (ok, u)
+        }
+    }
 }
 
 use crate::value::SyntaxError;
+
+/// Bytes the short-string look covers.
+const SHORT: usize = 32;
+
+/// The end (past the closing quote) of the string whose opening quote is at `i`, when it
+/// closes within [`SHORT`] bytes with no backslash or control byte before the quote:
+/// keys, ids, types and timestamps. `None` sends the caller to the block-wise skipper.
+/// Inlined into the structural walkers (SSE2 is baseline on x86_64), it spares short
+/// strings the kernel dispatch.
+#[inline(always)]
+pub(crate) fn short_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let body = b.get(i + 1..i + 1 + SHORT)?;
+    #[cfg(target_arch = "x86_64")]
+    let (quote, special) = {
+        use std::arch::x86_64::*;
+        // SAFETY: `body` holds exactly SHORT = 32 bytes, so both 16-byte unaligned loads
+        // stay inside it; SSE2 is part of the x86_64 baseline; the rest are register
+        // operations.
+        unsafe {
+            let lo = _mm_loadu_si128(body.as_ptr().cast());
+            let hi = _mm_loadu_si128(body.as_ptr().add(16).cast());
+            let q = _mm_set1_epi8(b'"' as i8);
+            let bs = _mm_set1_epi8(b'\\' as i8);
+            let f = _mm_set1_epi8(0x1f);
+            let sp = |v: __m128i| {
+                // backslash, or x < 0x20  <=>  max(x, 0x1f) == 0x1f (unsigned)
+                _mm_movemask_epi8(_mm_or_si128(
+                    _mm_cmpeq_epi8(v, bs),
+                    _mm_cmpeq_epi8(_mm_max_epu8(v, f), f),
+                )) as u32
+            };
+            let qm = |v: __m128i| _mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u32;
+            (qm(lo) | qm(hi) << 16, sp(lo) | sp(hi) << 16)
+        }
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let (quote, special) = {
+        let mut quote = 0u32;
+        let mut special = 0u32;
+        for (k, &c) in body.iter().enumerate() {
+            quote |= u32::from(c == b'"') << k;
+            special |= u32::from(c == b'\\' || c < 0x20) << k;
+        }
+        (quote, special)
+    };
+    let q = quote.trailing_zeros();
+    (q < SHORT as u32 && special & ((1u32 << q) - 1) == 0).then_some(i + 2 + q as usize)
+}
 
 /// Skip a string with the best kernel this CPU has (see [`crate::strscan`]).
 #[inline]
 pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the CPU supports AVX-512BW (checked just above), which is all that
+            // `skip_string_avx512` requires.
+            return unsafe { skip_string_avx512(b, i) };
+        }
         if std::is_x86_feature_detected!("avx2") {
             // SAFETY: the CPU supports AVX2 (checked just above), which is all that
             // `skip_string_avx2` requires.
@@ -224,6 +320,12 @@ unsafe fn skip_string_avx2(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxEr
     crate::strscan::skip_string_with::<x86::Avx2>(b, i)
 }
 
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+unsafe fn skip_string_avx512(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
+    crate::strscan::skip_string_with::<x86::Avx512>(b, i)
+}
+
 /// Every kernel this CPU can run, by name (for tests and benchmarks).
 #[doc(hidden)]
 pub fn kernels() -> Vec<&'static str> {
@@ -233,6 +335,9 @@ pub fn kernels() -> Vec<&'static str> {
         k.push("sse2");
         if std::is_x86_feature_detected!("avx2") {
             k.push("avx2");
+        }
+        if std::is_x86_feature_detected!("avx512bw") {
+            k.push("avx512");
         }
     }
     k
@@ -248,6 +353,11 @@ pub fn skip_string_kernel(kernel: &str, b: &[u8], i: usize) -> Result<(usize, bo
         "avx2" if std::is_x86_feature_detected!("avx2") => {
             // SAFETY: AVX2 support was checked in the match guard.
             unsafe { skip_string_avx2(b, i) }
+        }
+        #[cfg(target_arch = "x86_64")]
+        "avx512" if std::is_x86_feature_detected!("avx512bw") => {
+            // SAFETY: AVX-512BW support was checked in the match guard.
+            unsafe { skip_string_avx512(b, i) }
         }
         _ => crate::strscan::skip_string_with::<Swar>(b, i),
     }
@@ -282,6 +392,11 @@ mod tests {
                     let a = unsafe { avx2_masks(&block) };
                     assert_eq!(s, a);
                 }
+                if std::is_x86_feature_detected!("avx512bw") {
+                    // SAFETY: AVX-512BW support was just checked.
+                    let a = unsafe { avx512_masks(&block) };
+                    assert_eq!(s, a);
+                }
             }
         }
     }
@@ -290,5 +405,11 @@ mod tests {
     #[target_feature(enable = "avx2")]
     unsafe fn avx2_masks(block: &[u8; 64]) -> (Masks, (u64, u64)) {
         (x86::Avx2::masks(block), x86::Avx2::letters(block))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_masks(block: &[u8; 64]) -> (Masks, (u64, u64)) {
+        (x86::Avx512::masks(block), x86::Avx512::letters(block))
     }
 }

@@ -149,6 +149,33 @@ mod tests {
         for k in crate::simd::kernels() {
             one(k, s);
         }
+        // The walkers' entry point: the short-string look, then the best kernel.
+        let a = crate::scan::skip_string(s, 0);
+        let b = skip_string_naive(s, 0);
+        match (&a, &b) {
+            (Ok(x), Ok(y)) => assert_eq!(x, y, "{:?}", String::from_utf8_lossy(s)),
+            (Err(x), Err(y)) => assert_eq!(x.offset, y.offset, "{:?}", String::from_utf8_lossy(s)),
+            _ => panic!("{:?}: scan {a:?}, naive {b:?}", String::from_utf8_lossy(s)),
+        }
+    }
+
+    #[test]
+    fn short_strings_every_special_byte_at_every_position() {
+        for len in 0..40 {
+            for at in 0..=len {
+                for special in [b'"', b'\\', b'\n', 0x00, 0x1f, 0x20, 0x7f, 0x80, 0xff] {
+                    for tail in [&b"\""[..], b"", b"\"abcdefghijklmnopqrstuvwxyz0123456789"] {
+                        let mut s = vec![b'"'];
+                        s.extend(std::iter::repeat_n(b'x', len));
+                        if at < len {
+                            s[1 + at] = special;
+                        }
+                        s.extend_from_slice(tail);
+                        both(&s);
+                    }
+                }
+            }
+        }
     }
 
     fn one(kernel: &str, s: &[u8]) {
