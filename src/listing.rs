@@ -910,8 +910,8 @@ fn build_all<'a>(
             let loaded = sh.loaded;
             let publish_now = want_partials
                 && match publish {
-                    Publish::Dir => loaded == 1 || loaded % 10 == 0 || loaded == total,
-                    Publish::All => sh.first_done && (index == 0 || loaded % 100 == 0 || loaded == total),
+                    Publish::Dir => loaded == 1 || loaded.is_multiple_of(10) || loaded == total,
+                    Publish::All => sh.first_done && (index == 0 || loaded.is_multiple_of(100) || loaded == total),
                 };
             let partial = publish_now.then(|| {
                 let mut p: Vec<Arc<SessionInfo>> = sh.partial.iter().filter(|s| filter(s)).cloned().collect();

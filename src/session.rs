@@ -512,12 +512,11 @@ impl Session {
                 }
             }
         }
-        if e.ty == EntryType::Message {
-            if let Some(Value::Object(m)) = o.get_mut("message") {
-                if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                    m.set(JsStr::from_str("role"), Value::str("custom"));
-                }
-            }
+        if e.ty == EntryType::Message
+            && let Some(Value::Object(m)) = o.get_mut("message")
+            && m.get("role").and_then(Value::as_str) == Some("hookMessage")
+        {
+            m.set(JsStr::from_str("role"), Value::str("custom"));
         }
     }
 
@@ -531,12 +530,11 @@ impl Session {
         };
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let mut v = value::parse(f.raw(line)).map_err(|_| changed())?;
-        if matches!(self.migration, Migration::FromV1 | Migration::FromV2) {
-            if let Value::Object(m) = &mut v {
-                if m.get("role").and_then(Value::as_str) == Some("hookMessage") {
-                    m.set(JsStr::from_str("role"), Value::str("custom"));
-                }
-            }
+        if matches!(self.migration, Migration::FromV1 | Migration::FromV2)
+            && let Value::Object(m) = &mut v
+            && m.get("role").and_then(Value::as_str) == Some("hookMessage")
+        {
+            m.set(JsStr::from_str("role"), Value::str("custom"));
         }
         Ok(Some(v))
     }
@@ -569,12 +567,11 @@ impl Session {
                     *slot = Some(value::parse(s.raw(line)).map_err(|_| changed())?);
                 }
             }
-            if matches!(self.migration, Migration::FromV1 | Migration::FromV2) {
-                if let Some(i) = keys.iter().position(|k| *k == "role") {
-                    if out[i].as_ref().and_then(Value::as_str) == Some("hookMessage") {
-                        out[i] = Some(Value::str("custom"));
-                    }
-                }
+            if matches!(self.migration, Migration::FromV1 | Migration::FromV2)
+                && let Some(i) = keys.iter().position(|k| *k == "role")
+                && out[i].as_ref().and_then(Value::as_str) == Some("hookMessage")
+            {
+                out[i] = Some(Value::str("custom"));
             }
         }
         Ok(Some((f.kind, out)))

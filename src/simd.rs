@@ -377,7 +377,7 @@ mod tests {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
-                *b = if seed % 4 == 0 {
+                *b = if seed.is_multiple_of(4) {
                     seed as u8
                 } else {
                     alphabet[(seed >> 8) as usize % alphabet.len()]

@@ -62,15 +62,13 @@ impl Source {
             ReadMode::Mmap => len > 0,
             ReadMode::Auto => len >= MMAP_THRESHOLD,
         };
-        if map {
-            if let Ok(m) = map_file(&file) {
-                let len = m.len() as u64;
-                return Ok(Source {
-                    inner: Inner::Mapped(m),
-                    file: Some(file),
-                    len,
-                });
-            }
+        if map && let Ok(m) = map_file(&file) {
+            let len = m.len() as u64;
+            return Ok(Source {
+                inner: Inner::Mapped(m),
+                file: Some(file),
+                len,
+            });
         }
         // `len` is a hint only: the file may grow or shrink while we read it.
         let mut buf = Vec::new();

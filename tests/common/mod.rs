@@ -129,21 +129,21 @@ pub fn normalize(text: &str) -> Option<J> {
         }
     }
     rename(&mut v, &map, &header_subst);
-    if !map.is_empty() || !header_subst.is_empty() {
-        if let Some(fc) = v.get_mut("fileChange").and_then(J::as_object_mut) {
-            fc.remove("sha256After");
-            fc.remove("bytesAfter");
-            if let Some(J::String(t)) = fc.get_mut("textAfter") {
-                let mut s = t.clone();
-                for (from, to) in map
-                    .iter()
-                    .map(|(a, b)| (a.as_str(), b.as_str()))
-                    .chain(header_subst.iter().map(|(a, b)| (a.as_str(), b.as_str())))
-                {
-                    s = s.replace(from, to);
-                }
-                *t = s;
+    if (!map.is_empty() || !header_subst.is_empty())
+        && let Some(fc) = v.get_mut("fileChange").and_then(J::as_object_mut)
+    {
+        fc.remove("sha256After");
+        fc.remove("bytesAfter");
+        if let Some(J::String(t)) = fc.get_mut("textAfter") {
+            let mut s = t.clone();
+            for (from, to) in map
+                .iter()
+                .map(|(a, b)| (a.as_str(), b.as_str()))
+                .chain(header_subst.iter().map(|(a, b)| (a.as_str(), b.as_str())))
+            {
+                s = s.replace(from, to);
             }
+            *t = s;
         }
     }
     Some(v)
