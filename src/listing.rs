@@ -755,8 +755,16 @@ fn scan_blocks(b: &[u8], start: usize, blocks: &mut Vec<Block>) -> Result<usize,
     }
 }
 
+/// Files of at least this many bytes are memory-mapped by the listing in
+/// [`crate::ReadMode::Auto`]. Listing reads each byte once, front to back, so the choice is
+/// about kernel work only: copying with `read()` cost about 1.75 times what mapping (page
+/// faults with fault-around, then `munmap`) cost per byte, while mapping has a fixed cost
+/// per file. Over 10,000 generated sessions (2.9 GB), 16-64 KiB thresholds without
+/// pre-faulting were best, 7-8% faster whole-process than 1 MiB with `MADV_POPULATE_READ`.
+pub const LIST_MMAP_THRESHOLD: u64 = 32 << 10;
+
 /// Read `path` (following symlinks) and build its [`SessionInfo`], as pi's
-/// `buildSessionInfo` does. Files of at least [`crate::source::MMAP_THRESHOLD`] bytes are
+/// `buildSessionInfo` does. Files of at least [`LIST_MMAP_THRESHOLD`] bytes are
 /// memory-mapped when `mode` allows it ([`crate::ReadMode::Auto`]); smaller ones are read
 /// into the scratch buffer, which is reused.
 ///
@@ -777,11 +785,10 @@ pub fn read_session_info(
     let map = match mode {
         crate::ReadMode::Read => false,
         crate::ReadMode::Mmap => meta.len() > 0,
-        crate::ReadMode::Auto => meta.len() >= crate::source::MMAP_THRESHOLD,
+        crate::ReadMode::Auto => meta.len() >= LIST_MMAP_THRESHOLD,
     };
     if map {
-        let src = crate::source::Source::from_file(file, mode).map_err(unreadable)?;
-        src.populate();
+        let src = crate::source::Source::from_file(file, crate::ReadMode::Mmap).map_err(unreadable)?;
         return session_info_from_bytes(path, src.bytes(), mtime, scratch);
     }
     let mut buf = std::mem::take(&mut scratch.buf);
