@@ -7,13 +7,34 @@ use crate::value::{JsStr, Object, Value, code_points};
 use sha2::{Digest, Sha256};
 use std::io::{self, Write};
 
+/// Whether any byte of the word may need escaping: `"`, `\\`, a control byte, or `0xED`
+/// (the lead byte of a WTF-8 surrogate). Exact per byte: no carries cross bytes.
+#[inline(always)]
+fn needs_escape(w: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let zero = |x: u64| !(((x & LOWS) + LOWS) | x | LOWS);
+    zero(w ^ (ONES * u64::from(b'"')))
+        | zero(w ^ (ONES * u64::from(b'\\')))
+        | zero(w & (ONES * 0xE0))
+        | zero(w ^ (ONES * 0xED))
+        != 0
+}
+
 /// Append a string as `JSON.stringify` writes it (well-formed: lone surrogates escaped).
 pub fn push_json_string(out: &mut Vec<u8>, s: &[u8]) {
     out.push(b'"');
     let mut run_start = 0;
     let mut i = 0;
     while i < s.len() {
-        let c = s[i];
+        // Most text needs no escape: pass over it eight bytes at a time.
+        while let Some(w) = s.get(i..i + 8) {
+            if needs_escape(u64::from_le_bytes(w.try_into().expect("8 bytes"))) {
+                break;
+            }
+            i += 8;
+        }
+        let Some(&c) = s.get(i) else { break };
         let esc: Option<&[u8]> = match c {
             b'"' => Some(b"\\\""),
             b'\\' => Some(b"\\\\"),
@@ -262,6 +283,39 @@ pub fn wtf8_code_points(b: &[u8]) -> Vec<u32> {
 mod tests {
     use super::*;
     use crate::value::parse;
+
+    #[test]
+    fn string_escapes_at_every_position() {
+        // Every byte class at every offset around the 8-byte steps, against serde_json
+        // (same escapes as JSON.stringify for well-formed text) and, for lone surrogates,
+        // the WTF-8 rule.
+        for len in 0..20 {
+            for at in 0..len {
+                for c in [
+                    "\"", "\\", "\n", "\u{1}", "\u{1f}", "\u{7f}", "é", "\u{d7ff}", "\u{e000}", "😀",
+                ] {
+                    let mut t = "abcdefghijklmnopqrstuvwxyz"[..len].to_string();
+                    t.insert_str(at, c);
+                    let mut out = Vec::new();
+                    push_json_string(&mut out, t.as_bytes());
+                    assert_eq!(
+                        String::from_utf8(out).expect("utf-8"),
+                        serde_json::to_string(&t).expect("json")
+                    );
+                }
+                let mut w = b"abcdefghijklmnopqrstuvwxyz"[..len].to_vec();
+                w.splice(at..at, [0xED, 0xA0, 0x80]);
+                let mut out = Vec::new();
+                push_json_string(&mut out, &w);
+                let mut want = b"\"".to_vec();
+                want.extend_from_slice(&w[..at]);
+                want.extend_from_slice(b"\\ud800");
+                want.extend_from_slice(&w[at + 3..]);
+                want.push(b'"');
+                assert_eq!(out, want);
+            }
+        }
+    }
 
     #[test]
     fn stringify_orders_index_keys_first_and_escapes_like_js() {

@@ -823,6 +823,8 @@ struct Candidate {
     path: PathBuf,
     name: Vec<u8>,
     mtime: Option<f64>,
+    /// Bytes, when known (0 otherwise): the largest files are started first.
+    size: u64,
 }
 
 /// Names in a folder, sorted by bytes as libuv's `scandir` returns them to node.
@@ -890,12 +892,17 @@ fn build_all<'a>(
         partial: Vec::new(),
         cb: opts.on_progress.as_mut(),
     });
-    let out: Vec<Result<Arc<SessionInfo>, SkipFileReason>> = cands
+    // Largest files first, one file per task: two threads then finish together instead
+    // of one of them ending the run alone on a big file. Results keep candidate order.
+    let mut order: Vec<usize> = (0..total).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(cands[i].size));
+    let done: Vec<(usize, Result<Arc<SessionInfo>, SkipFileReason>)> = order
         .par_iter()
-        .enumerate()
-        .map(|(index, c)| {
+        .with_max_len(1)
+        .map(|&index| {
+            let c = &cands[index];
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-                return Err(SkipFileReason::Unreadable("cancelled".into()));
+                return (index, Err(SkipFileReason::Unreadable("cancelled".into())));
             }
             let res = SCRATCH
                 .with(|s| {
@@ -937,15 +944,19 @@ fn build_all<'a>(
                     skipped: skipped.as_ref(),
                 });
             }
-            res
+            (index, res)
         })
         .collect();
     if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
         return Err(Cancelled);
     }
+    let mut out: Vec<Option<Result<Arc<SessionInfo>, SkipFileReason>>> = (0..total).map(|_| None).collect();
+    for (index, res) in done {
+        out[index] = Some(res);
+    }
+    let out = out.into_iter().map(|r| r.expect("every candidate was processed"));
     let mut skipped = Vec::new();
     let infos = out
-        .into_iter()
         .zip(cands)
         .map(|(r, c)| match r {
             Ok(i) => Some(i),
@@ -1009,6 +1020,7 @@ fn list_dir_filtered(
             path: join_name(dir, &name),
             name,
             mtime: Some(0.0),
+            size: 0,
         })
         .collect();
     listing.total = cands.len();
@@ -1144,8 +1156,15 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
     let mut cands: Vec<Candidate> = files
         .into_par_iter()
         .map(|(path, name)| {
-            let mtime = std::fs::metadata(&path).ok().and_then(|m| mtime_ms(&m));
-            Candidate { path, name, mtime }
+            let meta = std::fs::metadata(&path).ok();
+            let mtime = meta.as_ref().and_then(mtime_ms);
+            let size = meta.map_or(0, |m| m.len());
+            Candidate {
+                path,
+                name,
+                mtime,
+                size,
+            }
         })
         .collect();
     v8_sort_by(&mut cands, |a, b| {
