@@ -9,6 +9,15 @@
 //! every unknown field. A failed write leaves memory as it was and the file as it was
 //! (a partial line is truncated away).
 //!
+//! Crashes: `kill -9` at any moment leaves the old file or the new one. Rewrites and new
+//! files get that from rename/link. An append can be cut between pages by the kernel when
+//! the process is killed inside its `write()`, so appends run under an advisory lock and,
+//! when they could tear, behind a roll-back journal (`.<file name>.append`); the next
+//! writer ([`Writer::open`], [`migrate_file`], any append, or [`crate::recover`]) cuts a
+//! torn line back to the old file before it reads. Power loss is out of scope (appends are
+//! not fsynced, as pi's are not). Details, and what is not protected (a pi process
+//! appending at the same time), in [`crate::recover`]'s module (`src/journal.rs`).
+//!
 //! Rules follow pi 1.6.0 (SPEC.md "Writing"): a new session stays in memory until it holds
 //! a user or assistant message, then the whole file is created exclusively; entry ids are
 //! 8 hex digits re-drawn on collision; session ids are UUIDv7; file names are
@@ -313,13 +322,15 @@ impl Writer {
         Ok(())
     }
 
-    /// pi's `SessionManager.open(path, sessionDir)`, made safe: a missing final newline is
-    /// appended (as pi does) and a v1/v2 file is migrated and rewritten atomically (pi
-    /// rewrites in place); a zero-byte file gets a header. `session_dir` defaults to the
-    /// file's folder.
+    /// pi's `SessionManager.open(path, sessionDir)`, made safe: first an append that a crash
+    /// interrupted is finished or undone ([`crate::recover`]; see [`Writer::recovery`]),
+    /// then a missing final newline is appended (as pi does) and a v1/v2 file is migrated
+    /// and rewritten atomically (pi rewrites in place); a zero-byte file gets a header.
+    /// `session_dir` defaults to the file's folder.
     ///
     /// # Errors
-    /// [`ErrorKind::NotASession`] (the file is left untouched), I/O errors.
+    /// [`ErrorKind::NotASession`] (the file is left untouched), I/O errors (including a
+    /// pending append journal on a file this process cannot write).
     pub fn open(path: &Path, session_dir: Option<&Path>, entropy: Entropy) -> Result<Writer> {
         let dir = session_dir.map(Path::to_path_buf).unwrap_or_else(|| {
             path.parent()
@@ -1115,7 +1126,8 @@ pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> 
 }
 
 /// Migrate a file in place, atomically, as pi's open would (v1/v2 to v3, header for a
-/// zero-byte file, newline after a torn last line). Returns what was done.
+/// zero-byte file, newline after a torn last line), after [`crate::recover`] has undone a
+/// torn append of pi-session's own. Returns what was done.
 ///
 /// # Errors
 /// [`ErrorKind::NotASession`] (the file is left untouched); I/O errors.
