@@ -3,7 +3,7 @@
 use crate::{describe, key_text};
 use anyhow::{Context as _, Result};
 use pi_session::value::Value;
-use pi_session::{ErrorKind, Key, OpenOptions, RetainedTail, Session};
+use pi_session::{ErrorKind, Key, OpenOptions, Recovery, RetainedTail, Session};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -14,6 +14,21 @@ fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Er
             Err(e).with_context(|| format!("cannot open {}", path.display()))
         }
         r => Ok(r),
+    }
+}
+
+/// What the next write would do about a pending append journal (see `pi_session::recover`).
+pub(crate) fn pending_text(r: &Recovery) -> String {
+    match r {
+        Recovery::Clean => "none".into(),
+        Recovery::NotWritten => "an interrupted append wrote nothing; the next write removes the journal".into(),
+        Recovery::Completed => "an interrupted append completed; the next write removes the journal".into(),
+        Recovery::Truncated { len, removed } => format!(
+            "a torn append: the next write (or `pi-session recover`) cuts its {removed} bytes, back to {len} bytes"
+        ),
+        Recovery::Stale { reason } => format!("a stale journal, the file will be left alone: {reason}"),
+        Recovery::Busy => "another process is appending right now".into(),
+        _ => r.to_string(),
     }
 }
 
@@ -83,6 +98,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             None
         }
     };
+    let journal = pi_session::pending_recovery(path).ok().flatten();
     let elapsed = t0.elapsed();
     let entries = s.entries().len();
     if json {
@@ -105,7 +121,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             .collect();
         writeln!(
             out,
-            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
+            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
             json_str(&path.display().to_string()),
             idx.lines,
             s.entry_count(),
@@ -115,6 +131,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             leaf.as_str().map_or("null".into(), json_str),
             name.as_deref().map_or("null".into(), json_str),
             json_str(s.file_change().as_str()),
+            journal.as_ref().map_or("null".into(), |r| json_str(r.as_str())),
             errors.join(","),
             s.is_mapped(),
             elapsed.as_secs_f64(),
@@ -157,6 +174,9 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
                 pi_session::FileChange::Rewritten => "rewrite the file (format migration)",
             }
         )?;
+        if let Some(r) = &journal {
+            writeln!(out, "append journal:    {}", pending_text(r))?;
+        }
         for (step, e) in &step_errors {
             writeln!(out, "error in {step}:  {e}")?;
         }

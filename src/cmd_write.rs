@@ -1,7 +1,7 @@
 //! The write commands: `append`, `label`, `name`, `fork`, `branch`, `migrate`.
 
 use anyhow::{Context as _, Result, bail};
-use pi_session::{Entropy, FileChange, Value, Writer};
+use pi_session::{Entropy, FileChange, Recovery, Value, Writer};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
@@ -9,7 +9,42 @@ fn open(file: &Path) -> Result<Writer> {
     if !file.exists() {
         bail!("{}: no such file", file.display());
     }
-    Writer::open(file, None, Entropy::default()).with_context(|| format!("cannot open {} for writing", file.display()))
+    let w = Writer::open(file, None, Entropy::default())
+        .with_context(|| format!("cannot open {} for writing", file.display()))?;
+    note_recovery(file, w.recovery());
+    Ok(w)
+}
+
+/// Say on stderr when opening undid a torn append or found a stale journal.
+fn note_recovery(file: &Path, r: &Recovery) {
+    if matches!(r, Recovery::Truncated { .. } | Recovery::Stale { .. }) {
+        eprintln!("pi-session: {}: {r}", file.display());
+    }
+}
+
+/// `pi-session recover FILE [--json]`: finish or undo an append a crash interrupted.
+pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
+    if !file.exists() {
+        bail!("{}: no such file", file.display());
+    }
+    let r = pi_session::recover(file).with_context(|| format!("cannot recover {}", file.display()))?;
+    if json {
+        let str = |s: &str| pi_session::canon::stringify(&Value::str(s));
+        let (len, removed, reason) = match &r {
+            Recovery::Truncated { len, removed } => (len.to_string(), removed.to_string(), "null".into()),
+            Recovery::Stale { reason } => ("null".into(), "null".into(), str(reason)),
+            _ => ("null".into(), "null".into(), "null".into()),
+        };
+        writeln!(
+            out,
+            "{{\"file\":{},\"action\":{},\"length\":{len},\"removed\":{removed},\"reason\":{reason}}}",
+            str(&file.display().to_string()),
+            str(r.as_str()),
+        )?;
+    } else {
+        writeln!(out, "{}: {r}", file.display())?;
+    }
+    Ok(0)
 }
 
 /// `pi-session append FILE`: a message JSON object on stdin, appended as a child of the
@@ -86,6 +121,10 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
 
 /// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
 pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
+    if file.exists() {
+        let r = pi_session::recover(file).with_context(|| format!("cannot recover {}", file.display()))?;
+        note_recovery(file, &r);
+    }
     let change = pi_session::migrate_file(file).with_context(|| format!("cannot migrate {}", file.display()))?;
     let msg = match change {
         FileChange::None => "already current: nothing to do",
@@ -93,6 +132,5 @@ pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
         FileChange::Rewritten => "migrated to format version 3 (atomic rewrite)",
     };
     writeln!(out, "{}: {msg}", file.display())?;
-    let _ = Value::Null;
     Ok(0)
 }

@@ -62,6 +62,7 @@ mod error;
 #[path = "gen.rs"]
 pub mod generator;
 pub mod index;
+mod journal;
 pub mod js;
 mod jsonskip;
 pub mod listing;
@@ -85,6 +86,7 @@ pub use entry::{
 };
 pub use error::{Error, ErrorKind, Result};
 pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};
+pub use journal::{Recovery, journal_path, pending_recovery, recover};
 pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
 pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
 pub use source::ReadMode;

@@ -136,6 +136,16 @@ enum Cmd {
         /// The last entry of the path to keep.
         leaf_id: String,
     },
+    /// Finish or undo an append that a crash (kill -9) interrupted, as every write command
+    /// does first: a torn last line is cut back to the old file; anything else is left alone.
+    Recover {
+        /// The session file.
+        file: PathBuf,
+        /// Print what was done as JSON (`action`: clean, not-written, completed, truncated,
+        /// stale, busy).
+        #[arg(long)]
+        json: bool,
+    },
     /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
     Migrate {
         /// The session file.
@@ -248,6 +258,13 @@ fn run(cli: Cli) -> Result<i32> {
                 compact,
                 open,
             };
+            if let Ok(Some(r)) = pi_session::pending_recovery(&file) {
+                eprintln!(
+                    "pi-session: {}: append journal: {}",
+                    file.display(),
+                    cmd::pending_text(&r)
+                );
+            }
             pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
             0
         }
@@ -273,6 +290,7 @@ fn run(cli: Cli) -> Result<i32> {
         } => cmd_write::fork(&file, &cwd, session_dir.as_deref(), agent_dir.as_deref(), &mut out)?,
         Cmd::Branch { file, leaf_id } => cmd_write::branch(&file, &leaf_id, &mut out)?,
         Cmd::Migrate { file } => cmd_write::migrate(&file, &mut out)?,
+        Cmd::Recover { file, json } => cmd_write::recover(&file, json, &mut out)?,
     };
     out.flush()?;
     Ok(code)

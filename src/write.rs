@@ -9,6 +9,15 @@
 //! every unknown field. A failed write leaves memory as it was and the file as it was
 //! (a partial line is truncated away).
 //!
+//! Crashes: `kill -9` at any moment leaves the old file or the new one. Rewrites and new
+//! files get that from rename/link. An append can be cut between pages by the kernel when
+//! the process is killed inside its `write()`, so appends run under an advisory lock and,
+//! when they could tear, behind a roll-back journal (`.<file name>.append`); the next
+//! writer ([`Writer::open`], [`migrate_file`], any append, or [`crate::recover`]) cuts a
+//! torn line back to the old file before it reads. Power loss is out of scope (appends are
+//! not fsynced, as pi's are not). Details, and what is not protected (a pi process
+//! appending at the same time), in [`crate::recover`]'s module (`src/journal.rs`).
+//!
 //! Rules follow pi 1.6.0 (SPEC.md "Writing"): a new session stays in memory until it holds
 //! a user or assistant message, then the whole file is created exclusively; entry ids are
 //! 8 hex digits re-drawn on collision; session ids are UUIDv7; file names are
@@ -16,6 +25,7 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key, Role};
+use crate::journal::Recovery;
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
 use crate::source::ReadMode;
 use crate::value::{self, JsStr, Object, Value};
@@ -101,6 +111,8 @@ pub struct Writer {
     cwd: String,
     session_dir: PathBuf,
     entropy: Entropy,
+    /// What opening the file found of an interrupted append.
+    recovery: Recovery,
 }
 
 impl std::fmt::Debug for Writer {
@@ -171,17 +183,19 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     result.map_err(io_at(path))
 }
 
-/// Append `bytes` with one `O_APPEND` write; on failure, cut the file back to `old_len`.
-fn append_line(path: &Path, bytes: &[u8], old_len: u64) -> Result<()> {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .map_err(io_at(path))?;
-    if let Err(e) = f.write_all(bytes) {
-        let _ = f.set_len(old_len);
-        return Err(Error::from(e).with_path(path));
-    }
-    Ok(())
+/// Append one line with one `O_APPEND` write under the append lock, journaled when it
+/// could tear, so that a crash leaves the old file or the new one once recovered (see
+/// [`crate::journal`]); on failure, our partial line is cut back.
+fn append_line(path: &Path, bytes: &[u8]) -> Result<()> {
+    crate::journal::append(path, bytes, false)
+        .map(drop)
+        .map_err(io_at(path))
+}
+
+/// pi's newline after an unterminated last line, unless the file has one by now (another
+/// pi-session was finishing an append when the file was read).
+fn terminate_last_line(path: &Path) -> Result<()> {
+    crate::journal::append(path, b"\n", true).map(drop).map_err(io_at(path))
 }
 
 /// Create `path` exclusively (pi's `wx`) with `bytes`, atomically: the bytes go to a
@@ -244,6 +258,7 @@ impl Writer {
             cwd: cwd.to_string(),
             session_dir,
             entropy,
+            recovery: Recovery::Clean,
         }
     }
 
@@ -307,13 +322,15 @@ impl Writer {
         Ok(())
     }
 
-    /// pi's `SessionManager.open(path, sessionDir)`, made safe: a missing final newline is
-    /// appended (as pi does) and a v1/v2 file is migrated and rewritten atomically (pi
-    /// rewrites in place); a zero-byte file gets a header. `session_dir` defaults to the
-    /// file's folder.
+    /// pi's `SessionManager.open(path, sessionDir)`, made safe: first an append that a crash
+    /// interrupted is finished or undone ([`crate::recover`]; see [`Writer::recovery`]),
+    /// then a missing final newline is appended (as pi does) and a v1/v2 file is migrated
+    /// and rewritten atomically (pi rewrites in place); a zero-byte file gets a header.
+    /// `session_dir` defaults to the file's folder.
     ///
     /// # Errors
-    /// [`ErrorKind::NotASession`] (the file is left untouched), I/O errors.
+    /// [`ErrorKind::NotASession`] (the file is left untouched), I/O errors (including a
+    /// pending append journal on a file this process cannot write).
     pub fn open(path: &Path, session_dir: Option<&Path>, entropy: Entropy) -> Result<Writer> {
         let dir = session_dir.map(Path::to_path_buf).unwrap_or_else(|| {
             path.parent()
@@ -325,9 +342,13 @@ impl Writer {
             chunk: None,
         };
         let mut entropy = entropy;
-        let session = if path.exists() {
+        let (session, recovery) = if path.exists() {
+            // An append that a crash interrupted is finished or undone before reading.
+            let recovery = crate::journal::recover(path)?;
             let source = crate::source::Source::open(path, opts.read_mode).map_err(io_at(path))?;
-            Session::from_source_with_ids(source, opts, &mut entropy.uuid4).map_err(|e| e.with_path(path))?
+            let session =
+                Session::from_source_with_ids(source, opts, &mut entropy.uuid4).map_err(|e| e.with_path(path))?;
+            (session, recovery)
         } else {
             // pi: a missing file is a new session that will be written at this path.
             let mut w = Writer::blank(
@@ -354,9 +375,8 @@ impl Writer {
         let session = match session.file_change() {
             FileChange::None => session,
             FileChange::AppendedNewline => {
-                let len = session.bytes().len() as u64;
                 drop(session);
-                append_line(path, b"\n", len)?;
+                terminate_last_line(path)?;
                 Session::open_with(path, opts)?
             }
             FileChange::Rewritten => {
@@ -374,6 +394,7 @@ impl Writer {
             cwd,
             session_dir: dir,
             entropy,
+            recovery,
         })
     }
 
@@ -473,6 +494,12 @@ impl Writer {
         self.file.as_deref()
     }
 
+    /// What opening the file did about an append that a crash interrupted (see
+    /// [`crate::recover`]): [`Recovery::Clean`] when there was none.
+    pub fn recovery(&self) -> &Recovery {
+        &self.recovery
+    }
+
     /// Whether the file has been created.
     pub fn is_flushed(&self) -> bool {
         self.flushed
@@ -557,12 +584,9 @@ impl Writer {
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {
                 let path = path.clone();
-                let old = self.session.bytes().len() as u64;
-                append_line(&path, &line, old)?;
+                append_line(&path, &line)?;
+                // Whatever else was appended meanwhile is indexed too; nothing is lost.
                 self.session.refresh()?;
-                if self.session.bytes().len() as u64 != old + line.len() as u64 {
-                    // Someone else appended too: the index has it all, nothing is lost.
-                }
             }
             _ => {
                 let mut bytes = self.session.bytes().to_vec();
@@ -1102,19 +1126,22 @@ pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> 
 }
 
 /// Migrate a file in place, atomically, as pi's open would (v1/v2 to v3, header for a
-/// zero-byte file, newline after a torn last line). Returns what was done.
+/// zero-byte file, newline after a torn last line), after [`crate::recover`] has undone a
+/// torn append of pi-session's own. Returns what was done.
 ///
 /// # Errors
 /// [`ErrorKind::NotASession`] (the file is left untouched); I/O errors.
 pub fn migrate_file(path: &Path) -> Result<FileChange> {
+    if path.exists() {
+        crate::journal::recover(path)?;
+    }
     let s = Session::open(path)?;
     let change = s.file_change();
     match change {
         FileChange::None => {}
         FileChange::AppendedNewline => {
-            let len = s.bytes().len() as u64;
             drop(s);
-            append_line(path, b"\n", len)?;
+            terminate_last_line(path)?;
         }
         FileChange::Rewritten => {
             let text = crate::dump::rewrite_text(&s)?;

@@ -1,7 +1,7 @@
 //! The Writer's session life cycle as pi's SessionManager has it.
 
 use pi_session::dirs::{Env, Flavor};
-use pi_session::{Entropy, ErrorKind, Value, Writer};
+use pi_session::{Entropy, ErrorKind, Recovery, Value, Writer};
 
 fn msg(role: &str, text: &str) -> Value<'static> {
     pi_session::value::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes())
@@ -85,4 +85,110 @@ fn continue_recent_picks_the_newest_session_of_the_folder() {
     let mut w = w;
     w.set_session_file(&paths[1]).expect("switch");
     assert_eq!(w.file(), Some(paths[1].as_path()));
+}
+
+/// A session file whose last append was torn by a kill, with the journal that append left:
+/// returns (the file, its bytes before the append).
+fn torn_session(dir: &std::path::Path, name: &str) -> (std::path::PathBuf, Vec<u8>) {
+    let mut w = Writer::create("/p", dir, Entropy::seeded(3, 1_767_225_600_000)).expect("create");
+    w.append_message(msg("user", "before the crash")).expect("append");
+    let created = w.file().expect("file").to_path_buf();
+    let path = dir.join(name);
+    std::fs::rename(&created, &path).expect("rename");
+    let old = std::fs::read(&path).expect("read");
+    let line = format!(
+        "{{\"type\":\"message\",\"id\":\"0badf00d\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:09.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{}\"}}}}\n",
+        "z".repeat(30_000)
+    );
+    let line = line.as_bytes();
+    // The journal format of src/journal.rs: header line, then the line's first and last bytes.
+    let (head, tail) = (&line[..2048], &line[line.len() - 64..]);
+    let mut journal = format!(
+        "pi-session append journal v1 old={} len={} head=2048 tail=64\n",
+        old.len(),
+        line.len()
+    )
+    .into_bytes();
+    journal.extend_from_slice(head);
+    journal.extend_from_slice(tail);
+    std::fs::write(pi_session::journal_path(&path), journal).expect("journal");
+    let torn = 8192 - old.len() % 4096;
+    let mut f = std::fs::OpenOptions::new().append(true).open(&path).expect("open");
+    std::io::Write::write_all(&mut f, &line[..torn]).expect("write");
+    (path, old)
+}
+
+#[test]
+fn every_way_of_opening_a_file_for_writing_first_undoes_a_torn_append() {
+    let undone = |path: &std::path::Path, old: &[u8]| {
+        assert_eq!(std::fs::read(path).expect("read"), old, "{}", path.display());
+        assert!(!pi_session::journal_path(path).exists());
+    };
+    let truncated = |r: &Recovery| matches!(r, Recovery::Truncated { .. });
+    let env = Env::from_process(Flavor::Pi).expect("env");
+
+    // Writer::open, and its recovery report.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, old) = torn_session(dir.path(), "a.jsonl");
+    assert!(truncated(
+        &pi_session::pending_recovery(&path)
+            .expect("pending")
+            .expect("a journal")
+    ));
+    let w = Writer::open(&path, None, Entropy::default()).expect("open");
+    assert!(truncated(w.recovery()), "{:?}", w.recovery());
+    undone(&path, &old);
+    assert_eq!(
+        Writer::open(&path, None, Entropy::default()).expect("open").recovery(),
+        &Recovery::Clean
+    );
+
+    // continue_recent (the only session of its folder).
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, old) = torn_session(dir.path(), "b.jsonl");
+    let w = Writer::continue_recent(&env, std::path::Path::new("/p"), Some(dir.path()), Entropy::default())
+        .expect("continue");
+    assert_eq!(w.file(), Some(path.as_path()));
+    undone(&path, &old);
+
+    // set_session_file.
+    let (path, old) = torn_session(dir.path(), "c.jsonl");
+    let mut w = w;
+    w.set_session_file(&path).expect("switch");
+    assert!(truncated(w.recovery()));
+    undone(&path, &old);
+
+    // An append by a writer that opened the file before the crash.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (path, old) = torn_session(dir.path(), "d.jsonl");
+    let journal = std::fs::read(pi_session::journal_path(&path)).expect("journal");
+    let torn = std::fs::read(&path).expect("read");
+    std::fs::write(&path, &old).expect("write");
+    std::fs::remove_file(pi_session::journal_path(&path)).expect("rm");
+    let mut w = Writer::open(&path, None, Entropy::default()).expect("open");
+    std::fs::write(&path, &torn).expect("write");
+    std::fs::write(pi_session::journal_path(&path), journal).expect("journal");
+    w.append_message(msg("user", "after the crash")).expect("append");
+    let now = std::fs::read(&path).expect("read");
+    assert!(now.starts_with(&old) && now.ends_with(b"\"content\":\"after the crash\"}}\n"));
+    assert_eq!(now[old.len()..].iter().filter(|&&b| b == b'\n').count(), 1);
+
+    // migrate_file and the CLI.
+    let (path, old) = torn_session(dir.path(), "e.jsonl");
+    assert_eq!(
+        pi_session::migrate_file(&path).expect("migrate"),
+        pi_session::FileChange::None
+    );
+    undone(&path, &old);
+    let (path, old) = torn_session(dir.path(), "f.jsonl");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["recover", "--json"])
+        .arg(&path)
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("\"action\":\"truncated\""), "{text}");
+    assert!(text.contains(&format!("\"length\":{}", old.len())), "{text}");
+    undone(&path, &old);
 }
