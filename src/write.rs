@@ -418,10 +418,10 @@ impl Writer {
             }
             .into());
         }
-        if let Some(id) = id {
-            if !valid_session_id(id) {
-                return Err(invalid_id(id));
-            }
+        if let Some(id) = id
+            && !valid_session_id(id)
+        {
+            return Err(invalid_id(id));
         }
         std::fs::create_dir_all(session_dir).map_err(io_at(session_dir))?;
         let new_id = id.map(str::to_owned).unwrap_or_else(|| (entropy.uuid7)());
@@ -453,10 +453,10 @@ impl Writer {
     /// # Errors
     /// An invalid `id` (pi's `assertValidSessionId`).
     pub fn new_session(&mut self, id: Option<&str>, parent_session: Option<&str>) -> Result<Option<PathBuf>> {
-        if let Some(id) = id {
-            if !valid_session_id(id) {
-                return Err(invalid_id(id));
-            }
+        if let Some(id) = id
+            && !valid_session_id(id)
+        {
+            return Err(invalid_id(id));
         }
         let sid = id.map(str::to_owned).unwrap_or_else(|| (self.entropy.uuid7)());
         let ts = (self.entropy.now)();
@@ -592,16 +592,17 @@ impl Writer {
                 let mut bytes = self.session.bytes().to_vec();
                 bytes.extend_from_slice(&line);
                 let next = Session::from_bytes(bytes)?;
-                if self.persist && Writer::has_conversation(&next) {
-                    if let Some(path) = &self.file {
-                        create_exclusive(path, next.bytes())?;
-                        let path = path.clone();
-                        let leaf = next.leaf().clone();
-                        self.session = Session::open(&path)?;
-                        self.session.set_leaf_raw(leaf);
-                        self.flushed = true;
-                        return Ok(());
-                    }
+                if self.persist
+                    && Writer::has_conversation(&next)
+                    && let Some(path) = &self.file
+                {
+                    create_exclusive(path, next.bytes())?;
+                    let path = path.clone();
+                    let leaf = next.leaf().clone();
+                    self.session = Session::open(&path)?;
+                    self.session.set_leaf_raw(leaf);
+                    self.flushed = true;
+                    return Ok(());
                 }
                 let leaf = next.leaf().clone();
                 self.session = next;
@@ -803,12 +804,12 @@ impl Writer {
     /// # Errors
     /// [`ErrorKind::EntryNotFound`], [`ErrorKind::InvalidEdit`]; I/O errors.
     pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value<'_>>) -> Result<String> {
-        if let Some(c) = &replacement {
-            if !matches!(c, Value::String(_) | Value::Array(_)) {
-                return Err(invalid_edit(
-                    "Context edit replacement must be null or contain string/array content",
-                ));
-            }
+        if let Some(c) = &replacement
+            && !matches!(c, Value::String(_) | Value::Array(_))
+        {
+            return Err(invalid_edit(
+                "Context edit replacement must be null or contain string/array content",
+            ));
         }
         let Some(target) = self.session.find(target_id) else {
             return Err(ErrorKind::EntryNotFound {
@@ -875,10 +876,10 @@ impl Writer {
         from_hook: Option<bool>,
         usage: Option<Value<'_>>,
     ) -> Result<String> {
-        if let Some(b) = branch_from {
-            if self.session.find(b).is_none() {
-                return Err(ErrorKind::EntryNotFound { id: b.to_string() }.into());
-            }
+        if let Some(b) = branch_from
+            && self.session.find(b).is_none()
+        {
+            return Err(ErrorKind::EntryNotFound { id: b.to_string() }.into());
         }
         let from_id = match self.session.leaf() {
             Key::Null | Key::Undefined => Value::str("root"),
@@ -942,10 +943,10 @@ impl Writer {
                 o.set(JsStr::from_str("parentId"), pv);
                 if rec.ty == EntryType::Compaction {
                     let fk = crate::session::key_from_value(o.get("firstKeptEntryId"));
-                    if fk != rec.id {
-                        if let Some(r) = replacement.get(&fk) {
-                            o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));
-                        }
+                    if fk != rec.id
+                        && let Some(r) = replacement.get(&fk)
+                    {
+                        o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));
                     }
                 }
             }
