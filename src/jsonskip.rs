@@ -20,7 +20,7 @@ pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErr
     crate::scan::skip_string(b, i)
 }
 
-#[inline]
+#[inline(always)]
 fn skip_ws(b: &[u8], mut i: usize) -> usize {
     // `\n` and `\r` end lines for the listing (pi's readline), so they are no white space.
     while i < b.len() && matches!(b[i], b' ' | b'\t') {
@@ -30,6 +30,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 }
 
 /// Skip `"key" :` and the white space after it; returns where the value starts.
+#[inline(always)]
 fn skip_key(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
     if b.get(j) != Some(&b'"') {
         return Err(err(j, "expected a string key"));
@@ -43,6 +44,7 @@ fn skip_key(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
 }
 
 /// Skip a string, number or literal starting at `i`.
+#[inline(always)]
 fn skip_scalar(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     let lit = |word: &[u8], kind| {
         if b[i..].starts_with(word) {
@@ -69,6 +71,7 @@ fn skip_scalar(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
 }
 
 /// Skip one JSON value starting at `i` (no leading white space); iterative, any depth.
+#[inline(always)]
 pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     let first_kind = match b.get(i) {
         Some(b'{') => Kind::Object,

@@ -326,6 +326,12 @@ pub fn session_info_from_bytes(
     mtime_ms: f64,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
+    // The walker is compiled a second time for AVX2 and BMI, used when the CPU has them.
+    crate::simd::with_avx2_bmi(|| info_impl(path, bytes, mtime_ms, scratch))
+}
+
+#[inline(always)]
+fn info_impl(path: &Path, bytes: &[u8], mtime_ms: f64, scratch: &mut Scratch) -> Result<SessionInfo, SkipFileReason> {
     let mut header: Option<Value<'static>> = None;
     let mut message_count = 0u64;
     let mut first_message: Option<JsStr<'static>> = None;
@@ -603,6 +609,7 @@ fn skip_ws(b: &[u8], mut i: usize) -> usize {
 
 /// Walk the object at `start`, calling `f(b, key, value_start)`, which returns the value's
 /// end and kind. Returns the offset past `}`.
+#[inline(always)]
 fn walk_object(
     b: &[u8],
     start: usize,
@@ -638,12 +645,14 @@ fn walk_object(
     }
 }
 
+#[inline(always)]
 fn skip_any(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     skip_value(b, i)
 }
 
 /// Walk the object at `first` and what follows it up to the end of its line; returns the
 /// spans and the offset of the line's terminator (`\n`, `\r` or the end of `line`).
+#[inline(always)]
 fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Line, usize), SyntaxError> {
     let mut l = Line::default();
     let end = walk_object(line, first, |key, i| match key {
@@ -690,6 +699,7 @@ fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Lin
     Ok((l, term))
 }
 
+#[inline(always)]
 fn scan_message(b: &[u8], start: usize, blocks: &mut Vec<Block>, m: &mut Msg) -> Result<usize, SyntaxError> {
     walk_object(b, start, |key, i| match key {
         b"role" => {
@@ -718,6 +728,7 @@ fn scan_message(b: &[u8], start: usize, blocks: &mut Vec<Block>, m: &mut Msg) ->
     })
 }
 
+#[inline(always)]
 fn scan_blocks(b: &[u8], start: usize, blocks: &mut Vec<Block>) -> Result<usize, SyntaxError> {
     let mut i = skip_ws(b, start + 1);
     if b.get(i) == Some(&b']') {
