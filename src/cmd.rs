@@ -61,36 +61,38 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
         .and_then(|h| h.get("version").map(pi_session::canon::stringify));
     let leaf = s.leaf().clone();
     let mut step_errors: Vec<(&str, String)> = Vec::new();
-    let branch_len = match s.branch_path(None) {
-        Ok(b) => b.len(),
-        Err(e) => {
-            step_errors.push(("branch", e.to_string()));
-            0
-        }
-    };
-    let (ctx_messages, ctx_source_bytes) = match s.context(&leaf) {
-        Ok(c) => {
-            let mut seen = ahash::AHashSet::new();
-            let src: u64 = c
-                .sources
-                .iter()
-                .filter(|p| seen.insert(p.0))
-                .map(|&p| s.record(p).len)
-                .sum();
-            (c.messages.len(), src)
-        }
-        Err(e) => {
-            step_errors.push(("context", e.to_string()));
-            (0, 0)
-        }
-    };
-    let roots = match s.tree() {
-        Ok(t) => t.roots.len(),
-        Err(e) => {
-            step_errors.push(("tree", e.to_string()));
-            0
-        }
-    };
+    // The tree is independent of the branch and context walks: build it on the other
+    // core meanwhile.
+    let (walks, tree) = rayon::join(
+        || {
+            let branch = s.branch_path(None).map(|b| b.len());
+            let context = s.context(&leaf).map(|c| {
+                let mut seen = ahash::AHashSet::new();
+                let src: u64 = c
+                    .sources
+                    .iter()
+                    .filter(|p| seen.insert(p.0))
+                    .map(|&p| s.record(p).len)
+                    .sum();
+                (c.messages.len(), src)
+            });
+            (branch, context)
+        },
+        || s.tree().map(|t| t.roots.len()),
+    );
+    let (branch, context) = walks;
+    let branch_len = branch.unwrap_or_else(|e| {
+        step_errors.push(("branch", e.to_string()));
+        0
+    });
+    let (ctx_messages, ctx_source_bytes) = context.unwrap_or_else(|e| {
+        step_errors.push(("context", e.to_string()));
+        (0, 0)
+    });
+    let roots = tree.unwrap_or_else(|e| {
+        step_errors.push(("tree", e.to_string()));
+        0
+    });
     let name = match s.session_name() {
         Ok(n) => n.map(|n| n.to_str_lossy().into_owned()),
         Err(e) => {

@@ -1,0 +1,91 @@
+//! `pi-session check --json`: every figure it prints agrees with the library, on every
+//! corpus file (valid and malformed), including the steps that fail.
+
+use pi_session::{Session, value};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn corpus_files() -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for dir in ["valid", "malformed"] {
+        let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(dir);
+        for e in std::fs::read_dir(&d).expect("corpus dir") {
+            let p = e.expect("entry").path();
+            if p.extension().is_some_and(|x| x == "jsonl") {
+                v.push(p);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+fn num(v: &value::Value<'_>, key: &str) -> f64 {
+    match v.get(key) {
+        Some(value::Value::Number(n)) => *n,
+        other => panic!("{key}: {other:?}"),
+    }
+}
+
+#[test]
+fn check_json_agrees_with_the_library() {
+    let mut checked = 0;
+    let mut with_errors = 0;
+    for path in corpus_files() {
+        // `check` never changes the file: work on a copy all the same.
+        let dir = tempfile::tempdir().expect("tempdir");
+        let copy = dir.path().join("s.jsonl");
+        std::fs::copy(&path, &copy).expect("copy");
+        let before = std::fs::read(&copy).expect("read");
+        let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(["check", "--json"])
+            .arg(&copy)
+            .output()
+            .expect("run pi-session");
+        assert_eq!(
+            std::fs::read(&copy).expect("read"),
+            before,
+            "{}: check wrote",
+            path.display()
+        );
+        let line = out.stdout.split(|&b| b == b'\n').next().expect("a line");
+        let v = value::parse(line).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+        let Ok(s) = Session::open(&copy) else {
+            assert!(
+                matches!(v.get("session"), Some(value::Value::Bool(false))),
+                "{}",
+                path.display()
+            );
+            assert!(!out.status.success(), "{}: not a session, yet success", path.display());
+            continue;
+        };
+        let name = path.display().to_string();
+        assert_eq!(num(&v, "entries") as usize, s.entries().len(), "{name}");
+        assert_eq!(num(&v, "distinctIds") as usize, s.entry_count(), "{name}");
+        assert_eq!(num(&v, "lines") as u64, s.index().lines, "{name}");
+        let skipped = match v.get("skipped") {
+            Some(value::Value::Array(a)) => a.len(),
+            other => panic!("{name}: skipped {other:?}"),
+        };
+        assert_eq!(skipped, s.index().skipped.len(), "{name}");
+        let errors = v.get("errors").and_then(value::Value::as_object).expect("errors");
+        match s.branch_path(None) {
+            Ok(b) => assert_eq!(num(&v, "branchLength") as usize, b.len(), "{name}"),
+            Err(_) => assert!(errors.get("branch").is_some(), "{name}: branch error"),
+        }
+        match s.context(s.leaf()) {
+            Ok(c) => assert_eq!(num(&v, "contextMessages") as usize, c.messages.len(), "{name}"),
+            Err(_) => assert!(errors.get("context").is_some(), "{name}: context error"),
+        }
+        match s.tree() {
+            Ok(t) => assert_eq!(num(&v, "treeRoots") as usize, t.roots.len(), "{name}"),
+            Err(_) => assert!(errors.get("tree").is_some(), "{name}: tree error"),
+        }
+        if !errors.is_empty() {
+            with_errors += 1;
+        }
+        checked += 1;
+    }
+    assert!(checked > 100, "only {checked} sessions checked");
+    assert!(with_errors > 5, "the corpus has files where steps fail: {with_errors}");
+}
