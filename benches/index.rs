@@ -171,5 +171,40 @@ fn context(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, index, header_parsers, context);
+/// The string kernels side by side (the index picks the best this CPU has at run time):
+/// a 16 MiB escape-dense string (code in a tool output, a backslash every ~9 bytes) and a
+/// 16 MiB base64 string (an image).
+fn string_kernels(c: &mut Criterion) {
+    let mut g = c.benchmark_group("string-kernels");
+    g.sample_size(20);
+    let fill = |unit: &[u8]| {
+        let mut s = vec![b'"'];
+        while s.len() < 16 << 20 {
+            s.extend_from_slice(unit);
+        }
+        s.push(b'"');
+        s
+    };
+    let inputs = [
+        ("escape-dense", fill(b"let x = \\\"a\\\"; \\n\\tfoo(bar) \\\\ baz")),
+        (
+            "base64",
+            fill(b"iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="),
+        ),
+    ];
+    for (name, s) in &inputs {
+        g.throughput(Throughput::Bytes(s.len() as u64));
+        for k in pi_session::simd::kernels() {
+            g.bench_with_input(BenchmarkId::new(k, name), s, |b, s| {
+                b.iter(|| {
+                    let (end, _) = pi_session::simd::skip_string_kernel(k, black_box(s), 0).expect("valid string");
+                    assert_eq!(end, s.len());
+                })
+            });
+        }
+    }
+    g.finish();
+}
+
+criterion_group!(benches, index, header_parsers, context, string_kernels);
 criterion_main!(benches);
