@@ -80,6 +80,13 @@ struct Run {
 }
 
 fn run(f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelled>) -> Run {
+    run_with(pi_session::ReadMode::Auto, f)
+}
+
+fn run_with(
+    read_mode: pi_session::ReadMode,
+    f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelled>,
+) -> Run {
     let mut progress = Vec::new();
     let mut partial_lens = Vec::new();
     let listing = {
@@ -98,7 +105,7 @@ fn run(f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelle
             on_progress: Some(&mut cb),
             partials: true,
             cancel: None,
-            read_mode: pi_session::ReadMode::Auto,
+            read_mode,
             skip_text: false,
         };
         f(&mut opts).expect("not cancelled")
@@ -195,6 +202,11 @@ fn list_all_matches_pi() {
     let root = tmp.path().join("agent/sessions");
     let r = run(|o| listing::list_all(&root, o));
     check("listall", &root, &r);
+    // Every file mapped (side by side in the per-thread arenas) or every file read: the
+    // same listing.
+    for mode in [pi_session::ReadMode::Mmap, pi_session::ReadMode::Read] {
+        check("listall", &root, &run_with(mode, |o| listing::list_all(&root, o)));
+    }
     // Damaged files are reported, not fatal.
     let reasons: Vec<String> = r
         .listing
