@@ -9,7 +9,8 @@
 # (`pi-session gen tree`, src/gen.rs; delete DATA_DIR when done). The
 # files are read once before timing (warm page cache). pi's side is
 # `node --expose-gc ../shared/oracle/bench.mjs listall DATA_DIR/sessions --reps 1`, timed
-# from outside, so node's start-up counts as ours does. Medians of REPS (default 3) runs.
+# from outside, so node's start-up counts as ours does. Medians of REPS (default 3) runs;
+# each timed command starts after a pause of SETTLE seconds (default 5).
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
 data=${1:-/work/bench-data/listing-10k}
@@ -20,6 +21,7 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 sessions=${SESSIONS:-10000}
 folders=${FOLDERS:-200}
 bytes=${BYTES:-2900000000}
+settle=${SETTLE:-5}
 
 cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --bin pi-session
 bin=$target/release/pi-session
@@ -37,13 +39,18 @@ ours_times=""
 pi_times=""
 i=1
 while [ "$i" -le "$reps" ]; do
+	# Both sides start after the same pause, so neither runs on the heels of the other's
+	# load (this shared VM slows down for a while after sustained use).
+	sleep "$settle"
 	t0=$(now)
 	"$bin" ls --all --json --agent-dir "$data" >/tmp/compare_listing.ours.$$ 2>/dev/null
 	t1=$(now)
-	node --expose-gc "$oracle/bench.mjs" listall "$data/sessions" --reps 1 >/tmp/compare_listing.pi.$$ 2>&1
+	sleep "$settle"
 	t2=$(now)
+	node --expose-gc "$oracle/bench.mjs" listall "$data/sessions" --reps 1 >/tmp/compare_listing.pi.$$ 2>&1
+	t3=$(now)
 	o=$(echo "$t1 - $t0" | bc -l)
-	p=$(echo "$t2 - $t1" | bc -l)
+	p=$(echo "$t3 - $t2" | bc -l)
 	printf 'run %d: pi-session %.3f s, pi %.3f s (ratio %.1fx)\n' "$i" "$o" "$p" "$(echo "$p / $o" | bc -l)"
 	ours_times="$ours_times $o"
 	pi_times="$pi_times $p"
