@@ -409,7 +409,7 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
 }
 
 /// The record of an object line at `offset` whose fields are `f`.
-#[inline]
+#[inline(always)]
 fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
     EntryRec {
         offset: ByteOffset(offset),
@@ -435,6 +435,12 @@ fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
 /// Index a chunk of whole lines starting at file offset `base`; line numbers are relative
 /// to the chunk (first line = 1).
 fn index_chunk(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
+    // The scanner is compiled a second time for AVX2 and BMI, used when the CPU has them.
+    crate::simd::with_avx2_bmi(|| index_chunk_impl(bytes, base))
+}
+
+#[inline(always)]
+fn index_chunk_impl(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     let mut entries = Vec::new();
     let mut skipped = Vec::new();
     let mut pos = 0usize;

@@ -176,6 +176,7 @@ pub(crate) fn for_each_member(
     })
 }
 
+#[inline(always)]
 fn scan_object<const NL: bool>(line: &[u8], start: usize) -> Result<(Fields, usize), SyntaxError> {
     let mut f = Fields::default();
     let end = walk_members::<NL>(line, start, |key, vstart| match which_key(key) {
@@ -230,7 +231,7 @@ fn scan_object<const NL: bool>(line: &[u8], start: usize) -> Result<(Fields, usi
 /// malformed), which the caller splits with `memchr` and hands to [`scan_line`]. This
 /// spares valid object lines, nearly every line of a session, a second pass over
 /// their bytes.
-#[inline]
+#[inline(always)]
 pub fn scan_object_line(rest: &[u8]) -> Option<(Fields, usize)> {
     let mut i = 0;
     while i < rest.len() && matches!(rest[i], b' ' | b'\t' | b'\r') {
@@ -248,6 +249,7 @@ pub fn scan_object_line(rest: &[u8]) -> Option<(Fields, usize)> {
 
 /// Walk the members of the object at `start`: `on_member(key, value_start)` must skip
 /// the value and return where it ends. Returns the offset past the closing brace.
+#[inline(always)]
 fn walk_members<const NL: bool>(
     b: &[u8],
     start: usize,
@@ -300,7 +302,7 @@ fn walk_members<const NL: bool>(
     }
 }
 
-#[inline]
+#[inline(always)]
 fn skip_ws<const NL: bool>(b: &[u8], mut i: usize) -> usize {
     while i < b.len() && (matches!(b[i], b' ' | b'\t' | b'\r') || (NL && b[i] == b'\n')) {
         i += 1;
@@ -377,6 +379,7 @@ pub fn skip_string_naive(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErro
 }
 
 /// Skip one JSON value starting at `i` (no leading whitespace); iterative, any depth.
+#[inline(always)]
 pub(crate) fn skip_value<const NL: bool>(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     let first_kind = match b.get(i) {
         Some(b'{') => Kind::Object,
@@ -447,6 +450,7 @@ pub(crate) fn skip_value<const NL: bool>(b: &[u8], i: usize) -> Result<(usize, K
 }
 
 /// Skip `"key" :` and the white space after it; returns where the value starts.
+#[inline(always)]
 fn skip_key<const NL: bool>(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
     if b.get(j) != Some(&b'"') {
         return Err(SyntaxError {
@@ -466,6 +470,7 @@ fn skip_key<const NL: bool>(b: &[u8], j: usize) -> Result<usize, SyntaxError> {
 }
 
 /// Skip a string, number or literal starting at `i`.
+#[inline(always)]
 fn skip_scalar(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     match b.get(i) {
         Some(b'"') => {
@@ -493,6 +498,7 @@ fn skip_scalar(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
     }
 }
 
+#[inline(always)]
 fn lit(b: &[u8], i: usize, word: &[u8], kind: Kind) -> Result<(usize, Kind), SyntaxError> {
     if b[i..].starts_with(word) {
         Ok((i + word.len(), kind))
