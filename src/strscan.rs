@@ -147,16 +147,10 @@ mod tests {
 
     fn both(s: &[u8]) {
         for k in crate::simd::kernels() {
-            one(k, s);
+            same_as_naive(k, s, crate::simd::skip_string_kernel(k, s, 0));
         }
         // The walkers' entry point: the short-string look, then the best kernel.
-        let a = crate::scan::skip_string(s, 0);
-        let b = skip_string_naive(s, 0);
-        match (&a, &b) {
-            (Ok(x), Ok(y)) => assert_eq!(x, y, "{:?}", String::from_utf8_lossy(s)),
-            (Err(x), Err(y)) => assert_eq!(x.offset, y.offset, "{:?}", String::from_utf8_lossy(s)),
-            _ => panic!("{:?}: scan {a:?}, naive {b:?}", String::from_utf8_lossy(s)),
-        }
+        same_as_naive("scan::skip_string", s, crate::scan::skip_string(s, 0));
     }
 
     #[test]
@@ -178,13 +172,15 @@ mod tests {
         }
     }
 
-    fn one(kernel: &str, s: &[u8]) {
-        let a = crate::simd::skip_string_kernel(kernel, s, 0);
-        let b = skip_string_naive(s, 0);
-        match (&a, &b) {
-            (Ok(x), Ok(y)) => assert_eq!(x, y, "{:?}", String::from_utf8_lossy(s)),
-            (Err(x), Err(y)) => assert_eq!(x.offset, y.offset, "{:?}: {x:?} vs {y:?}", String::from_utf8_lossy(s)),
-            _ => panic!("{:?}: fast {a:?}, naive {b:?}", String::from_utf8_lossy(s)),
+    /// `fast` (from `who`) agrees with the naive skipper on `s`: same end, or an error at
+    /// the same offset.
+    fn same_as_naive(who: &str, s: &[u8], fast: Result<(usize, bool), crate::value::SyntaxError>) {
+        let naive = skip_string_naive(s, 0);
+        let text = String::from_utf8_lossy(s);
+        match (&fast, &naive) {
+            (Ok(x), Ok(y)) => assert_eq!(x, y, "{who}: {text:?}"),
+            (Err(x), Err(y)) => assert_eq!(x.offset, y.offset, "{who}: {text:?}: {x:?} vs {y:?}"),
+            _ => panic!("{who}: {text:?}: fast {fast:?}, naive {naive:?}"),
         }
     }
 
