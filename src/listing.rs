@@ -471,31 +471,22 @@ fn info_impl(path: &Path, bytes: &[u8], mtime_ms: f64, scratch: &mut Scratch) ->
         if let Some(t) = activity {
             last_activity = Some(last_activity.unwrap_or(0.0).max(t));
         }
-        // Text. When only the first user text is wanted and this message cannot supply
-        // it, nothing is decoded; the checks where pi throws still run.
-        if skip_text && (first_message.is_some() || !is_user) {
-            match m.content.kind {
-                Some(Kind::String { .. }) => {}
-                Some(Kind::Array) => {
-                    if blocks[m.blocks_from..].iter().any(|b| matches!(b, Block::Null)) {
-                        return Err(SkipFileReason::PiThrows("null content block"));
-                    }
-                }
-                _ => {
-                    return Err(SkipFileReason::PiThrows("message content is not a string or array"));
-                }
-            }
-            continue;
-        }
         // Text, decoded straight into the joined text: a space, then this message's text
-        // (taken back out when it is empty, which pi skips).
+        // (taken back out when it is empty, which pi skips). When only the first user
+        // text is wanted and this message cannot supply it, nothing is decoded (nothing is
+        // added, so it is taken back out), but the checks where pi throws still run.
+        let want_text = !skip_text || (is_user && first_message.is_none());
         let mark = all.len();
         if any_text {
             all.push(b' ');
         }
         let start = all.len();
         match m.content.kind {
-            Some(Kind::String { .. }) => push_js_string_of(line, m.content, all),
+            Some(Kind::String { .. }) => {
+                if want_text {
+                    push_js_string_of(line, m.content, all);
+                }
+            }
             Some(Kind::Array) => {
                 let mut first_block = true;
                 for b in &blocks[m.blocks_from..] {
@@ -505,7 +496,7 @@ fn info_impl(path: &Path, bytes: &[u8], mtime_ms: f64, scratch: &mut Scratch) ->
                         }
                         Block::Other => {}
                         Block::Obj { ty, text } => {
-                            if str_bytes(line, ty).as_deref() != Some(b"text") {
+                            if !want_text || str_bytes(line, ty).as_deref() != Some(b"text") {
                                 continue;
                             }
                             if !first_block {
@@ -952,7 +943,7 @@ fn build_all<'a>(
     // of one of them ending the run alone on a big file. Results keep candidate order.
     let mut order: Vec<usize> = (0..total).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cands[i].size));
-    let done: Vec<(usize, Result<Arc<SessionInfo>, SkipFileReason>)> = order
+    let mut done: Vec<(usize, Result<Arc<SessionInfo>, SkipFileReason>)> = order
         .par_iter()
         .with_max_len(1)
         .map(|&index| {
@@ -1008,11 +999,8 @@ fn build_all<'a>(
     if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
         return Err(Cancelled);
     }
-    let mut out: Vec<Option<Result<Arc<SessionInfo>, SkipFileReason>>> = (0..total).map(|_| None).collect();
-    for (index, res) in done {
-        out[index] = Some(res);
-    }
-    let out = out.into_iter().map(|r| r.expect("every candidate was processed"));
+    done.sort_unstable_by_key(|d| d.0);
+    let out = done.into_iter().map(|(_, r)| r);
     let mut skipped = Vec::new();
     let infos = out
         .zip(cands)
