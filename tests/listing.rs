@@ -208,12 +208,7 @@ fn list_all_matches_pi() {
         check("listall", &root, &run_with(mode, |o| listing::list_all(&root, o)));
     }
     // Damaged files are reported, not fatal.
-    let reasons: Vec<String> = r
-        .listing
-        .skipped
-        .iter()
-        .map(|s| format!("{} {}", relative(&root, &s.path), s.reason))
-        .collect();
+    let reasons = skip_reasons(&root, &r.listing);
     assert_eq!(r.listing.skipped.len(), 16, "{reasons:#?}");
     assert!(
         r.listing
@@ -245,13 +240,15 @@ fn list_all_matches_pi() {
         assert_eq!(canon(&va), canon(&vb), "{}", relative(&root, &b.path));
         assert!(a.all_messages_text.as_bytes().is_empty());
     }
-    let reasons_lean: Vec<String> = lean
-        .listing
-        .skipped
+    assert_eq!(skip_reasons(&root, &lean.listing), reasons);
+}
+
+/// Each skipped file, relative to `root`, with its reason.
+fn skip_reasons(root: &Path, l: &Listing) -> Vec<String> {
+    l.skipped
         .iter()
-        .map(|s| format!("{} {}", relative(&root, &s.path), s.reason))
-        .collect();
-    assert_eq!(reasons_lean, reasons);
+        .map(|s| format!("{} {}", relative(root, &s.path), s.reason))
+        .collect()
 }
 
 #[test]
