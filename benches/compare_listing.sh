@@ -7,7 +7,7 @@
 # DATA_DIR (default /work/bench-data/listing-10k) gets DATA_DIR/sessions: 10,000 realistic
 # sessions in 200 project folders, ~2.9 GB, written once by the project's generator
 # (`pi-session gen tree`, src/gen.rs; delete DATA_DIR when done). The
-# files are read once before timing (warm page cache). pi's side is
+# files are read right before each timed command (warm page cache). pi's side is
 # `node --expose-gc ../shared/oracle/bench.mjs listall DATA_DIR/sessions --reps 1`, timed
 # from outside, so node's start-up counts as ours does. Medians of REPS (default 3) runs;
 # each timed command starts after a pause of SETTLE seconds (default 5).
@@ -31,8 +31,11 @@ if [ ! -d "$data/sessions" ]; then
 fi
 files=$(find -L "$data/sessions" -mindepth 2 -maxdepth 2 -name '*.jsonl' | wc -l)
 mb=$(du -smL "$data/sessions" | cut -f1)
-echo "data: $files files, $mb MB in $data/sessions; warming the page cache"
-find -L "$data/sessions" -mindepth 2 -maxdepth 2 -name '*.jsonl' -exec cat {} + >/dev/null
+echo "data: $files files, $mb MB in $data/sessions"
+# This VM's DAMON reclaim evicts page-cache pages left idle for a few seconds (a run after
+# a pause showed ~200 major faults), so the files are read again right before each timed
+# command, for both sides alike.
+warm() { find -L "$data/sessions" -mindepth 2 -maxdepth 2 -name '*.jsonl' -exec cat {} + >/dev/null; }
 
 now() { date +%s.%N; }
 ours_times=""
@@ -42,10 +45,12 @@ while [ "$i" -le "$reps" ]; do
 	# Both sides start after the same pause, so neither runs on the heels of the other's
 	# load (this shared VM slows down for a while after sustained use).
 	sleep "$settle"
+	warm
 	t0=$(now)
 	"$bin" ls --all --json --agent-dir "$data" >/tmp/compare_listing.ours.$$ 2>/dev/null
 	t1=$(now)
 	sleep "$settle"
+	warm
 	t2=$(now)
 	node --expose-gc "$oracle/bench.mjs" listall "$data/sessions" --reps 1 >/tmp/compare_listing.pi.$$ 2>&1
 	t3=$(now)

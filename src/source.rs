@@ -190,9 +190,9 @@ fn map_file(file: &File) -> std::io::Result<memmap2::Mmap> {
 /// is an inter-processor interrupt per `munmap` (a trapped MSR write on a virtual
 /// machine): listing 10,000 sessions spent ~4% of its time there. The listing maps each
 /// file into the next free part of an arena reserved once (`PROT_NONE`, `MAP_NORESERVE`,
-/// then `MAP_FIXED` file mappings over it, all inside our own reservation), and drops
-/// every mapping at once by re-reserving the whole stretch when it is full or when the
-/// listing ends: one shootdown per arena instead of one per file.
+/// then `MAP_FIXED` file mappings over it, all inside our own reservation), drops the
+/// pages of every mapping at once when it is full, and re-reserves the whole stretch when
+/// the listing ends: one shootdown per arena instead of one per file.
 #[cfg(unix)]
 pub struct MapArena {
     base: std::ptr::NonNull<std::ffi::c_void>,
@@ -241,7 +241,7 @@ impl MapArena {
             return Ok(None);
         }
         if self.used + span > self.size {
-            self.release()?;
+            self.recycle()?;
         }
         // SAFETY: `base + used .. base + used + span` lies inside our own reservation
         // (checked above), so MAP_FIXED replaces only pages of this arena, none of which
@@ -264,7 +264,23 @@ impl MapArena {
         Ok(Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }))
     }
 
-    /// Drop every file mapping at once (one TLB shootdown), keeping the reservation.
+    /// Start over when full: drop the pages of every mapping at once (one TLB shootdown)
+    /// with `MADV_DONTNEED`, which takes the address-space lock for reading only, so the
+    /// other threads' faults and `mmap` calls go on meanwhile. Re-reserving the stretch
+    /// instead zapped the pages under the lock held for writing, and the other thread spun
+    /// on it (listing 10,000 sessions: 4% of its CPU time; 5% less CPU in all without).
+    /// The file mappings stay until later `map` calls replace them or [`MapArena::release`].
+    fn recycle(&mut self) -> std::io::Result<()> {
+        // SAFETY: drops the page-table entries of our own range only, and `&mut self`
+        // means no borrowed bytes of it are alive; touching them again would only fault
+        // the file's pages back in.
+        unsafe { rustix::mm::madvise(self.base.as_ptr(), self.used, rustix::mm::Advice::LinuxDontNeed) }?;
+        self.used = 0;
+        Ok(())
+    }
+
+    /// Drop every file mapping at once (one TLB shootdown), keeping the reservation; no
+    /// file stays referenced by the arena.
     pub fn release(&mut self) -> std::io::Result<()> {
         use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous};
         if self.used == 0 {
