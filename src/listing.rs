@@ -795,8 +795,18 @@ pub fn read_session_info(
     mode: crate::ReadMode,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
+    let file = File::open(path).map_err(|e| SkipFileReason::Unreadable(e.to_string()))?;
+    read_opened_session_info(path, file, mode, scratch)
+}
+
+/// [`read_session_info`] of a file already opened.
+fn read_opened_session_info(
+    path: &Path,
+    mut file: File,
+    mode: crate::ReadMode,
+    scratch: &mut Scratch,
+) -> Result<SessionInfo, SkipFileReason> {
     let unreadable = |e: std::io::Error| SkipFileReason::Unreadable(e.to_string());
-    let mut file = File::open(path).map_err(unreadable)?;
     let meta = file.metadata().map_err(unreadable)?;
     if meta.is_dir() {
         return Err(SkipFileReason::Unreadable("is a directory".into()));
@@ -853,14 +863,39 @@ fn info_in_arena(
 
 /// Node's `stats.mtimeMs`: seconds * 1e3 + nanoseconds / 1e6.
 fn mtime_ms(meta: &std::fs::Metadata) -> Option<f64> {
-    let t = meta.modified().ok()?;
-    Some(match t.duration_since(UNIX_EPOCH) {
+    meta.modified().ok().map(system_time_ms)
+}
+
+/// [`mtime_ms`] of a `stat` result.
+fn stat_mtime_ms(st: &rustix::fs::Stat) -> Option<f64> {
+    let nanos = u32::try_from(st.st_mtime_nsec).ok().filter(|&n| n < 1_000_000_000)?;
+    let t = if st.st_mtime >= 0 {
+        UNIX_EPOCH.checked_add(std::time::Duration::new(u64::try_from(st.st_mtime).ok()?, nanos))?
+    } else {
+        UNIX_EPOCH
+            .checked_sub(std::time::Duration::from_secs(st.st_mtime.unsigned_abs()))?
+            .checked_add(std::time::Duration::from_nanos(u64::from(nanos)))?
+    };
+    Some(system_time_ms(t))
+}
+
+/// Milliseconds since the epoch, as node computes them.
+fn system_time_ms(t: std::time::SystemTime) -> f64 {
+    match t.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_secs() as f64 * 1e3 + f64::from(d.subsec_nanos()) / 1e6,
         Err(e) => {
             let d = e.duration();
             -(d.as_secs() as f64 * 1e3 + f64::from(d.subsec_nanos()) / 1e6)
         }
-    })
+    }
+}
+
+/// The folder opened for `openat`/`statat` (`O_PATH`: nothing is read through it).
+fn open_folder(d: &Path) -> Option<Arc<std::os::fd::OwnedFd>> {
+    use rustix::fs::{Mode, OFlags, open};
+    open(d, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty())
+        .ok()
+        .map(Arc::new)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -869,6 +904,9 @@ fn mtime_ms(meta: &std::fs::Metadata) -> Option<f64> {
 struct Candidate {
     path: PathBuf,
     name: Vec<u8>,
+    /// The folder, opened, when it could be: the file is then opened and stat'ed relative
+    /// to it (one path step instead of the whole path, twice per file).
+    dir: Option<Arc<std::os::fd::OwnedFd>>,
     mtime: Option<f64>,
     /// Bytes, when known (0 otherwise): the largest files are started first.
     size: u64,
@@ -955,7 +993,19 @@ fn build_all<'a>(
                 .with(|s| {
                     let mut s = s.borrow_mut();
                     s.set_collect_text(!skip_text);
-                    read_session_info(&c.path, read_mode, &mut s)
+                    let file = match &c.dir {
+                        Some(fd) => rustix::fs::openat(
+                            fd,
+                            c.name.as_slice(),
+                            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+                            rustix::fs::Mode::empty(),
+                        )
+                        .map(File::from)
+                        .map_err(std::io::Error::from),
+                        None => File::open(&c.path),
+                    };
+                    file.map_err(|e| SkipFileReason::Unreadable(e.to_string()))
+                        .and_then(|f| read_opened_session_info(&c.path, f, read_mode, &mut s))
                 })
                 .map(Arc::new);
             let mut sh = shared.lock().expect("progress lock is not poisoned");
@@ -1065,6 +1115,7 @@ fn list_dir_filtered(
         .map(|name| Candidate {
             path: join_name(dir, &name),
             name,
+            dir: None,
             mtime: Some(0.0),
             size: 0,
         })
@@ -1176,17 +1227,20 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
         .filter(|(_, e)| e.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()))
         .map(|(n, _)| join_name(sessions_root, n))
         .collect();
-    let per_dir: Vec<(PathBuf, std::io::Result<Vec<Vec<u8>>>)> = dirs
+    type Folder = (PathBuf, Option<Arc<std::os::fd::OwnedFd>>, std::io::Result<Vec<Vec<u8>>>);
+    let per_dir: Vec<Folder> = dirs
         .into_par_iter()
         .map(|d| {
             let r = jsonl_names(&d);
-            (d, r)
+            // Without a descriptor (say the process is out of them) files go by path.
+            let fd = r.is_ok().then(|| open_folder(&d)).flatten();
+            (d, fd, r)
         })
         .collect();
-    let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
-    for (d, r) in per_dir {
+    let mut files: Vec<(PathBuf, Vec<u8>, Option<Arc<std::os::fd::OwnedFd>>)> = Vec::new();
+    for (d, fd, r) in per_dir {
         match r {
-            Ok(names) => files.extend(names.into_iter().map(|n| (join_name(&d, &n), n))),
+            Ok(names) => files.extend(names.into_iter().map(|n| (join_name(&d, &n), n, fd.clone()))),
             Err(e) => {
                 // A symlink to a file is not a folder; pi passes over it silently.
                 if e.kind() != std::io::ErrorKind::NotADirectory {
@@ -1201,13 +1255,20 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
     check(opts)?;
     let mut cands: Vec<Candidate> = files
         .into_par_iter()
-        .map(|(path, name)| {
-            let meta = std::fs::metadata(&path).ok();
-            let mtime = meta.as_ref().and_then(mtime_ms);
-            let size = meta.map_or(0, |m| m.len());
+        .map(|(path, name, dir)| {
+            let (mtime, size) = match &dir {
+                Some(fd) => rustix::fs::statat(fd, name.as_slice(), rustix::fs::AtFlags::empty())
+                    .ok()
+                    .map_or((None, 0), |st| (stat_mtime_ms(&st), u64::try_from(st.st_size).unwrap_or(0))),
+                None => {
+                    let meta = std::fs::metadata(&path).ok();
+                    (meta.as_ref().and_then(mtime_ms), meta.map_or(0, |m| m.len()))
+                }
+            };
             Candidate {
                 path,
                 name,
+                dir,
                 mtime,
                 size,
             }
