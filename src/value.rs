@@ -758,6 +758,7 @@ fn insert_member<'a>(
 }
 
 /// End of the JSON number token starting at `i`, or the offset of the first bad byte.
+#[inline(always)]
 pub(crate) fn number_end(b: &[u8], mut i: usize) -> Result<usize, usize> {
     if b.get(i) == Some(&b'-') {
         i += 1;
