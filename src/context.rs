@@ -12,7 +12,7 @@
 
 use crate::error::{ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key, Role};
-use crate::session::{Session, key_from_value};
+use crate::session::{Links, Session, key_from_value};
 use crate::value::{JsStr, Object, Value, js_date_time};
 use ahash::AHashMap;
 
@@ -46,6 +46,7 @@ impl Session {
     /// Follow `parentId` links from `start`; root first.
     fn walk(&self, start: Option<EntryPos>, walk: &'static str) -> Result<Vec<EntryPos>> {
         let n = self.index.entries.len();
+        let links = self.links();
         let mut seen = vec![0u64; n.div_ceil(64)];
         let mut path = Vec::new();
         let mut cur = start;
@@ -62,12 +63,7 @@ impl Session {
             }
             seen[i / 64] |= 1 << (i % 64);
             path.push(p);
-            let parent = &self.record(p).parent;
-            cur = if parent.truthy() {
-                self.by_id.get(parent).copied()
-            } else {
-                None
-            };
+            cur = Links::get(&links.walk, p);
         }
         path.reverse();
         Ok(path)

@@ -87,8 +87,37 @@ pub struct Session {
     /// A header pi would create for a zero-byte file.
     new_header: Option<Value<'static>>,
     decoded: AtomicU64,
+    /// Parent links resolved through `byId`, built on first use and dropped whenever the
+    /// entries change.
+    links: std::sync::OnceLock<Links>,
     /// Bytes covered by whole indexed lines (refresh starts here).
     indexed_end: u64,
+}
+
+/// No parent (in [`Links`]).
+pub(crate) const NO_PARENT: u32 = u32::MAX;
+
+/// Every entry's parent, looked up in `byId` once, by entry position ([`NO_PARENT`]: none).
+/// pi looks `parentId` up at every step of a walk; these arrays give the same answers, so
+/// walks and the tree chase positions instead of hashing ids (and touching each entry's
+/// record) at every step.
+#[derive(Debug)]
+pub(crate) struct Links {
+    /// For `getBranch` and `buildSessionPath`: a truthy `parentId`, looked up.
+    pub(crate) walk: Vec<u32>,
+    /// For `getTree`: a `parentId` that is not null and not the entry's own id, looked up.
+    pub(crate) tree: Vec<u32>,
+    /// No two entries share an id: each entry is its own `byId` node.
+    pub(crate) unique: bool,
+}
+
+impl Links {
+    /// The parent of `p` in `arr` (one of the arrays above).
+    #[inline]
+    pub(crate) fn get(arr: &[u32], p: EntryPos) -> Option<EntryPos> {
+        let q = arr[p.0 as usize];
+        (q != NO_PARENT).then_some(EntryPos(q))
+    }
 }
 
 /// What [`Session::refresh`] found.
@@ -166,6 +195,7 @@ impl Session {
             leaf: Key::Null,
             new_header: None,
             decoded: AtomicU64::new(0),
+            links: std::sync::OnceLock::new(),
             indexed_end: 0,
         };
         s.indexed_end = s.source.len();
@@ -196,6 +226,7 @@ impl Session {
     /// Fold kept lines `from..` into pi's state (`byId`, labels, leaf), as pi's
     /// `_buildIndex` and `_appendEntry` do.
     fn add_state(&mut self, from: usize) -> Result<()> {
+        self.links = std::sync::OnceLock::new();
         let bytes = self.source.bytes();
         let start = self.list.len();
         self.list.extend(
@@ -222,6 +253,44 @@ impl Session {
             }
         }
         Ok(())
+    }
+
+    /// The parent links of every entry (built on first use, in parallel).
+    pub(crate) fn links(&self) -> &Links {
+        self.links.get_or_init(|| {
+            use rayon::prelude::*;
+            let entries = &self.index.entries;
+            let list = &self.list;
+            let unique = self.by_id.len() == list.len();
+            let resolved: Vec<(u32, u32)> = (0..list.len())
+                .into_par_iter()
+                .with_min_len(4096)
+                .map(|k| {
+                    let e = &entries[list[k].0 as usize];
+                    // Nearly every entry's parent is the entry before it: with distinct
+                    // ids that one is the `byId` answer, found without hashing.
+                    let raw = || {
+                        if unique && k > 0 && entries[list[k - 1].0 as usize].id == e.parent {
+                            Some(list[k - 1])
+                        } else {
+                            self.by_id.get(&e.parent).copied()
+                        }
+                    };
+                    let raw = if e.parent == Key::Null { None } else { raw() };
+                    let pos = |r: Option<EntryPos>| r.map_or(NO_PARENT, |p| p.0);
+                    let walk = if e.parent.truthy() { pos(raw) } else { NO_PARENT };
+                    let tree = if e.parent == e.id { NO_PARENT } else { pos(raw) };
+                    (walk, tree)
+                })
+                .collect();
+            let mut walk = vec![NO_PARENT; entries.len()];
+            let mut tree = vec![NO_PARENT; entries.len()];
+            for (&p, (w, t)) in list.iter().zip(resolved) {
+                walk[p.0 as usize] = w;
+                tree[p.0 as usize] = t;
+            }
+            Links { walk, tree, unique }
+        })
     }
 
     /// Pick up what was appended to the file since it was opened (or last refreshed),

@@ -9,8 +9,8 @@
 //! forever there) is reported as [`ErrorKind::ParentCycle`].
 
 use crate::error::{ErrorKind, Result};
-use crate::index::{EntryPos, Key};
-use crate::session::Session;
+use crate::index::EntryPos;
+use crate::session::{Links, Session};
 use crate::value::{JsStr, Object, Value, js_date_time};
 
 /// The forest: node ids are entry positions (the `byId` slot of each id).
@@ -66,14 +66,10 @@ impl Session {
         let mut links: Vec<(u32, u32)> = Vec::with_capacity(self.list.len());
         let mut counts = vec![0u32; n];
         let mut roots = Vec::new();
+        let l = self.links();
         for &p in &self.list {
-            let e = self.record(p);
-            let node = self.by_id[&e.id];
-            let parent = if e.parent == Key::Null || e.parent == e.id {
-                None
-            } else {
-                self.by_id.get(&e.parent).copied()
-            };
+            let node = if l.unique { p } else { self.by_id[&self.record(p).id] };
+            let parent = Links::get(&l.tree, p);
             match parent {
                 Some(parent) => {
                     counts[parent.0 as usize] += 1;
