@@ -928,3 +928,71 @@ fn new_header_value() -> Value<'static> {
     o.set(JsStr::from_str("cwd"), Value::string(cwd));
     Value::Object(o)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// pi's lookup at each step, by hashing, for comparison with [`Links`].
+    fn naive(s: &Session, p: EntryPos) -> (Option<EntryPos>, Option<EntryPos>) {
+        let e = s.record(p);
+        let walk = if e.parent.truthy() { s.by_id.get(&e.parent).copied() } else { None };
+        let tree = if e.parent == Key::Null || e.parent == e.id {
+            None
+        } else {
+            s.by_id.get(&e.parent).copied()
+        };
+        (walk, tree)
+    }
+
+    #[test]
+    fn links_give_the_lookups_pi_makes() {
+        // Ids and parent ids from a small pool (duplicates, forward references, self
+        // parents, falsy and non-string ids, missing members), the previous entry's id most
+        // of the time.
+        let pool = [
+            r#""a""#, r#""b""#, r#""c""#, r#""""#, "0", "1", "null", "true", "false", "[]", "{}",
+        ];
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        for round in 0..400 {
+            let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n");
+            let mut prev: Option<String> = None;
+            let n = 1 + next(30);
+            for k in 0..n {
+                let id = if round % 2 == 0 {
+                    format!("\"e{k}\"")
+                } else {
+                    pool[next(pool.len() as u64) as usize].to_string()
+                };
+                let parent = match (next(6), &prev) {
+                    (0..=2, Some(p)) => Some(p.clone()),
+                    (3, _) => None,
+                    _ => Some(pool[next(pool.len() as u64) as usize].to_string()),
+                };
+                let id_member = if next(10) == 0 { String::new() } else { format!(",\"id\":{id}") };
+                let parent_member = parent.map_or(String::new(), |p| format!(",\"parentId\":{p}"));
+                text.push_str(&format!("{{\"type\":\"custom\"{id_member}{parent_member}}}\n"));
+                prev = Some(id);
+            }
+            let s = Session::from_bytes(text.into_bytes()).expect("opens");
+            let links = s.links();
+            for &p in s.entries() {
+                let want = naive(&s, p);
+                assert_eq!(
+                    (Links::get(&links.walk, p), Links::get(&links.tree, p)),
+                    want,
+                    "round {round}, entry {p:?}"
+                );
+                if links.unique {
+                    assert_eq!(s.by_id.get(&s.record(p).id), Some(&p));
+                }
+            }
+        }
+    }
+}
