@@ -87,7 +87,7 @@ impl Session {
             _ => &self.leaf,
         };
         let first = if start.truthy() {
-            self.by_id.get(start).copied()
+            self.entry_by_id(start)
         } else {
             None
         };
@@ -105,7 +105,7 @@ impl Session {
             return Ok(Vec::new());
         }
         let start = if leaf.truthy() {
-            self.by_id.get(leaf).copied()
+            self.entry_by_id(leaf)
         } else {
             None
         };

@@ -270,6 +270,26 @@ pub struct EntryRec {
     pub id_is_string: bool,
 }
 
+#[cfg(test)]
+impl EntryRec {
+    /// A record of a non-object line holding `id` (tests of id lookups).
+    pub(crate) fn test_with_id(id: Key) -> EntryRec {
+        EntryRec {
+            offset: ByteOffset(0),
+            len: 0,
+            line: LineNo(0),
+            ty: EntryType::Other,
+            id,
+            parent: Key::Undefined,
+            timestamp: RelSpan::NONE,
+            message: RelSpan::NONE,
+            message_kind: None,
+            role: Role::Missing,
+            id_is_string: false,
+        }
+    }
+}
+
 /// Why a line was skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SkipReason {

@@ -61,6 +61,7 @@ mod entry;
 mod error;
 #[path = "gen.rs"]
 pub mod generator;
+mod idmap;
 pub mod index;
 mod journal;
 pub mod js;

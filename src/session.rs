@@ -78,7 +78,7 @@ pub struct Session {
     patches: AHashMap<u32, Patch>,
     /// pi's `getEntries()`: positions of kept lines whose type is not `session`.
     pub(crate) list: Vec<EntryPos>,
-    pub(crate) by_id: AHashMap<Key, EntryPos>,
+    pub(crate) by_id: crate::idmap::IdMap,
     /// Label target -> the label entry that set it, and when the target entered pi's label
     /// map (a JavaScript `Map` keeps first-insertion order).
     pub(crate) labels: AHashMap<Key, (EntryPos, u64)>,
@@ -189,7 +189,7 @@ impl Session {
             migration: Migration::None,
             patches: AHashMap::new(),
             list: Vec::new(),
-            by_id: AHashMap::new(),
+            by_id: crate::idmap::IdMap::default(),
             labels: AHashMap::new(),
             label_seq: 0,
             leaf: Key::Null,
@@ -234,11 +234,12 @@ impl Session {
                 .map(EntryPos)
                 .filter(|p| self.index.entries[p.0 as usize].ty != EntryType::Session),
         );
-        self.by_id.reserve(self.list.len() - start);
+        self.by_id.extend(&self.index.entries, &self.list[start..]);
+        if let Some(&last) = self.list[start..].last() {
+            self.leaf = self.index.entries[last.0 as usize].id.clone();
+        }
         for &p in &self.list[start..] {
             let e = &self.index.entries[p.0 as usize];
-            self.by_id.insert(e.id.clone(), p);
-            self.leaf = e.id.clone();
             if e.ty == EntryType::Label {
                 let line = line_of(bytes, e);
                 let v = value::parse(line).map_err(|_| changed())?;
@@ -273,7 +274,7 @@ impl Session {
                         if unique && k > 0 && entries[list[k - 1].0 as usize].id == e.parent {
                             Some(list[k - 1])
                         } else {
-                            self.by_id.get(&e.parent).copied()
+                            self.by_id.get(entries, &e.parent)
                         }
                     };
                     let raw = if e.parent == Key::Null { None } else { raw() };
@@ -523,7 +524,7 @@ impl Session {
 
     /// The entry with this id (the later one when ids repeat).
     pub fn entry_by_id(&self, id: &Key) -> Option<EntryPos> {
-        self.by_id.get(id).copied()
+        self.by_id.get(&self.index.entries, id)
     }
 
     /// The entry with this string id.
@@ -782,7 +783,7 @@ impl Session {
     /// [`ErrorKind::EntryNotFound`] when no entry has that id.
     pub fn branch(&mut self, id: &str) -> Result<()> {
         let k = Key::str(id);
-        if !self.by_id.contains_key(&k) {
+        if self.entry_by_id(&k).is_none() {
             return Err(ErrorKind::EntryNotFound { id: id.to_string() }.into());
         }
         self.leaf = k;
@@ -936,11 +937,11 @@ mod tests {
     /// pi's lookup at each step, by hashing, for comparison with [`Links`].
     fn naive(s: &Session, p: EntryPos) -> (Option<EntryPos>, Option<EntryPos>) {
         let e = s.record(p);
-        let walk = if e.parent.truthy() { s.by_id.get(&e.parent).copied() } else { None };
+        let walk = if e.parent.truthy() { s.entry_by_id(&e.parent) } else { None };
         let tree = if e.parent == Key::Null || e.parent == e.id {
             None
         } else {
-            s.by_id.get(&e.parent).copied()
+            s.entry_by_id(&e.parent)
         };
         (walk, tree)
     }
@@ -990,7 +991,7 @@ mod tests {
                     "round {round}, entry {p:?}"
                 );
                 if links.unique {
-                    assert_eq!(s.by_id.get(&s.record(p).id), Some(&p));
+                    assert_eq!(s.entry_by_id(&s.record(p).id), Some(p));
                 }
             }
         }

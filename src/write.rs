@@ -535,7 +535,7 @@ impl Writer {
         for _ in 0..100 {
             let u = (self.entropy.uuid4)();
             let id = u[..8].to_string();
-            if !self.session.by_id.contains_key(&Key::str(&id)) {
+            if self.session.entry_by_id(&Key::str(&id)).is_none() {
                 return id;
             }
         }
