@@ -96,8 +96,14 @@ impl Session {
             }
         }
         let mut tree = Tree { roots, ranges, kids };
-        self.tree_cycle(&tree)?;
-        self.tree_size_guard(&tree)?;
+        // With distinct ids every node is one entry with one parent: the tree is a forest,
+        // where no cycle is reachable from a root (going up from any node reached leads
+        // back to its root) and nothing is reached twice. Only duplicate ids need the
+        // checks.
+        if !l.unique {
+            self.tree_cycle(&tree)?;
+            self.tree_size_guard(&tree)?;
+        }
         // Sort as pi does: pop a node, sort its children, push them (a node reached twice
         // is sorted twice, as in pi).
         let mut times: Vec<f64> = vec![f64::NAN; n];
