@@ -454,18 +454,20 @@ fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
 
 /// Index a chunk of whole lines starting at file offset `base`; line numbers are relative
 /// to the chunk (first line = 1).
-fn index_chunk(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
+fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     // The scanner is compiled a second time for AVX2 and BMI, used when the CPU has them.
-    crate::simd::with_avx2_bmi(|| index_chunk_impl(bytes, base))
+    crate::simd::with_avx2_bmi(|| index_chunk_impl(bytes, base, limit))
 }
 
+/// Index the lines of `bytes` (which starts a line, at file offset `base`) that start
+/// before `limit`.
 #[inline(always)]
-fn index_chunk_impl(bytes: &[u8], base: u64) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
+fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     let mut entries = Vec::new();
     let mut skipped = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 0u64;
-    while pos < bytes.len() {
+    while pos < limit && pos < bytes.len() {
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {
@@ -548,28 +550,26 @@ pub fn build(bytes: &[u8]) -> Index {
 /// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
 pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
     let chunk = chunk.max(1);
-    // Newline-aligned chunk boundaries.
-    let mut bounds = vec![0usize];
-    let mut at = 0usize;
-    while at < bytes.len() {
-        let target = at + chunk;
-        if target >= bytes.len() {
-            break;
-        }
-        match memchr::memchr(b'\n', &bytes[target..]) {
-            Some(o) => {
-                at = target + o + 1;
-                if at < bytes.len() {
-                    bounds.push(at);
-                }
+    // Chunk k indexes the lines that start in `k * chunk .. (k + 1) * chunk`; each worker
+    // finds its own first line start (the last line it indexes may run past its range),
+    // so no thread walks the file alone to cut it first.
+    let n = bytes.len();
+    let parts: Vec<(Vec<EntryRec>, Vec<Skipped>, u64)> = (0..n.div_ceil(chunk))
+        .into_par_iter()
+        .map(|k| {
+            let lo = k * chunk;
+            let hi = (lo + chunk).min(n);
+            let start = if lo == 0 {
+                Some(0)
+            } else {
+                memchr::memchr(b'\n', &bytes[lo - 1..hi]).map(|o| lo + o)
+            };
+            match start {
+                Some(start) if start < hi => index_chunk(&bytes[start..], start as u64, hi - start),
+                // A line that started before `lo` covers the whole range.
+                _ => (Vec::new(), Vec::new(), 0),
             }
-            None => break,
-        }
-    }
-    bounds.push(bytes.len());
-    let parts: Vec<(Vec<EntryRec>, Vec<Skipped>, u64)> = bounds
-        .par_windows(2)
-        .map(|w| index_chunk(&bytes[w[0]..w[1]], w[0] as u64))
+        })
         .collect();
     let mut index = Index {
         entries: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
@@ -639,12 +639,19 @@ mod tests {
     }
 
     fn same_as_line_by_line(text: &[u8]) {
-        let (entries, skipped, lines) = index_chunk(text, 0);
+        let (entries, skipped, lines) = index_chunk(text, 0, text.len());
         let (e2, s2, l2) = line_by_line(text);
         let show = String::from_utf8_lossy(text);
         assert_eq!(lines, l2, "{show:?}");
         assert_eq!(skipped, s2, "{show:?}");
         assert_eq!(format!("{entries:?}"), format!("{e2:?}"), "{show:?}");
+        // Cut into chunks of every size up to a few lines: the same index.
+        for chunk in [1, 2, 3, 5, 8, 13, 40, 100] {
+            let idx = build_with(text, chunk);
+            assert_eq!(idx.lines, l2, "chunk {chunk}: {show:?}");
+            assert_eq!(idx.skipped, s2, "chunk {chunk}: {show:?}");
+            assert_eq!(format!("{:?}", idx.entries), format!("{e2:?}"), "chunk {chunk}: {show:?}");
+        }
     }
 
     #[test]
