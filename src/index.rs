@@ -571,8 +571,10 @@ pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
             }
         })
         .collect();
+    let mut entries = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
+    crate::source::prefer_huge_pages(entries.spare_capacity_mut());
     let mut index = Index {
-        entries: Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum()),
+        entries,
         skipped: Vec::new(),
         lines: 0,
         unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),
