@@ -349,11 +349,11 @@ fn string_bytes<'a>(line: &'a [u8], f: &Field) -> JsStr<'a> {
     match f.kind {
         Kind::String { escaped: false } => {
             let raw = &line[f.start + 1..f.end - 1];
-            match std::str::from_utf8(raw) {
-                Ok(_) => JsStr(std::borrow::Cow::Borrowed(raw)),
-                Err(_) => JsStr(std::borrow::Cow::Owned(
-                    String::from_utf8_lossy(raw).into_owned().into_bytes(),
-                )),
+            // Types, ids and roles are ASCII: a word-wise look instead of a UTF-8 check.
+            if raw.is_ascii() || std::str::from_utf8(raw).is_ok() {
+                JsStr(std::borrow::Cow::Borrowed(raw))
+            } else {
+                JsStr(std::borrow::Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes()))
             }
         }
         _ => {
