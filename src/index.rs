@@ -270,22 +270,31 @@ pub struct EntryRec {
     pub id_is_string: bool,
 }
 
-#[cfg(test)]
 impl EntryRec {
-    /// A record of a non-object line holding `id` (tests of id lookups).
-    pub(crate) fn test_with_id(id: Key) -> EntryRec {
+    /// The record of a line that is JSON but not an object: no type, id or parent.
+    fn non_object(offset: u64, len: u64, line_no: u64) -> EntryRec {
         EntryRec {
-            offset: ByteOffset(0),
-            len: 0,
-            line: LineNo(0),
-            ty: EntryType::Other,
-            id,
+            offset: ByteOffset(offset),
+            len,
+            line: LineNo(line_no),
+            ty: EntryType::NonObject,
+            id: Key::Undefined,
             parent: Key::Undefined,
             timestamp: RelSpan::NONE,
             message: RelSpan::NONE,
             message_kind: None,
             role: Role::Missing,
             id_is_string: false,
+        }
+    }
+
+    /// A record holding `id` (tests of id lookups).
+    #[cfg(test)]
+    pub(crate) fn test_with_id(id: Key) -> EntryRec {
+        EntryRec {
+            id,
+            ty: EntryType::Other,
+            ..EntryRec::non_object(0, 0, 0)
         }
     }
 }
@@ -411,19 +420,7 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             at: e.offset as u64,
             reason: e.reason,
         }),
-        Line::NonObject => Out::Entry(EntryRec {
-            offset: ByteOffset(offset),
-            len,
-            line: LineNo(line_no),
-            ty: EntryType::NonObject,
-            id: Key::Undefined,
-            parent: Key::Undefined,
-            timestamp: RelSpan::NONE,
-            message: RelSpan::NONE,
-            message_kind: None,
-            role: Role::Missing,
-            id_is_string: false,
-        }),
+        Line::NonObject => Out::Entry(EntryRec::non_object(offset, len, line_no)),
         Line::Object(f) => Out::Entry(object_entry(line, f, offset, line_no)),
     }
 }
