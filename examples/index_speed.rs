@@ -10,7 +10,10 @@ fn main() {
     let reps: usize = args.next().map_or(10, |s| s.parse().expect("reps"));
     let bytes = std::fs::read(&path).expect("read");
     for (name, threads) in [("1 thread", 1), ("all threads", 0)] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("pool");
         let mut best = f64::INFINITY;
         let mut n = 0;
         for _ in 0..reps {

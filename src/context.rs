@@ -86,11 +86,7 @@ impl Session {
             Some(k) if !matches!(k, Key::Null | Key::Undefined) => k,
             _ => &self.leaf,
         };
-        let first = if start.truthy() {
-            self.entry_by_id(start)
-        } else {
-            None
-        };
+        let first = if start.truthy() { self.entry_by_id(start) } else { None };
         self.walk(first, "getBranch")
     }
 
@@ -104,11 +100,7 @@ impl Session {
         if *leaf == Key::Null {
             return Ok(Vec::new());
         }
-        let start = if leaf.truthy() {
-            self.entry_by_id(leaf)
-        } else {
-            None
-        };
+        let start = if leaf.truthy() { self.entry_by_id(leaf) } else { None };
         let start = start.or_else(|| self.list.last().copied());
         self.walk(start, "buildSessionPath")
     }

@@ -55,16 +55,7 @@ impl IdMap {
         if want <= self.slots.len() {
             return;
         }
-        let old = std::mem::replace(
-            &mut self.slots,
-            vec![
-                Slot {
-                    tag: 0,
-                    pos: EMPTY
-                };
-                want
-            ],
-        );
+        let old = std::mem::replace(&mut self.slots, vec![Slot { tag: 0, pos: EMPTY }; want]);
         let mask = want - 1;
         for s in old.into_iter().filter(|s| s.pos != EMPTY) {
             let mut i = self.home(s.tag);

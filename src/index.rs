@@ -362,7 +362,9 @@ fn string_bytes<'a>(line: &'a [u8], f: &Field) -> JsStr<'a> {
             if raw.is_ascii() || std::str::from_utf8(raw).is_ok() {
                 JsStr(std::borrow::Cow::Borrowed(raw))
             } else {
-                JsStr(std::borrow::Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes()))
+                JsStr(std::borrow::Cow::Owned(
+                    String::from_utf8_lossy(raw).into_owned().into_bytes(),
+                ))
             }
         }
         _ => {
@@ -649,7 +651,11 @@ mod tests {
             let idx = build_with(text, chunk);
             assert_eq!(idx.lines, l2, "chunk {chunk}: {show:?}");
             assert_eq!(idx.skipped, s2, "chunk {chunk}: {show:?}");
-            assert_eq!(format!("{:?}", idx.entries), format!("{e2:?}"), "chunk {chunk}: {show:?}");
+            assert_eq!(
+                format!("{:?}", idx.entries),
+                format!("{e2:?}"),
+                "chunk {chunk}: {show:?}"
+            );
         }
     }
 

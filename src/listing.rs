@@ -1227,7 +1227,11 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
         .filter(|(_, e)| e.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()))
         .map(|(n, _)| join_name(sessions_root, n))
         .collect();
-    type Folder = (PathBuf, Option<Arc<std::os::fd::OwnedFd>>, std::io::Result<Vec<Vec<u8>>>);
+    type Folder = (
+        PathBuf,
+        Option<Arc<std::os::fd::OwnedFd>>,
+        std::io::Result<Vec<Vec<u8>>>,
+    );
     let per_dir: Vec<Folder> = dirs
         .into_par_iter()
         .map(|d| {
@@ -1259,7 +1263,9 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
             let (mtime, size) = match &dir {
                 Some(fd) => rustix::fs::statat(fd, name.as_slice(), rustix::fs::AtFlags::empty())
                     .ok()
-                    .map_or((None, 0), |st| (stat_mtime_ms(&st), u64::try_from(st.st_size).unwrap_or(0))),
+                    .map_or((None, 0), |st| {
+                        (stat_mtime_ms(&st), u64::try_from(st.st_size).unwrap_or(0))
+                    }),
                 None => {
                     let meta = std::fs::metadata(&path).ok();
                     (meta.as_ref().and_then(mtime_ms), meta.map_or(0, |m| m.len()))

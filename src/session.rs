@@ -937,7 +937,11 @@ mod tests {
     /// pi's lookup at each step, by hashing, for comparison with [`Links`].
     fn naive(s: &Session, p: EntryPos) -> (Option<EntryPos>, Option<EntryPos>) {
         let e = s.record(p);
-        let walk = if e.parent.truthy() { s.entry_by_id(&e.parent) } else { None };
+        let walk = if e.parent.truthy() {
+            s.entry_by_id(&e.parent)
+        } else {
+            None
+        };
         let tree = if e.parent == Key::Null || e.parent == e.id {
             None
         } else {
@@ -976,7 +980,11 @@ mod tests {
                     (3, _) => None,
                     _ => Some(pool[next(pool.len() as u64) as usize].to_string()),
                 };
-                let id_member = if next(10) == 0 { String::new() } else { format!(",\"id\":{id}") };
+                let id_member = if next(10) == 0 {
+                    String::new()
+                } else {
+                    format!(",\"id\":{id}")
+                };
                 let parent_member = parent.map_or(String::new(), |p| format!(",\"parentId\":{p}"));
                 text.push_str(&format!("{{\"type\":\"custom\"{id_member}{parent_member}}}\n"));
                 prev = Some(id);

@@ -197,7 +197,11 @@ pub fn prefer_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
             // SAFETY: `start..end` lies inside `buf`, memory we hold exclusively; the
             // advice changes how the kernel backs it, never its contents.
             let _ = unsafe {
-                rustix::mm::madvise(start as *mut std::ffi::c_void, end - start, rustix::mm::Advice::LinuxHugepage)
+                rustix::mm::madvise(
+                    start as *mut std::ffi::c_void,
+                    end - start,
+                    rustix::mm::Advice::LinuxHugepage,
+                )
             };
         }
     }

@@ -68,7 +68,12 @@ impl Session {
         let mut roots = Vec::new();
         let l = self.links();
         for &p in &self.list {
-            let node = if l.unique { p } else { self.entry_by_id(&self.record(p).id).expect("every entry's id is in byId") };
+            let node = if l.unique {
+                p
+            } else {
+                self.entry_by_id(&self.record(p).id)
+                    .expect("every entry's id is in byId")
+            };
             let parent = Links::get(&l.tree, p);
             match parent {
                 Some(parent) => {
