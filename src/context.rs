@@ -12,7 +12,7 @@
 
 use crate::error::{ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key, Role};
-use crate::session::{Links, Session, key_from_value};
+use crate::session::{Session, key_from_value};
 use crate::value::{JsStr, Object, Value, js_date_time};
 use ahash::AHashMap;
 
@@ -63,7 +63,7 @@ impl Session {
             }
             seen[i / 64] |= 1 << (i % 64);
             path.push(p);
-            cur = Links::get(&links.walk, p);
+            cur = links.walk_parent(p);
         }
         path.reverse();
         Ok(path)

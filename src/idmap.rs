@@ -50,7 +50,7 @@ impl IdMap {
     }
 
     /// Room for `additional` more ids with the table at most half full.
-    pub(crate) fn reserve(&mut self, additional: usize) {
+    fn reserve(&mut self, additional: usize) {
         let want = ((self.len + additional) * 2).next_power_of_two().max(16);
         if want <= self.slots.len() {
             return;
@@ -105,22 +105,12 @@ impl IdMap {
     /// Insert with room reserved and the tag computed.
     #[inline]
     fn insert_tagged(&mut self, entries: &[EntryRec], tag: u32, p: u32) {
-        let key = &entries[p as usize].id;
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(tag);
-        loop {
-            let s = self.slots[i];
-            if s.pos == EMPTY {
-                self.slots[i] = Slot { tag, pos: p };
-                self.len += 1;
-                return;
-            }
-            if s.tag == tag && entries[s.pos as usize].id == *key {
-                self.slots[i].pos = p;
-                return;
-            }
-            i = (i + 1) & mask;
+        let (i, found) = self.probe(entries, tag, &entries[p as usize].id);
+        if !found {
+            self.slots[i].tag = tag;
+            self.len += 1;
         }
+        self.slots[i].pos = p;
     }
 
     /// `byId.get(key)`.
@@ -128,16 +118,25 @@ impl IdMap {
         if self.slots.is_empty() {
             return None;
         }
-        let tag = self.tag(key);
+        match self.probe(entries, self.tag(key), key) {
+            (i, true) => Some(EntryPos(self.slots[i].pos)),
+            (_, false) => None,
+        }
+    }
+
+    /// The slot holding `key` (`true`), or the empty slot where it would go (`false`).
+    /// The table is never full (at most half), so the probe ends.
+    #[inline]
+    fn probe(&self, entries: &[EntryRec], tag: u32, key: &Key) -> (usize, bool) {
         let mask = self.slots.len() - 1;
         let mut i = self.home(tag);
         loop {
             let s = self.slots[i];
             if s.pos == EMPTY {
-                return None;
+                return (i, false);
             }
             if s.tag == tag && entries[s.pos as usize].id == *key {
-                return Some(EntryPos(s.pos));
+                return (i, true);
             }
             i = (i + 1) & mask;
         }

@@ -459,14 +459,15 @@ fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Ski
 }
 
 /// Index the lines of `bytes` (which starts a line, at file offset `base`) that start
-/// before `limit`.
+/// before `limit` (at most `bytes.len()`).
 #[inline(always)]
 fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     let mut entries = Vec::new();
     let mut skipped = Vec::new();
     let mut pos = 0usize;
     let mut line_no = 0u64;
-    while pos < limit && pos < bytes.len() {
+    debug_assert!(limit <= bytes.len());
+    while pos < limit {
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {

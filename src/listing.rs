@@ -912,6 +912,36 @@ struct Candidate {
     size: u64,
 }
 
+impl Candidate {
+    /// Open the file (relative to its folder when that is open).
+    fn open(&self) -> std::io::Result<File> {
+        use rustix::fs::{Mode, OFlags, openat};
+        match &self.dir {
+            Some(fd) => Ok(File::from(openat(
+                fd,
+                self.name.as_slice(),
+                OFlags::RDONLY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?)),
+            None => File::open(&self.path),
+        }
+    }
+
+    /// Its mtime (node's `mtimeMs`) and size; `(None, 0)` when it cannot be stat'ed.
+    fn stat(&self) -> (Option<f64>, u64) {
+        match &self.dir {
+            Some(fd) => rustix::fs::statat(fd, self.name.as_slice(), rustix::fs::AtFlags::empty())
+                .ok()
+                .map_or((None, 0), |st| {
+                    (stat_mtime_ms(&st), u64::try_from(st.st_size).unwrap_or(0))
+                }),
+            None => std::fs::metadata(&self.path)
+                .ok()
+                .map_or((None, 0), |m| (mtime_ms(&m), m.len())),
+        }
+    }
+}
+
 /// Names in a folder, sorted by bytes as libuv's `scandir` returns them to node.
 fn read_dir_sorted(dir: &Path) -> std::io::Result<Vec<(Vec<u8>, std::fs::DirEntry)>> {
     let mut v = Vec::new();
@@ -993,18 +1023,8 @@ fn build_all<'a>(
                 .with(|s| {
                     let mut s = s.borrow_mut();
                     s.set_collect_text(!skip_text);
-                    let file = match &c.dir {
-                        Some(fd) => rustix::fs::openat(
-                            fd,
-                            c.name.as_slice(),
-                            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
-                            rustix::fs::Mode::empty(),
-                        )
-                        .map(File::from)
-                        .map_err(std::io::Error::from),
-                        None => File::open(&c.path),
-                    };
-                    file.map_err(|e| SkipFileReason::Unreadable(e.to_string()))
+                    c.open()
+                        .map_err(|e| SkipFileReason::Unreadable(e.to_string()))
                         .and_then(|f| read_opened_session_info(&c.path, f, read_mode, &mut s))
                 })
                 .map(Arc::new);
@@ -1260,24 +1280,15 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
     let mut cands: Vec<Candidate> = files
         .into_par_iter()
         .map(|(path, name, dir)| {
-            let (mtime, size) = match &dir {
-                Some(fd) => rustix::fs::statat(fd, name.as_slice(), rustix::fs::AtFlags::empty())
-                    .ok()
-                    .map_or((None, 0), |st| {
-                        (stat_mtime_ms(&st), u64::try_from(st.st_size).unwrap_or(0))
-                    }),
-                None => {
-                    let meta = std::fs::metadata(&path).ok();
-                    (meta.as_ref().and_then(mtime_ms), meta.map_or(0, |m| m.len()))
-                }
-            };
-            Candidate {
+            let mut c = Candidate {
                 path,
                 name,
                 dir,
-                mtime,
-                size,
-            }
+                mtime: None,
+                size: 0,
+            };
+            (c.mtime, c.size) = c.stat();
+            c
         })
         .collect();
     v8_sort_by(&mut cands, |a, b| {

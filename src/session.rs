@@ -104,17 +104,27 @@ pub(crate) const NO_PARENT: u32 = u32::MAX;
 #[derive(Debug)]
 pub(crate) struct Links {
     /// For `getBranch` and `buildSessionPath`: a truthy `parentId`, looked up.
-    pub(crate) walk: Vec<u32>,
+    walk: Vec<u32>,
     /// For `getTree`: a `parentId` that is not null and not the entry's own id, looked up.
-    pub(crate) tree: Vec<u32>,
+    tree: Vec<u32>,
     /// No two entries share an id: each entry is its own `byId` node.
     pub(crate) unique: bool,
 }
 
 impl Links {
-    /// The parent of `p` in `arr` (one of the arrays above).
+    /// The parent of `p` on pi's walks.
     #[inline]
-    pub(crate) fn get(arr: &[u32], p: EntryPos) -> Option<EntryPos> {
+    pub(crate) fn walk_parent(&self, p: EntryPos) -> Option<EntryPos> {
+        Links::at(&self.walk, p)
+    }
+
+    /// The parent of `p` in pi's tree.
+    #[inline]
+    pub(crate) fn tree_parent(&self, p: EntryPos) -> Option<EntryPos> {
+        Links::at(&self.tree, p)
+    }
+
+    fn at(arr: &[u32], p: EntryPos) -> Option<EntryPos> {
         let q = arr[p.0 as usize];
         (q != NO_PARENT).then_some(EntryPos(q))
     }
@@ -994,7 +1004,7 @@ mod tests {
             for &p in s.entries() {
                 let want = naive(&s, p);
                 assert_eq!(
-                    (Links::get(&links.walk, p), Links::get(&links.tree, p)),
+                    (links.walk_parent(p), links.tree_parent(p)),
                     want,
                     "round {round}, entry {p:?}"
                 );

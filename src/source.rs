@@ -213,11 +213,32 @@ pub fn prefer_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
 /// they are unmapped.
 const PARALLEL_RELEASE: usize = 64 << 20;
 
+/// Drop the page-table entries of `start..start + len` (`MADV_DONTNEED`): clearing them
+/// takes the address-space lock for reading only, where `munmap` (or `mmap` over the
+/// range) takes it for writing, so other threads' faults and mappings go on meanwhile.
+///
+/// # Safety
+/// The range must be whole pages of read-only private file mappings the caller owns.
+/// Such mappings hold no private copies of pages, so no byte anyone reads changes, even
+/// through a live borrow: the next read faults the same file page back in.
+/// (Elsewhere than Linux the advice may leave the entries in place: only a hint.)
+#[cfg(unix)]
+#[allow(unsafe_code)]
+unsafe fn drop_page_tables(start: *mut std::ffi::c_void, len: usize) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
+    let advice = rustix::mm::Advice::LinuxDontNeed;
+    #[cfg(not(target_os = "linux"))]
+    let advice = rustix::mm::Advice::DontNeed;
+    // SAFETY: per this function's contract.
+    unsafe { rustix::mm::madvise(start, len, advice) }?;
+    Ok(())
+}
+
 impl Drop for Source {
     /// Unmapping a large file means clearing a page-table entry per 4 KiB page (25 ms for
-    /// 1 GiB here), on one thread under the address-space lock. `MADV_DONTNEED` takes that
-    /// lock for reading only, so pieces of the mapping are dropped side by side on the
-    /// rayon threads first; the unmap that follows finds nothing left to clear.
+    /// 1 GiB here), on one thread under the address-space lock; the pieces of the mapping
+    /// are cleared side by side on the rayon threads first, and the unmap that follows
+    /// finds nothing left to clear.
     #[allow(unsafe_code)]
     fn drop(&mut self) {
         #[cfg(target_os = "linux")]
@@ -231,14 +252,9 @@ impl Drop for Source {
             let len = m.len();
             (0..len.div_ceil(piece)).into_par_iter().for_each(|k| {
                 let start = base + k * piece;
-                let n = piece.min(base + len - start);
-                // SAFETY: `start..start + n` lies inside this read-only private file
-                // mapping (page-aligned: the mapping starts on a page, pieces are whole
-                // pages), which is being dropped, so no borrow of its bytes is alive; had
-                // one been, reading again would only fault the file's pages back in.
-                let _ = unsafe {
-                    rustix::mm::madvise(start as *mut std::ffi::c_void, n, rustix::mm::Advice::LinuxDontNeed)
-                };
+                // SAFETY: whole pages (the mapping starts on a page, pieces are whole
+                // pages) of this read-only private file mapping, which is being dropped.
+                let _ = unsafe { drop_page_tables(start as *mut _, piece.min(base + len - start)) };
             });
         }
     }
@@ -319,9 +335,9 @@ impl MapArena {
             )
         }?;
         self.used += span;
-        // SAFETY: `p` starts a readable mapping of at least `len` bytes that lives until
-        // the next `release` (or drop), which needs `&mut self`, so not while the returned
-        // borrow lives.
+        // SAFETY: `p` starts a readable mapping of at least `len` bytes that lives until a
+        // later `map` starts over, `release` or drop, which all need `&mut self`, so not
+        // while the returned borrow lives.
         Ok(Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }))
     }
 
@@ -332,10 +348,9 @@ impl MapArena {
     /// on it (listing 10,000 sessions: 4% of its CPU time; 5% less CPU in all without).
     /// The file mappings stay until later `map` calls replace them or [`MapArena::release`].
     fn recycle(&mut self) -> std::io::Result<()> {
-        // SAFETY: drops the page-table entries of our own range only, and `&mut self`
-        // means no borrowed bytes of it are alive; touching them again would only fault
-        // the file's pages back in.
-        unsafe { rustix::mm::madvise(self.base.as_ptr(), self.used, rustix::mm::Advice::LinuxDontNeed) }?;
+        // SAFETY: `base..base + used` holds only this arena's read-only private file
+        // mappings, whole pages each.
+        unsafe { drop_page_tables(self.base.as_ptr(), self.used) }?;
         self.used = 0;
         Ok(())
     }

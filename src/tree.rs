@@ -10,7 +10,7 @@
 
 use crate::error::{ErrorKind, Result};
 use crate::index::EntryPos;
-use crate::session::{Links, Session};
+use crate::session::Session;
 use crate::value::{JsStr, Object, Value, js_date_time};
 
 /// The forest: node ids are entry positions (the `byId` slot of each id).
@@ -66,15 +66,15 @@ impl Session {
         let mut links: Vec<(u32, u32)> = Vec::with_capacity(self.list.len());
         let mut counts = vec![0u32; n];
         let mut roots = Vec::new();
-        let l = self.links();
+        let parents = self.links();
         for &p in &self.list {
-            let node = if l.unique {
+            let node = if parents.unique {
                 p
             } else {
                 self.entry_by_id(&self.record(p).id)
                     .expect("every entry's id is in byId")
             };
-            let parent = Links::get(&l.tree, p);
+            let parent = parents.tree_parent(p);
             match parent {
                 Some(parent) => {
                     counts[parent.0 as usize] += 1;
@@ -105,7 +105,7 @@ impl Session {
         // where no cycle is reachable from a root (going up from any node reached leads
         // back to its root) and nothing is reached twice. Only duplicate ids need the
         // checks.
-        if !l.unique {
+        if !parents.unique {
             self.tree_cycle(&tree)?;
             self.tree_size_guard(&tree)?;
         }
