@@ -78,6 +78,16 @@ pub(crate) fn skip_value(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxErro
         Some(b'[') => Kind::Array,
         _ => return skip_scalar(b, i),
     };
+    match crate::simd::skip_container::<{ crate::structural::WS_BLANK }>(b, i) {
+        Some(end) => Ok((end, first_kind)),
+        None => skip_container_exact(b, i, first_kind),
+    }
+}
+
+/// The descent walk over the container at `i`: the twin of the structural walker, and
+/// the one that reports errors.
+#[inline(always)]
+pub(crate) fn skip_container_exact(b: &[u8], i: usize, first_kind: Kind) -> Result<(usize, Kind), SyntaxError> {
     // Open containers, innermost last (true = object).
     let mut stack: smallvec::SmallVec<[bool; 64]> = smallvec::SmallVec::new();
     let mut j = i;

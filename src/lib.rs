@@ -73,6 +73,7 @@ mod session;
 pub mod simd;
 pub mod source;
 mod strscan;
+mod structural;
 pub mod time;
 mod tree;
 pub mod value;

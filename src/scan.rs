@@ -386,8 +386,29 @@ pub(crate) fn skip_value<const NL: bool>(b: &[u8], i: usize) -> Result<(usize, K
         Some(b'[') => Kind::Array,
         _ => return skip_scalar(b, i),
     };
+    // The structural walker vouches for nearly every container; when it cannot (an
+    // error, deep nesting), the exact walk finds what is wrong.
+    let fast = if NL {
+        crate::simd::skip_container::<{ crate::structural::WS_JSON }>(b, i)
+    } else {
+        crate::simd::skip_container::<{ crate::structural::WS_LINE }>(b, i)
+    };
+    match fast {
+        Some(end) => Ok((end, first_kind)),
+        None => skip_container_exact::<NL>(b, i, first_kind),
+    }
+}
+
+/// The descent walk over the container at `i` (whose kind is `first_kind`): the twin of
+/// the structural walker, and the one that reports errors.
+#[inline(always)]
+pub(crate) fn skip_container_exact<const NL: bool>(
+    b: &[u8],
+    i: usize,
+    first_kind: Kind,
+) -> Result<(usize, Kind), SyntaxError> {
     // Open containers, innermost last (true = object).
-    let mut stack: Vec<bool> = Vec::new();
+    let mut stack: smallvec::SmallVec<[bool; 64]> = smallvec::SmallVec::new();
     let mut j = i;
     loop {
         // A value starts at j.

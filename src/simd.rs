@@ -15,17 +15,64 @@ pub(crate) struct Masks {
     pub ctrl: u64,
 }
 
+/// The byte classes of one block that the structural walker ([`crate::structural`])
+/// needs, besides [`Masks`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Classes {
+    /// `"`, `\\`, bytes < 0x20.
+    pub masks: Masks,
+    /// `{ } [ ] : ,`
+    pub structural: u64,
+    /// Space and tab.
+    pub blank: u64,
+    /// `\r`.
+    pub cr: u64,
+    /// `\n`.
+    pub lf: u64,
+}
+
 /// A way to compute block masks.
 pub(crate) trait Kernel {
     /// Quotes, backslashes, control bytes.
     fn masks(block: &[u8; 64]) -> Masks;
-    /// (letters valid after a backslash: `" \ / b f n r t u`, the letter `u`).
+    /// (letters valid after a backslash: `" \\ / b f n r t u`, the letter `u`).
     fn letters(block: &[u8; 64]) -> (u64, u64);
+    /// Every class the structural walker needs. The default looks at one byte at a time
+    /// (the obvious twin of the vector versions).
+    #[inline(always)]
+    fn classes(block: &[u8; 64]) -> Classes {
+        let mut c = Classes {
+            masks: Masks {
+                quote: 0,
+                backslash: 0,
+                ctrl: 0,
+            },
+            structural: 0,
+            blank: 0,
+            cr: 0,
+            lf: 0,
+        };
+        for (k, &x) in block.iter().enumerate() {
+            let bit = 1u64 << k;
+            let set = |m: &mut u64, yes: bool| {
+                if yes {
+                    *m |= bit
+                }
+            };
+            set(&mut c.masks.quote, x == b'"');
+            set(&mut c.masks.backslash, x == b'\\');
+            set(&mut c.masks.ctrl, x < 0x20);
+            set(&mut c.structural, matches!(x, b'{' | b'}' | b'[' | b']' | b':' | b','));
+            set(&mut c.blank, matches!(x, b' ' | b'\t'));
+            set(&mut c.cr, x == b'\r');
+            set(&mut c.lf, x == b'\n');
+        }
+        c
+    }
 }
 
 /// Portable SWAR kernel (the fallback off x86_64; on x86_64 only tests and the
 /// `skip_string_kernel` comparison use it, as a type parameter).
-#[cfg_attr(target_arch = "x86_64", allow(dead_code))]
 pub(crate) struct Swar;
 
 const ONES: u64 = 0x0101_0101_0101_0101;
@@ -272,6 +319,31 @@ mod x86 {
             };
             (ok, eq64(v, b'u'))
         }
+        #[inline(always)]
+        fn classes(block: &[u8; 64]) -> super::Classes {
+            let v = load64(block);
+            // SAFETY: as in `eq64`.
+            let (ctrl, brackets) = unsafe {
+                // `[` and `]` are `{` and `}` without bit 5.
+                let folded = _mm512_or_si512(v, _mm512_set1_epi8(0x20));
+                (
+                    _mm512_cmplt_epu8_mask(v, _mm512_set1_epi8(0x20)),
+                    _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8(b'{' as i8))
+                        | _mm512_cmpeq_epi8_mask(folded, _mm512_set1_epi8(b'}' as i8)),
+                )
+            };
+            super::Classes {
+                masks: Masks {
+                    quote: eq64(v, b'"'),
+                    backslash: eq64(v, b'\\'),
+                    ctrl,
+                },
+                structural: brackets | eq64(v, b':') | eq64(v, b','),
+                blank: eq64(v, b' ') | eq64(v, b'\t'),
+                cr: eq64(v, b'\r'),
+                lf: eq64(v, b'\n'),
+            }
+        }
     }
 }
 
@@ -384,6 +456,58 @@ unsafe fn skip_string_avx512(b: &[u8], i: usize) -> Result<(usize, bool), Syntax
     crate::strscan::skip_string_with::<x86::Avx512>(b, i)
 }
 
+/// Skip the array or object at `i` with the structural walker ([`crate::structural`]),
+/// white space flavour `WS`; `None` when it cannot vouch for the value, or when this CPU
+/// lacks AVX-512BW (the walker is slower than the descent without it).
+#[inline]
+pub(crate) fn skip_container<const WS: u8>(b: &[u8], i: usize) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512_bmi() {
+        // SAFETY: every feature `skip_container_avx512` is compiled for was detected.
+        return unsafe { skip_container_avx512::<WS>(b, i) };
+    }
+    let _ = (b, i);
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_avx512_bmi() -> bool {
+    std::is_x86_feature_detected!("avx512bw")
+        && std::is_x86_feature_detected!("bmi1")
+        && std::is_x86_feature_detected!("bmi2")
+        && std::is_x86_feature_detected!("popcnt")
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,bmi1,bmi2,popcnt")]
+unsafe fn skip_container_avx512<const WS: u8>(b: &[u8], i: usize) -> Option<usize> {
+    crate::structural::skip_container_with::<x86::Avx512, WS>(b, i)
+}
+
+/// The structural walker with the named kernel (`"avx512"`, `"best"`, or the portable
+/// byte-at-a-time classes for any other name) and white space flavour `ws` (tests).
+#[doc(hidden)]
+pub fn skip_container_kernel(kernel: &str, ws: u8, b: &[u8], i: usize) -> Option<usize> {
+    use crate::structural::{WS_BLANK, WS_JSON, WS_LINE, skip_container_with};
+    #[cfg(target_arch = "x86_64")]
+    if matches!(kernel, "avx512" | "best") && has_avx512_bmi() {
+        // SAFETY: the features were detected just above.
+        return unsafe {
+            match ws {
+                WS_BLANK => skip_container_avx512::<WS_BLANK>(b, i),
+                WS_LINE => skip_container_avx512::<WS_LINE>(b, i),
+                _ => skip_container_avx512::<WS_JSON>(b, i),
+            }
+        };
+    }
+    match ws {
+        WS_BLANK => skip_container_with::<Swar, WS_BLANK>(b, i),
+        WS_LINE => skip_container_with::<Swar, WS_LINE>(b, i),
+        _ => skip_container_with::<Swar, WS_JSON>(b, i),
+    }
+}
+
 /// Every kernel this CPU can run, by name (for tests and benchmarks).
 #[doc(hidden)]
 pub fn kernels() -> Vec<&'static str> {
@@ -476,5 +600,43 @@ mod tests {
     #[target_feature(enable = "avx512bw")]
     unsafe fn avx512_masks(block: &[u8; 64]) -> (Masks, (u64, u64)) {
         (x86::Avx512::masks(block), x86::Avx512::letters(block))
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_classes(block: &[u8; 64]) -> Classes {
+        x86::Avx512::classes(block)
+    }
+
+    #[test]
+    fn structural_classes_agree_on_random_blocks() {
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let alphabet = b"\"\\{}[]:, \t\r\n\x00\x1f\x7b\x5b\x3a\x2c\xfb\xdb\xff a0";
+        for round in 0..20_000 + 256 {
+            let mut block = [0u8; 64];
+            if round >= 20_000 {
+                let c = (round - 20_000) as u8;
+                for (k, b) in block.iter_mut().enumerate() {
+                    *b = c.wrapping_add((k % 4) as u8 * 64);
+                }
+            }
+            for b in block.iter_mut().filter(|_| round < 20_000) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                *b = if seed.is_multiple_of(4) {
+                    seed as u8
+                } else {
+                    alphabet[(seed >> 8) as usize % alphabet.len()]
+                };
+            }
+            let portable = Swar::classes(&block);
+            assert_eq!(portable.masks, Swar::masks(&block));
+            #[cfg(target_arch = "x86_64")]
+            if std::is_x86_feature_detected!("avx512bw") {
+                // SAFETY: AVX-512BW support was just checked.
+                assert_eq!(portable, unsafe { avx512_classes(&block) });
+            }
+        }
     }
 }

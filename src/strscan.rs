@@ -21,7 +21,7 @@ const EVEN_BITS: u64 = 0x5555_5555_5555_5555;
 /// backslash mask and whether the previous block ended inside an odd run. Updates the
 /// carry. (The algorithm is simdjson's; this is an independent implementation.)
 #[inline(always)]
-fn escaped_mask(backslash: u64, carry: &mut u64) -> u64 {
+pub(crate) fn escaped_mask(backslash: u64, carry: &mut u64) -> u64 {
     let first_escaped = *carry;
     if backslash == 0 {
         *carry = 0;
