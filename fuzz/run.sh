@@ -24,6 +24,7 @@ case $target in
   split_lines)   max_len=262144 ;;
   header_parser) max_len=65536 ;;
   parent_links)  max_len=131072 ;;
+  structural)    max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

@@ -7,6 +7,8 @@ usage: seed.py TARGET
 - header_parser: each line of each file (and each whole file);
 - open_session:  selector byte 0x00 (no added header) and 0x08 (no header, dump on)
                  + each file; 0x01 + each file without its first line;
+- structural:    selector bytes 0x00, 0x01, 0x02 (white space flavours) and 0x81 (portable
+                 classes) + each line of each file;
 - parent_links:  nothing (its inputs are `arbitrary` byte streams; libFuzzer starts from
                  scratch and the corpus it keeps is reused on the next run).
 Seeds are named by content hash, so re-seeding is idempotent.
@@ -56,6 +58,10 @@ for data in files():
         put(b"\x08" + data)
         first, _, rest = data.partition(b"\n")
         put(b"\x01" + rest)
+    elif target == "structural":
+        for line in data.split(b"\n"):
+            for sel in (b"\x00", b"\x01", b"\x02", b"\x81"):
+                put(sel + line, 65536)
     elif target == "parent_links":
         pass
     else:

@@ -470,6 +470,25 @@ pub(crate) fn skip_container_exact<const NL: bool>(
     }
 }
 
+/// The exact (descent) walk over the array or object at `i`, with white space flavour
+/// `ws` as [`crate::simd::skip_container_kernel`] takes it (0: space and tab, as the
+/// listing; 1: also `\r`, as an index line; 2: also `\n`, as `JSON.parse`): the twin
+/// the structural walker is fuzzed against. `None` for anything but a valid container.
+#[doc(hidden)]
+pub fn skip_container_exact_ws(ws: u8, b: &[u8], i: usize) -> Option<usize> {
+    let kind = match b.get(i) {
+        Some(b'{') => Kind::Object,
+        Some(b'[') => Kind::Array,
+        _ => return None,
+    };
+    let r = match ws {
+        0 => crate::jsonskip::skip_container_exact(b, i, kind),
+        1 => skip_container_exact::<false>(b, i, kind),
+        _ => skip_container_exact::<true>(b, i, kind),
+    };
+    r.ok().map(|(end, _)| end)
+}
+
 /// Skip `"key" :` and the white space after it; returns where the value starts.
 #[inline(always)]
 fn skip_key<const NL: bool>(b: &[u8], j: usize) -> Result<usize, SyntaxError> {

@@ -549,20 +549,18 @@ pub fn skip_string_kernel(kernel: &str, b: &[u8], i: usize) -> Result<(usize, bo
 mod tests {
     use super::*;
 
-    #[test]
-    fn kernels_agree_on_random_blocks() {
-        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-        let alphabet = b"\"\\u/bfnrtxa\x00\x1f\x20\x7f\xff";
-        for round in 0..20_000 + 256 {
+    /// Every byte value in every lane first (the lookup tables), then 20,000 random
+    /// blocks: a quarter of the bytes random, the rest drawn from `alphabet`.
+    fn test_blocks(mut seed: u64, alphabet: &'static [u8]) -> impl Iterator<Item = [u8; 64]> {
+        (0..256 + 20_000).map(move |round| {
             let mut block = [0u8; 64];
-            // First every byte value in every lane (the escape-letter tables), then random.
-            if round >= 20_000 {
-                let c = (round - 20_000) as u8;
+            if round < 256 {
                 for (k, b) in block.iter_mut().enumerate() {
-                    *b = c.wrapping_add((k % 4) as u8 * 64);
+                    *b = (round as u8).wrapping_add((k % 4) as u8 * 64);
                 }
+                return block;
             }
-            for b in block.iter_mut().filter(|_| round < 20_000) {
+            for b in block.iter_mut() {
                 seed ^= seed << 13;
                 seed ^= seed >> 7;
                 seed ^= seed << 17;
@@ -572,6 +570,13 @@ mod tests {
                     alphabet[(seed >> 8) as usize % alphabet.len()]
                 };
             }
+            block
+        })
+    }
+
+    #[test]
+    fn kernels_agree_on_random_blocks() {
+        for block in test_blocks(0x9E37_79B9_7F4A_7C15, b"\"\\u/bfnrtxa\x00\x1f\x20\x7f\xff") {
             let s = (Swar::masks(&block), Swar::letters(&block));
             #[cfg(target_arch = "x86_64")]
             {
@@ -610,26 +615,8 @@ mod tests {
 
     #[test]
     fn structural_classes_agree_on_random_blocks() {
-        let mut seed = 0x2545_F491_4F6C_DD1Du64;
         let alphabet = b"\"\\{}[]:, \t\r\n\x00\x1f\x7b\x5b\x3a\x2c\xfb\xdb\xff a0";
-        for round in 0..20_000 + 256 {
-            let mut block = [0u8; 64];
-            if round >= 20_000 {
-                let c = (round - 20_000) as u8;
-                for (k, b) in block.iter_mut().enumerate() {
-                    *b = c.wrapping_add((k % 4) as u8 * 64);
-                }
-            }
-            for b in block.iter_mut().filter(|_| round < 20_000) {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                *b = if seed.is_multiple_of(4) {
-                    seed as u8
-                } else {
-                    alphabet[(seed >> 8) as usize % alphabet.len()]
-                };
-            }
+        for block in test_blocks(0x2545_F491_4F6C_DD1D, alphabet) {
             let portable = Swar::classes(&block);
             assert_eq!(portable.masks, Swar::masks(&block));
             #[cfg(target_arch = "x86_64")]

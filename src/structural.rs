@@ -174,6 +174,22 @@ impl<'a, K: Kernel> Cursor<'a, K> {
     }
 }
 
+impl<K: Kernel> Cursor<'_, K> {
+    /// A member of an object starts at `p` (byte `ch`): its key, then `:`. Returns the
+    /// position and byte where its value starts.
+    #[inline(always)]
+    fn member(&mut self, p: usize, ch: u8, ws: u8) -> Option<(usize, u8)> {
+        if ch != b'"' {
+            return None;
+        }
+        self.string(p, ws)?;
+        if self.next(ws)?.1 != b':' {
+            return None;
+        }
+        self.next(ws)
+    }
+}
+
 /// Skip the array or object whose opening bracket is at `i`, with block classes from
 /// kernel `K` and white space `WS` ([`WS_BLANK`], [`WS_LINE`] or [`WS_JSON`]). `Some(end)`
 /// (past the closing bracket) only when the value is valid; `None` when it is not or the
@@ -203,14 +219,7 @@ pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -
                 if ch == if obj { b'}' } else { b']' } {
                     depth -= 1;
                 } else if obj {
-                    if ch != b'"' {
-                        return None;
-                    }
-                    c.string(p, WS)?;
-                    if c.next(WS)?.1 != b':' {
-                        return None;
-                    }
-                    (p, ch) = c.next(WS)?;
+                    (p, ch) = c.member(p, ch, WS)?;
                     continue 'value;
                 } else {
                     continue 'value;
@@ -242,14 +251,7 @@ pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -
                 b',' => {
                     (p, ch) = c.next(WS)?;
                     if obj {
-                        if ch != b'"' {
-                            return None;
-                        }
-                        c.string(p, WS)?;
-                        if c.next(WS)?.1 != b':' {
-                            return None;
-                        }
-                        (p, ch) = c.next(WS)?;
+                        (p, ch) = c.member(p, ch, WS)?;
                     }
                     continue 'value;
                 }

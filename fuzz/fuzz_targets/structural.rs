@@ -1,0 +1,27 @@
+//! The structural container walker against the exact descent walker, at the first
+//! brackets of the input, for every white-space flavour and for the AVX-512 and the
+//! portable byte classes: when the structural walker answers, the exact walker accepts
+//! with the same end; when the exact walker accepts a value nested at most 64 deep, the
+//! structural walker answers.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&sel, text)) = data.split_first() else { return };
+    let ws = sel % 3;
+    let kernel = if sel & 0x80 != 0 { "portable" } else { "best" };
+    for (i, _) in text.iter().enumerate().filter(|(_, c)| matches!(c, b'{' | b'[')).take(8) {
+        let fast = pi_session::simd::skip_container_kernel(kernel, ws, text, i);
+        let exact = pi_session::scan::skip_container_exact_ws(ws, text, i);
+        match (fast, exact) {
+            (Some(f), Some(e)) => assert_eq!(f, e, "ends differ at {i}"),
+            (Some(f), None) => panic!("structural accepted at {i} (end {f}), exact rejects"),
+            (None, Some(e)) => assert!(
+                pi_session::scan::max_depth(&text[i..e]) > 64,
+                "structural gave up on a valid value at {i}..{e}"
+            ),
+            (None, None) => {}
+        }
+    }
+});
