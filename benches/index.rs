@@ -206,5 +206,40 @@ fn string_kernels(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, index, header_parsers, context, string_kernels);
+/// The two container walkers on the `message` objects of a small-entries session (content
+/// arrays, usage objects, tool arguments: short tokens only): the structural walker the
+/// index and the listing use where the CPU has AVX-512, and the descent walk that stays
+/// as its exact twin and error reporter.
+fn container_walkers(c: &mut Criterion) {
+    let (bytes, _) = generate(10 << 20, Mix::SmallEntries, 13);
+    let mut buf = Vec::new();
+    let mut starts = Vec::new();
+    for line in bytes.split(|&b| b == b'\n') {
+        if let Some(at) = memchr::memmem::find(line, b"\"message\":{") {
+            starts.push(buf.len());
+            buf.extend_from_slice(&line[at + 10..line.len() - 1]);
+            buf.push(b'\n');
+        }
+    }
+    let mut g = c.benchmark_group("container-walkers");
+    g.sample_size(20);
+    g.throughput(Throughput::Bytes(buf.len() as u64));
+    let walkers: [(&str, fn(&[u8], usize) -> Option<usize>); 2] = [
+        ("structural", |b, i| pi_session::simd::skip_container_kernel("best", 1, b, i)),
+        ("descent", |b, i| pi_session::scan::skip_container_exact_ws(1, b, i)),
+    ];
+    for (name, walk) in walkers {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                for &s in &starts {
+                    let end = walk(black_box(&buf), s).expect("valid");
+                    assert_eq!(buf[end], b'\n');
+                }
+            })
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, index, header_parsers, context, string_kernels, container_walkers);
 criterion_main!(benches);

@@ -481,11 +481,12 @@ pub fn skip_container_exact_ws(ws: u8, b: &[u8], i: usize) -> Option<usize> {
         Some(b'[') => Kind::Array,
         _ => return None,
     };
-    let r = match ws {
+    // Compiled for AVX2 and BMI where the CPU has them, as the index and listing run it.
+    let r = crate::simd::with_avx2_bmi(|| match ws {
         0 => crate::jsonskip::skip_container_exact(b, i, kind),
         1 => skip_container_exact::<false>(b, i, kind),
         _ => skip_container_exact::<true>(b, i, kind),
-    };
+    });
     r.ok().map(|(end, _)| end)
 }
 
