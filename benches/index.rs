@@ -225,7 +225,9 @@ fn container_walkers(c: &mut Criterion) {
     g.sample_size(20);
     g.throughput(Throughput::Bytes(buf.len() as u64));
     let walkers: [(&str, fn(&[u8], usize) -> Option<usize>); 2] = [
-        ("structural", |b, i| pi_session::simd::skip_container_kernel("best", 1, b, i)),
+        ("structural", |b, i| {
+            pi_session::simd::skip_container_kernel("best", 1, b, i)
+        }),
         ("descent", |b, i| pi_session::scan::skip_container_exact_ws(1, b, i)),
     ];
     for (name, walk) in walkers {
@@ -241,5 +243,12 @@ fn container_walkers(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, index, header_parsers, context, string_kernels, container_walkers);
+criterion_group!(
+    benches,
+    index,
+    header_parsers,
+    context,
+    string_kernels,
+    container_walkers
+);
 criterion_main!(benches);
