@@ -11,7 +11,12 @@ fuzz_target!(|data: &[u8]| {
     let Some((&sel, text)) = data.split_first() else { return };
     let ws = sel % 3;
     let kernel = if sel & 0x80 != 0 { "portable" } else { "best" };
-    for (i, _) in text.iter().enumerate().filter(|(_, c)| matches!(c, b'{' | b'[')).take(8) {
+    for (i, _) in text
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| matches!(c, b'{' | b'['))
+        .take(8)
+    {
         let fast = pi_session::simd::skip_container_kernel(kernel, ws, text, i);
         let exact = pi_session::scan::skip_container_exact_ws(ws, text, i);
         match (fast, exact) {
