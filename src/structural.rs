@@ -49,7 +49,7 @@ fn ends_scalar<const WS: u8>(c: u8) -> bool {
 /// The positions to visit, block by block: structural characters and opening quotes
 /// outside strings, and the first byte of every run of scalar bytes (numbers, literals,
 /// garbage), in order.
-struct Cursor<'a, K> {
+struct Cursor<'a, K, const WS: u8> {
     b: &'a [u8],
     /// Where the current block starts.
     pos: usize,
@@ -66,9 +66,9 @@ struct Cursor<'a, K> {
     kernel: std::marker::PhantomData<K>,
 }
 
-impl<'a, K: Kernel> Cursor<'a, K> {
+impl<'a, K: Kernel, const WS: u8> Cursor<'a, K, WS> {
     #[inline(always)]
-    fn new(b: &'a [u8], pos: usize, ws: u8) -> Self {
+    fn new(b: &'a [u8], pos: usize) -> Self {
         let mut c = Cursor {
             b,
             pos,
@@ -79,13 +79,13 @@ impl<'a, K: Kernel> Cursor<'a, K> {
             sc_carry: 0,
             kernel: std::marker::PhantomData,
         };
-        c.fill(ws);
+        c.fill();
         c
     }
 
     /// Classify the block at `pos` (the caller checked `pos < b.len()`).
     #[inline(always)]
-    fn fill(&mut self, ws_flavour: u8) {
+    fn fill(&mut self) {
         let rest = &self.b[self.pos..];
         let mut buf: [u8; 64];
         let block: &[u8; 64] = if rest.len() >= 64 {
@@ -103,10 +103,10 @@ impl<'a, K: Kernel> Cursor<'a, K> {
         let inside = prefix_xor(quote) ^ self.in_carry;
         self.in_carry = 0u64.wrapping_sub(inside >> 63);
         let mut ws = c.blank;
-        if ws_flavour >= WS_LINE {
+        if WS >= WS_LINE {
             ws |= c.cr;
         }
-        if ws_flavour >= WS_JSON {
+        if WS >= WS_JSON {
             ws |= c.lf;
         }
         let mut bad = (c.masks.ctrl & inside) | (c.masks.backslash & !inside);
@@ -138,7 +138,7 @@ impl<'a, K: Kernel> Cursor<'a, K> {
 
     /// The next position to visit and its byte.
     #[inline(always)]
-    fn next(&mut self, ws: u8) -> Option<(usize, u8)> {
+    fn next(&mut self) -> Option<(usize, u8)> {
         while self.visit == 0 {
             // A problem in this block that no visit stepped over lies before the end.
             if self.bad != 0 {
@@ -148,7 +148,7 @@ impl<'a, K: Kernel> Cursor<'a, K> {
             if self.pos >= self.b.len() {
                 return None;
             }
-            self.fill(ws);
+            self.fill();
         }
         let p = self.pos + self.visit.trailing_zeros() as usize;
         self.visit &= self.visit - 1;
@@ -160,7 +160,7 @@ impl<'a, K: Kernel> Cursor<'a, K> {
     /// quotes, backslashes and control bytes only, and passes plain blocks at once); the
     /// walk resumes after it, outside any string.
     #[inline(always)]
-    fn string(&mut self, p: usize, ws: u8) -> Option<()> {
+    fn string(&mut self, p: usize) -> Option<()> {
         if self.visit == 0 && self.in_carry != 0 {
             let (end, _) = crate::strscan::skip_string_with::<K>(self.b, p).ok()?;
             if end >= self.b.len() {
@@ -168,25 +168,23 @@ impl<'a, K: Kernel> Cursor<'a, K> {
             }
             self.pos = end;
             (self.esc_carry, self.in_carry, self.sc_carry) = (0, 0, 0);
-            self.fill(ws);
+            self.fill();
         }
         Some(())
     }
-}
 
-impl<K: Kernel> Cursor<'_, K> {
     /// A member of an object starts at `p` (byte `ch`): its key, then `:`. Returns the
     /// position and byte where its value starts.
     #[inline(always)]
-    fn member(&mut self, p: usize, ch: u8, ws: u8) -> Option<(usize, u8)> {
+    fn member(&mut self, p: usize, ch: u8) -> Option<(usize, u8)> {
         if ch != b'"' {
             return None;
         }
-        self.string(p, ws)?;
-        if self.next(ws)?.1 != b':' {
+        self.string(p)?;
+        if self.next()?.1 != b':' {
             return None;
         }
-        self.next(ws)
+        self.next()
     }
 }
 
@@ -200,11 +198,11 @@ impl<K: Kernel> Cursor<'_, K> {
 #[inline(always)]
 pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -> Option<usize> {
     debug_assert!(matches!(b.get(i), Some(b'{' | b'[')));
-    let mut c = Cursor::<K>::new(b, i, WS);
+    let mut c = Cursor::<K, WS>::new(b, i);
     // Bit d is set when the container at depth d + 1 is an object.
     let mut stack = 0u64;
     let mut depth = 0u32;
-    let (mut p, mut ch) = c.next(WS)?;
+    let (mut p, mut ch) = c.next()?;
     'value: loop {
         // A value starts at p.
         match ch {
@@ -215,17 +213,17 @@ pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -
                 let obj = ch == b'{';
                 stack = stack & !(1 << depth) | u64::from(obj) << depth;
                 depth += 1;
-                (p, ch) = c.next(WS)?;
+                (p, ch) = c.next()?;
                 if ch == if obj { b'}' } else { b']' } {
                     depth -= 1;
                 } else if obj {
-                    (p, ch) = c.member(p, ch, WS)?;
+                    (p, ch) = c.member(p, ch)?;
                     continue 'value;
                 } else {
                     continue 'value;
                 }
             }
-            b'"' => c.string(p, WS)?,
+            b'"' => c.string(p)?,
             _ => {
                 let end = match ch {
                     b't' => b[p..].starts_with(b"true").then_some(p + 4)?,
@@ -245,13 +243,13 @@ pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -
             if depth == 0 {
                 return Some(p + 1);
             }
-            (p, ch) = c.next(WS)?;
+            (p, ch) = c.next()?;
             let obj = stack >> (depth - 1) & 1 == 1;
             match ch {
                 b',' => {
-                    (p, ch) = c.next(WS)?;
+                    (p, ch) = c.next()?;
                     if obj {
-                        (p, ch) = c.member(p, ch, WS)?;
+                        (p, ch) = c.member(p, ch)?;
                     }
                     continue 'value;
                 }
