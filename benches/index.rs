@@ -11,7 +11,7 @@
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use pi_session::generator::{Mix, SessionSpec, write_session};
-use pi_session::scan::{Line, scan_line};
+use pi_session::internals::{self, Isa, Line, WhiteSpace, scan_line};
 use rayon::prelude::*;
 use std::hint::black_box;
 
@@ -51,7 +51,7 @@ fn index(c: &mut Criterion) {
                 &bytes,
                 |b, bytes| {
                     b.iter(|| {
-                        let idx = pi_session::index::build(black_box(bytes));
+                        let idx = internals::build(black_box(bytes));
                         assert_eq!(idx.entries.len() as u64, lines);
                     })
                 },
@@ -194,10 +194,11 @@ fn string_kernels(c: &mut Criterion) {
     ];
     for (name, s) in &inputs {
         g.throughput(Throughput::Bytes(s.len() as u64));
-        for k in pi_session::simd::kernels() {
-            g.bench_with_input(BenchmarkId::new(k, name), s, |b, s| {
+        for k in internals::kernels() {
+            let kname = format!("{k:?}").to_lowercase();
+            g.bench_with_input(BenchmarkId::new(kname, name), s, |b, s| {
                 b.iter(|| {
-                    let (end, _) = pi_session::simd::skip_string_kernel(k, black_box(s), 0).expect("valid string");
+                    let (end, _) = internals::skip_string_kernel(k, black_box(s), 0).expect("valid string");
                     assert_eq!(end, s.len());
                 })
             });
@@ -224,11 +225,14 @@ fn container_walkers(c: &mut Criterion) {
     let mut g = c.benchmark_group("container-walkers");
     g.sample_size(20);
     g.throughput(Throughput::Bytes(buf.len() as u64));
-    let walkers: [(&str, fn(&[u8], usize) -> Option<usize>); 2] = [
+    type Walker = fn(&[u8], usize) -> Option<usize>;
+    let walkers: [(&str, Walker); 2] = [
         ("structural", |b, i| {
-            pi_session::simd::skip_container_kernel("best", 1, b, i)
+            internals::skip_container_kernel(Isa::Avx512, WhiteSpace::Line, b, i)
         }),
-        ("descent", |b, i| pi_session::scan::skip_container_exact_ws(1, b, i)),
+        ("descent", |b, i| {
+            internals::skip_container_exact(WhiteSpace::Line, b, i)
+        }),
     ];
     for (name, walk) in walkers {
         g.bench_function(name, |b| {

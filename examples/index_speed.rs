@@ -18,7 +18,7 @@ fn main() {
         let mut n = 0;
         for _ in 0..reps {
             let t = Instant::now();
-            let idx = pool.install(|| pi_session::index::build(&bytes));
+            let idx = pool.install(|| pi_session::internals::build(&bytes));
             best = best.min(t.elapsed().as_secs_f64());
             n = idx.entries.len();
         }

@@ -32,6 +32,6 @@ fn main() {
         n
     );
     let t = Instant::now();
-    let idx = pi_session::index::build(s.bytes());
+    let idx = pi_session::internals::build(s.bytes());
     println!("index alone {:?} ({} entries)", t.elapsed(), idx.entries.len());
 }

@@ -17,7 +17,7 @@ fn main() {
         let mut pos = 0;
         let mut n = 0usize;
         while pos < bytes.len() {
-            match pi_session::scan::scan_object_line(&bytes[pos..]) {
+            match pi_session::internals::scan_object_line(&bytes[pos..]) {
                 Some((f, len)) => {
                     n += f.id.is_some() as usize;
                     pos += len + 1;
@@ -28,7 +28,7 @@ fn main() {
         std::hint::black_box(n);
         best_scan = best_scan.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let idx = pool.install(|| pi_session::index::build(&bytes));
+        let idx = pool.install(|| pi_session::internals::build(&bytes));
         std::hint::black_box(idx.entries.len());
         best_index = best_index.min(t.elapsed().as_secs_f64());
     }

@@ -53,45 +53,38 @@
 
 #![deny(missing_docs)]
 
-pub mod canon;
-mod context;
-pub mod dirs;
+// Bottom to top: each folder imports only from those before it (`.ci/layering` checks).
 pub mod dump;
-mod entry;
 mod error;
+#[cfg(feature = "generator")]
 #[path = "gen.rs"]
 pub mod generator;
-mod idmap;
-pub mod index;
-mod journal;
-pub mod js;
-mod jsonskip;
+mod index;
+#[cfg(feature = "internals")]
+pub mod internals;
+mod js;
+mod json;
 pub mod listing;
-pub mod scan;
 mod session;
-#[doc(hidden)]
-pub mod simd;
-pub mod source;
-mod strscan;
-mod structural;
-pub mod time;
-mod tree;
-pub mod value;
+mod source;
 mod write;
 
-pub use context::{Context, RetainedTail};
-pub use dirs::{Env, Flavor};
-pub use entry::{
+pub use error::{Error, ErrorKind, Result};
+pub use index::{ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Role, SkipReason, Skipped};
+pub use js::string::JsStr;
+pub use json::{Object, SyntaxError, Value};
+pub use listing::dirs::{self, Env, Flavor};
+pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
+pub use session::context::{Context, RetainedTail, current_system_message};
+pub use session::entry::{
     BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
     EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
     UsageEntry,
 };
-pub use error::{Error, ErrorKind, Result};
-pub use index::{ByteOffset, EntryPos, EntryType, Key, LineNo, Role, SkipReason, Skipped};
-pub use journal::{Recovery, journal_path, pending_recovery, recover};
-pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
+pub use session::tree::Tree;
 pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
-pub use source::ReadMode;
-pub use tree::Tree;
-pub use value::{JsStr, Object, Value};
-pub use write::{Entropy, Writer, current_system_message, migrate_file, valid_session_id};
+pub use source::{ReadMode, Source};
+pub use write::journal::{Recovery, journal_path, pending_recovery, recover};
+pub use write::{Entropy, Writer, migrate_file, valid_session_id};
+#[cfg(test)]
+mod layering;

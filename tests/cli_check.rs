@@ -1,7 +1,7 @@
 //! `pi-session check --json`: every figure it prints agrees with the library, on every
 //! corpus file (valid and malformed), including the steps that fail.
 
-use pi_session::{Session, value};
+use pi_session::{Session, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -20,9 +20,9 @@ fn corpus_files() -> Vec<PathBuf> {
     v
 }
 
-fn num(v: &value::Value<'_>, key: &str) -> f64 {
+fn num(v: &Value<'_>, key: &str) -> f64 {
     match v.get(key) {
-        Some(value::Value::Number(n)) => *n,
+        Some(Value::Number(n)) => *n,
         other => panic!("{key}: {other:?}"),
     }
 }
@@ -49,10 +49,10 @@ fn check_json_agrees_with_the_library() {
             path.display()
         );
         let line = out.stdout.split(|&b| b == b'\n').next().expect("a line");
-        let v = value::parse(line).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
+        let v = Value::parse(line).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
         let Ok(s) = Session::open(&copy) else {
             assert!(
-                matches!(v.get("session"), Some(value::Value::Bool(false))),
+                matches!(v.get("session"), Some(Value::Bool(false))),
                 "{}",
                 path.display()
             );
@@ -64,11 +64,11 @@ fn check_json_agrees_with_the_library() {
         assert_eq!(num(&v, "distinctIds") as usize, s.entry_count(), "{name}");
         assert_eq!(num(&v, "lines") as u64, s.index().lines, "{name}");
         let skipped = match v.get("skipped") {
-            Some(value::Value::Array(a)) => a.len(),
+            Some(Value::Array(a)) => a.len(),
             other => panic!("{name}: skipped {other:?}"),
         };
         assert_eq!(skipped, s.index().skipped.len(), "{name}");
-        let errors = v.get("errors").and_then(value::Value::as_object).expect("errors");
+        let errors = v.get("errors").and_then(Value::as_object).expect("errors");
         match s.branch_path(None) {
             Ok(b) => assert_eq!(num(&v, "branchLength") as usize, b.len(), "{name}"),
             Err(_) => assert!(errors.get("branch").is_some(), "{name}: branch error"),

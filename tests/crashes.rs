@@ -43,11 +43,11 @@ fn replay(path: &Path) {
     let bytes = std::fs::read(path).expect("read");
     // header_parser and split_lines: every line, and the index at a few chunk sizes.
     for line in bytes.split(|&b| b == b'\n') {
-        let _ = pi_session::scan::scan_line(line);
-        let _ = pi_session::value::parse(line);
+        let _ = pi_session::internals::scan_line(line);
+        let _ = pi_session::Value::parse(line);
     }
     for chunk in [1, 7, 1 << 30] {
-        let _ = pi_session::index::build_with(&bytes, chunk);
+        let _ = pi_session::internals::build_with(&bytes, chunk);
     }
     // open_session: every query, then the oracle report with several option sets.
     checks::check_bytes(&bytes);

@@ -5,10 +5,10 @@
 //! git keeps neither mtimes nor (reliably) symlink targets' times, and pi sorts by mtime,
 //! so every test copies the corpus to a temp dir and applies corpus/listing/mtimes.json.
 
-use pi_session::canon::{CanonOptions, canonical_string};
+use pi_session::Value;
 use pi_session::dirs::{Env, Flavor};
+use pi_session::dump::canonical::{CanonOptions, canonical_string};
 use pi_session::listing::{self, CancelToken, ListOptions, Listing, Progress, SkipFileReason};
-use pi_session::value::{self, Value};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -40,7 +40,7 @@ fn corpus_copy() -> tempfile::TempDir {
         copy_tree(&corpus().join(d), &tmp.path().join(d));
     }
     let manifest = std::fs::read(corpus().join("mtimes.json")).expect("mtimes.json");
-    let manifest = value::parse(&manifest).expect("valid json");
+    let manifest = Value::parse(&manifest).expect("valid json");
     for (rel, ns) in manifest.as_object().expect("an object").iter() {
         let ns = match ns {
             Value::Number(n) => *n as u64,
@@ -66,7 +66,7 @@ fn relative(from: &Path, to: &Path) -> String {
 fn golden(name: &str) -> Value<'static> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("corpus/golden/listing/{name}.json"));
     let bytes = std::fs::read(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    value::parse(&bytes).expect("golden parses").into_owned()
+    Value::parse(&bytes).expect("golden parses").into_owned()
 }
 
 fn canon(v: &Value<'_>) -> String {
@@ -364,7 +364,7 @@ fn cli_ls_json_matches_library() {
     assert_eq!(lines.len(), gs.len());
     let root = agent.join("sessions");
     for (line, gv) in lines.iter().zip(gs) {
-        let v = value::parse(line).expect("json line");
+        let v = Value::parse(line).expect("json line");
         for (k, gf) in gv.as_object().expect("object").iter() {
             let key = k.to_str_lossy();
             let ov = v.get(&key).expect("field present");

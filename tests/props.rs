@@ -2,8 +2,8 @@
 //! against serde_json (a different, widely used implementation) where their semantics
 //! coincide; the index's line splitting against a naive split.
 
-use pi_session::scan::{Line, scan_line};
-use pi_session::value::{self, Value};
+use pi_session::Value;
+use pi_session::internals::{Line, scan_line};
 use proptest::prelude::*;
 
 /// Lines built from JSON-ish pieces, then mutated, so that both valid and nearly-valid
@@ -65,8 +65,8 @@ fn json_line() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
-fn field_value<'a>(line: &'a [u8], f: Option<pi_session::scan::Field>) -> Option<Value<'a>> {
-    f.map(|f| value::parse(f.raw(line)).expect("a recorded field parses alone"))
+fn field_value<'a>(line: &'a [u8], f: Option<pi_session::internals::Field>) -> Option<Value<'a>> {
+    f.map(|f| Value::parse(f.raw(line)).expect("a recorded field parses alone"))
 }
 
 proptest! {
@@ -74,9 +74,9 @@ proptest! {
 
     #[test]
     fn scanner_agrees_with_the_full_decoder(line in json_line()) {
-        let full = value::parse(&line);
+        let full = Value::parse(&line);
         match scan_line(&line) {
-            Line::Blank => prop_assert!(full.is_err() || pi_session::scan::is_js_blank(&line)),
+            Line::Blank => prop_assert!(full.is_err() || pi_session::internals::is_js_blank(&line)),
             Line::Malformed(_) => prop_assert!(full.is_err(), "scanner rejects, decoder accepts: {:?}", String::from_utf8_lossy(&line)),
             Line::Falsy => prop_assert!(!full.expect("decoder accepts").truthy()),
             Line::NonObject => {
@@ -103,7 +103,7 @@ proptest! {
         if text.contains("\\ud") || text.contains("e4") {
             return Ok(());
         }
-        let ours = value::parse(&line);
+        let ours = Value::parse(&line);
         let theirs: Result<serde_json::Value, _> = serde_json::from_slice(&line);
         prop_assert_eq!(ours.is_ok(), theirs.is_ok(), "{:?}", String::from_utf8_lossy(&line));
         if let (Ok(a), Ok(b)) = (ours, theirs) {
@@ -114,7 +114,7 @@ proptest! {
     #[test]
     fn index_lines_match_a_naive_split(chunks in proptest::collection::vec(json_line(), 0..40), chunk in 1usize..64) {
         let text = chunks.join(&b'\n');
-        let idx = pi_session::index::build_with(&text, chunk);
+        let idx = pi_session::internals::build_with(&text, chunk);
         let naive: Vec<&[u8]> = if text.is_empty() { Vec::new() } else { text.split(|&b| b == b'\n').collect() };
         let naive: Vec<&[u8]> = if text.last() == Some(&b'\n') { naive[..naive.len() - 1].to_vec() } else { naive };
         prop_assert_eq!(idx.lines as usize, naive.len());

@@ -45,7 +45,7 @@ fn million_deep_chain_has_no_stack_overflow() {
     // The nested tree is a million levels deep: build, write and drop it.
     let nested = s.tree_nested().expect("nested tree");
     let mut sink = std::io::sink();
-    pi_session::canon::write_canonical(&mut sink, &nested, Default::default()).expect("writes");
+    pi_session::dump::canonical::write_canonical(&mut sink, &nested, Default::default()).expect("writes");
     drop(nested);
     assert!(s.context(s.leaf()).expect("context").messages.is_empty());
 }

@@ -4,7 +4,7 @@ use pi_session::dirs::{Env, Flavor};
 use pi_session::{Entropy, ErrorKind, Recovery, Value, Writer};
 
 fn msg(role: &str, text: &str) -> Value<'static> {
-    pi_session::value::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes())
+    pi_session::Value::parse(format!(r#"{{"role":"{role}","content":"{text}"}}"#).as_bytes())
         .expect("json")
         .into_owned()
 }

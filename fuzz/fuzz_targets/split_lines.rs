@@ -4,9 +4,10 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use pi_session::index::{self, EntryType};
-use pi_session::scan::{Line, scan_line};
-use pi_session::value;
+use pi_session::EntryType;
+use pi_session::internals as index;
+use pi_session::internals::{Line, scan_line};
+use pi_session::Value;
 use pi_session::{ByteOffset, LineNo, SkipReason};
 use pi_session_fuzz::json::{entry_type_of, key_matches};
 
@@ -71,7 +72,7 @@ fuzz_target!(|data: &[u8]| {
                     (line_no, offset, line.len() as u64),
                     "kept line position"
                 );
-                let v = value::parse(line).expect("scan_line kept a line value::parse rejects");
+                let v = Value::parse(line).expect("scan_line kept a line value::parse rejects");
                 assert_eq!(e.ty, entry_type_of(&v), "entry type of line {line_no}");
                 if e.ty == EntryType::NonObject {
                     assert!(e.id.is_undefined() && e.parent.is_undefined());
@@ -84,7 +85,7 @@ fuzz_target!(|data: &[u8]| {
                     );
                     assert_eq!(
                         e.id_is_string,
-                        matches!(v.get("id"), Some(value::Value::String(_))),
+                        matches!(v.get("id"), Some(Value::String(_))),
                         "id_is_string"
                     );
                 }

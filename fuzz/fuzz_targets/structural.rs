@@ -6,24 +6,25 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
+use pi_session::internals::{self, Isa, WhiteSpace};
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sel, text)) = data.split_first() else { return };
-    let ws = sel % 3;
-    let kernel = if sel & 0x80 != 0 { "portable" } else { "best" };
+    let ws = WhiteSpace::ALL[usize::from(sel % 3)];
+    let kernel = if sel & 0x80 != 0 { Isa::Swar } else { Isa::Avx512 };
     for (i, _) in text
         .iter()
         .enumerate()
         .filter(|(_, c)| matches!(c, b'{' | b'['))
         .take(8)
     {
-        let fast = pi_session::simd::skip_container_kernel(kernel, ws, text, i);
-        let exact = pi_session::scan::skip_container_exact_ws(ws, text, i);
+        let fast = internals::skip_container_kernel(kernel, ws, text, i);
+        let exact = internals::skip_container_exact(ws, text, i);
         match (fast, exact) {
             (Some(f), Some(e)) => assert_eq!(f, e, "ends differ at {i}"),
             (Some(f), None) => panic!("structural accepted at {i} (end {f}), exact rejects"),
             (None, Some(e)) => assert!(
-                pi_session::scan::max_depth(&text[i..e]) > 64,
+                internals::max_depth(&text[i..e]) > 64,
                 "structural gave up on a valid value at {i}..{e}"
             ),
             (None, None) => {}

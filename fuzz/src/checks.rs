@@ -5,8 +5,8 @@
 //! Everything here must terminate and must not panic on any input, except through the
 //! `assert!`s, which state properties of pi-session's answers.
 
+use pi_session::EntryRec;
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
-use pi_session::index::EntryRec;
 use pi_session::{EntryPos, Key, Session};
 use std::collections::HashMap;
 use std::path::Path;
@@ -185,7 +185,7 @@ pub fn exercise_leaf(s: &Session, leaf: &Key) {
             );
             let _ = format!("{:?}", ctx.thinking_level);
             for m in &ctx.messages {
-                let _ = pi_session::canon::stringify(m);
+                let _ = m.stringify();
             }
         }
     }
@@ -323,10 +323,10 @@ pub fn check_dump(path: &Path, sel: u8) {
     };
     let r = pi_session::dump::with_report(path, &opts, |v| {
         let mut sink = std::io::sink();
-        pi_session::canon::write_canonical(
+        pi_session::dump::canonical::write_canonical(
             &mut sink,
             v,
-            pi_session::canon::CanonOptions {
+            pi_session::dump::canonical::CanonOptions {
                 indent: if opts.compact { 0 } else { 2 },
                 digest_over: opts.digest,
             },

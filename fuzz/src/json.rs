@@ -2,9 +2,9 @@
 //! `value::parse` against serde_json.
 
 use pi_session::Key;
-use pi_session::index::EntryType;
-use pi_session::scan::{self, Field, Kind, Line};
-use pi_session::value::{self, Value};
+use pi_session::EntryType;
+use pi_session::internals::{self as scan, Field, Kind, Line};
+use pi_session::Value;
 
 /// Nesting depth of a decoded value (a scalar is 0, `{}` is 1), iteratively.
 pub fn depth(v: &Value<'_>) -> usize {
@@ -47,7 +47,7 @@ fn check_field(line: &[u8], name: &str, field: Option<Field>, obj: &Value<'_>) {
             assert!(f.start <= f.end && f.end <= line.len(), "{name}: span out of range");
             let raw = f.raw(line);
             let alone =
-                value::parse(raw).unwrap_or_else(|e| panic!("{name}: the recorded span does not parse alone: {e}"));
+                Value::parse(raw).unwrap_or_else(|e| panic!("{name}: the recorded span does not parse alone: {e}"));
             assert_eq!(&alone, m, "{name}: the span's value differs from the member");
             assert!(kind_matches(f.kind, raw, m), "{name}: kind {:?} for {m:?}", f.kind);
         }
@@ -58,7 +58,7 @@ fn check_field(line: &[u8], name: &str, field: Option<Field>, obj: &Value<'_>) {
 /// The scanner and the full decoder agree on one line.
 pub fn scan_vs_parse(line: &[u8]) {
     let scanned = scan::scan_line(line);
-    let parsed = value::parse(line);
+    let parsed = Value::parse(line);
     match (&scanned, &parsed) {
         (Line::Blank, Err(_)) => {
             let trimmed = line.iter().all(|c| matches!(c, b' ' | b'\t' | b'\n' | b'\r'));
@@ -159,7 +159,7 @@ pub fn parse_vs_serde(text: &[u8]) {
     if !serde_comparable(text) {
         return;
     }
-    let ours = value::parse(text);
+    let ours = Value::parse(text);
     let theirs = serde_json::from_slice::<serde_json::Value>(text);
     match (&ours, &theirs) {
         (Ok(a), Ok(b)) => assert!(same(a, b), "values differ: {a:?} vs {b:?}"),

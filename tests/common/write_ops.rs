@@ -6,7 +6,7 @@ use pi_session::{Entropy, Key, Value, Writer};
 use std::path::{Path, PathBuf};
 
 fn v(text: &str) -> Value<'static> {
-    pi_session::value::parse(text.as_bytes())
+    pi_session::Value::parse(text.as_bytes())
         .expect("literal JSON")
         .into_owned()
 }

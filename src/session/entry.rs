@@ -7,8 +7,8 @@
 
 use crate::error::Result;
 use crate::index::{EntryPos, EntryType};
+use crate::json::{Object, Value};
 use crate::session::Session;
-use crate::value::{Object, Value};
 
 /// Accessors shared by every typed entry.
 pub trait EntryFields {

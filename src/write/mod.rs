@@ -2,7 +2,7 @@
 //!
 //! A [`Writer`] holds a [`Session`] whose bytes are always exactly what is (or, before the
 //! first user or assistant message, what will be) on disk. Every append serialises one
-//! entry the way pi's `JSON.stringify` does ([`crate::canon::stringify`]), writes it as one
+//! entry the way pi's `JSON.stringify` does ([`crate::json::stringify::stringify`]), writes it as one
 //! `O_APPEND` write, and then indexes only the new bytes. Nothing before the append is ever
 //! rewritten; when pi would rewrite a file on open (a v1/v2 migration, a header for a
 //! zero-byte file) pi-session does it atomically (temporary file, fsync, rename), keeping
@@ -23,12 +23,16 @@
 //! 8 hex digits re-drawn on collision; session ids are UUIDv7; file names are
 //! `<ISO time with : and . as ->_<id>.jsonl`.
 
+pub(crate) mod journal;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key, Role};
-use crate::journal::Recovery;
+use crate::js::string::JsStr;
+use crate::json::value::{self, Object, Value};
+use crate::session::context::current_system_message;
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
 use crate::source::ReadMode;
-use crate::value::{self, JsStr, Object, Value};
+use crate::write::journal::Recovery;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -45,7 +49,7 @@ pub struct Entropy {
 impl Default for Entropy {
     fn default() -> Self {
         Entropy {
-            now: Box::new(crate::time::now_iso),
+            now: Box::new(crate::js::time::now_iso),
             uuid4: Box::new(|| uuid::Uuid::new_v4().hyphenated().to_string()),
             uuid7: Box::new(|| uuid::Uuid::now_v7().hyphenated().to_string()),
         }
@@ -72,7 +76,7 @@ impl Entropy {
         Entropy {
             now: Box::new(move || {
                 t += 1000;
-                crate::time::iso_from_ms(t as f64).unwrap_or_default()
+                crate::js::time::iso_from_ms(t as f64).unwrap_or_default()
             }),
             uuid4: Box::new(move || {
                 let a = (r4.lock().expect("rng lock"))();
@@ -141,7 +145,7 @@ fn put<'a>(o: &mut Object<'a>, k: &'static str, v: Option<Value<'a>>) {
 
 fn line_of(v: &Value<'_>) -> Vec<u8> {
     let mut out = Vec::new();
-    crate::canon::stringify_into(&mut out, v);
+    crate::json::stringify::stringify_into(&mut out, v);
     out.push(b'\n');
     out
 }
@@ -185,9 +189,9 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Append one line with one `O_APPEND` write under the append lock, journaled when it
 /// could tear, so that a crash leaves the old file or the new one once recovered (see
-/// [`crate::journal`]); on failure, our partial line is cut back.
+/// [`crate::write::journal`]); on failure, our partial line is cut back.
 fn append_line(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::journal::append(path, bytes, false)
+    crate::write::journal::append(path, bytes, false)
         .map(drop)
         .map_err(io_at(path))
 }
@@ -195,7 +199,9 @@ fn append_line(path: &Path, bytes: &[u8]) -> Result<()> {
 /// pi's newline after an unterminated last line, unless the file has one by now (another
 /// pi-session was finishing an append when the file was read).
 fn terminate_last_line(path: &Path) -> Result<()> {
-    crate::journal::append(path, b"\n", true).map(drop).map_err(io_at(path))
+    crate::write::journal::append(path, b"\n", true)
+        .map(drop)
+        .map_err(io_at(path))
 }
 
 /// Create `path` exclusively (pi's `wx`) with `bytes`, atomically: the bytes go to a
@@ -289,7 +295,7 @@ impl Writer {
     /// # Errors
     /// I/O errors; [`ErrorKind::NotASession`] is impossible here (only headers are chosen).
     pub fn continue_recent(
-        env: &crate::dirs::Env,
+        env: &crate::listing::dirs::Env,
         cwd: &Path,
         session_dir: Option<&Path>,
         entropy: Entropy,
@@ -344,7 +350,7 @@ impl Writer {
         let mut entropy = entropy;
         let (session, recovery) = if path.exists() {
             // An append that a crash interrupted is finished or undone before reading.
-            let recovery = crate::journal::recover(path)?;
+            let recovery = crate::write::journal::recover(path)?;
             let source = crate::source::Source::open(path, opts.read_mode).map_err(io_at(path))?;
             let session =
                 Session::from_source_with_ids(source, opts, &mut entropy.uuid4).map_err(|e| e.with_path(path))?;
@@ -774,7 +780,11 @@ impl Writer {
             }
         }
         let (mut o, id, _) = self.head("session_info");
-        set(&mut o, "name", Value::string(value::js_trim(&folded).to_string()));
+        set(
+            &mut o,
+            "name",
+            Value::string(crate::js::string::js_trim(&folded).to_string()),
+        );
         self.append(o)?;
         Ok(id)
     }
@@ -1036,97 +1046,6 @@ fn invalid_edit(what: &str) -> Error {
     ErrorKind::InvalidInput { what: what.to_string() }.into()
 }
 
-/// pi-ai's `getCurrentSystemMessage(messages)`: every system message replayed into one
-/// (content joined by blank lines, sections patched by name, tools resolved).
-pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> {
-    let mut content: Vec<String> = Vec::new();
-    let mut sections: Vec<(JsStr<'a>, Value<'a>)> = Vec::new();
-    let mut timestamp: Option<Value<'a>> = None;
-    let mut tools: Vec<(Value<'a>, Value<'a>)> = Vec::new();
-    let tool_key = |t: &Value<'a>| t.get("name").cloned().unwrap_or(Value::Null);
-    for m in messages {
-        if m.get("role").and_then(Value::as_str) != Some("system") {
-            continue;
-        }
-        if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) {
-            timestamp = m.get("timestamp").cloned();
-        }
-        let text = match m.get("content") {
-            Some(Value::String(s)) => s.to_str_lossy().into_owned(),
-            Some(Value::Array(blocks)) => blocks
-                .iter()
-                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-                .map(|b| {
-                    b.get("text")
-                        .map(Value::to_js_string)
-                        .unwrap_or_else(|| "undefined".into())
-                })
-                .collect::<Vec<_>>()
-                .join("\n"),
-            _ => String::new(),
-        };
-        if !text.is_empty() {
-            content.push(text);
-        }
-        if let Some(Value::Object(secs)) = m.get("sections") {
-            for (k, v) in secs.iter() {
-                if matches!(v, Value::Null) {
-                    sections.retain(|(x, _)| x != k);
-                } else if let Some(slot) = sections.iter_mut().find(|(x, _)| x == k) {
-                    slot.1 = v.clone();
-                } else {
-                    sections.push((k.clone(), v.clone()));
-                }
-            }
-        }
-        if let Some(Value::Array(removed)) = m.get("toolsRemoved") {
-            for t in removed {
-                let k = tool_key(t);
-                tools.retain(|(x, _)| *x != k);
-            }
-        }
-        if let Some(Value::Array(added)) = m.get("toolsAdded") {
-            for t in added {
-                let k = tool_key(t);
-                if let Some(slot) = tools.iter_mut().find(|(x, _)| *x == k) {
-                    slot.1 = t.clone();
-                } else {
-                    tools.push((k, t.clone()));
-                }
-            }
-        }
-    }
-    if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) && tools.is_empty() {
-        return None;
-    }
-    let mut o = Object::new();
-    set(&mut o, "role", Value::str("system"));
-    set(&mut o, "content", Value::string(content.join("\n\n")));
-    if !sections.is_empty() {
-        let mut s = Object::new();
-        for (k, v) in sections {
-            s.set(k, v);
-        }
-        set(&mut o, "sections", Value::Object(s));
-    }
-    if !tools.is_empty() {
-        set(
-            &mut o,
-            "toolsAdded",
-            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
-        );
-    }
-    set(
-        &mut o,
-        "timestamp",
-        timestamp
-            .filter(|t| !matches!(t, Value::Null))
-            .unwrap_or(Value::Number(0.0)),
-    );
-    Some(o)
-}
-
-/// Migrate a file in place, atomically, as pi's open would (v1/v2 to v3, header for a
 /// zero-byte file, newline after a torn last line), after [`crate::recover`] has undone a
 /// torn append of pi-session's own. Returns what was done.
 ///
@@ -1134,7 +1053,7 @@ pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> 
 /// [`ErrorKind::NotASession`] (the file is left untouched); I/O errors.
 pub fn migrate_file(path: &Path) -> Result<FileChange> {
     if path.exists() {
-        crate::journal::recover(path)?;
+        crate::write::journal::recover(path)?;
     }
     let s = Session::open(path)?;
     let change = s.file_change();

@@ -12,8 +12,9 @@
 
 use crate::error::{ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key, Role};
+use crate::js::string::JsStr;
+use crate::json::value::{Object, Value, js_date_time};
 use crate::session::{Session, key_from_value};
-use crate::value::{JsStr, Object, Value, js_date_time};
 use ahash::AHashMap;
 
 /// How the context treats a compaction's `retainedTail`.
@@ -73,7 +74,7 @@ impl Session {
     pub(crate) fn id_json(&self, p: EntryPos) -> String {
         match self.id_value(p) {
             None => "undefined".into(),
-            Some(v) => crate::canon::stringify(&v),
+            Some(v) => crate::json::stringify::stringify(&v),
         }
     }
 
@@ -110,7 +111,7 @@ impl Session {
     fn message_fields<'a>(&'a self, bytes: &'a [u8], p: EntryPos, keys: &[&str]) -> Result<Vec<Option<Value<'a>>>> {
         match self.message_members(bytes, p, keys)? {
             None => Err(self.no_message_error(p, "undefined")),
-            Some((crate::scan::Kind::Null, _)) => Err(self.no_message_error(p, "null")),
+            Some((crate::json::Kind::Null, _)) => Err(self.no_message_error(p, "null")),
             Some((_, vals)) => Ok(vals),
         }
     }
@@ -382,4 +383,98 @@ fn model_object<'a>(provider: Option<Value<'a>>, model_id: Option<Value<'a>>) ->
     put(&mut o, "provider", provider);
     put(&mut o, "modelId", model_id);
     o
+}
+
+/// pi-ai's `getCurrentSystemMessage(messages)`: every system message replayed into one
+/// (content joined by blank lines, sections patched by name, tools resolved).
+pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> {
+    let mut content: Vec<String> = Vec::new();
+    let mut sections: Vec<(JsStr<'a>, Value<'a>)> = Vec::new();
+    let mut timestamp: Option<Value<'a>> = None;
+    let mut tools: Vec<(Value<'a>, Value<'a>)> = Vec::new();
+    let tool_key = |t: &Value<'a>| t.get("name").cloned().unwrap_or(Value::Null);
+    for m in messages {
+        if m.get("role").and_then(Value::as_str) != Some("system") {
+            continue;
+        }
+        if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) {
+            timestamp = m.get("timestamp").cloned();
+        }
+        let text = match m.get("content") {
+            Some(Value::String(s)) => s.to_str_lossy().into_owned(),
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .map(|b| {
+                    b.get("text")
+                        .map(Value::to_js_string)
+                        .unwrap_or_else(|| "undefined".into())
+                })
+                .collect::<Vec<_>>()
+                .join("\n"),
+            _ => String::new(),
+        };
+        if !text.is_empty() {
+            content.push(text);
+        }
+        if let Some(Value::Object(secs)) = m.get("sections") {
+            for (k, v) in secs.iter() {
+                if matches!(v, Value::Null) {
+                    sections.retain(|(x, _)| x != k);
+                } else if let Some(slot) = sections.iter_mut().find(|(x, _)| x == k) {
+                    slot.1 = v.clone();
+                } else {
+                    sections.push((k.clone(), v.clone()));
+                }
+            }
+        }
+        if let Some(Value::Array(removed)) = m.get("toolsRemoved") {
+            for t in removed {
+                let k = tool_key(t);
+                tools.retain(|(x, _)| *x != k);
+            }
+        }
+        if let Some(Value::Array(added)) = m.get("toolsAdded") {
+            for t in added {
+                let k = tool_key(t);
+                if let Some(slot) = tools.iter_mut().find(|(x, _)| *x == k) {
+                    slot.1 = t.clone();
+                } else {
+                    tools.push((k, t.clone()));
+                }
+            }
+        }
+    }
+    if timestamp.as_ref().is_none_or(|t| matches!(t, Value::Null)) && tools.is_empty() {
+        return None;
+    }
+    let mut o = Object::new();
+    set(&mut o, "role", Value::str("system"));
+    set(&mut o, "content", Value::string(content.join("\n\n")));
+    if !sections.is_empty() {
+        let mut s = Object::new();
+        for (k, v) in sections {
+            s.set(k, v);
+        }
+        set(&mut o, "sections", Value::Object(s));
+    }
+    if !tools.is_empty() {
+        set(
+            &mut o,
+            "toolsAdded",
+            Value::Array(tools.into_iter().map(|(_, t)| t).collect()),
+        );
+    }
+    set(
+        &mut o,
+        "timestamp",
+        timestamp
+            .filter(|t| !matches!(t, Value::Null))
+            .unwrap_or(Value::Number(0.0)),
+    );
+    Some(o)
+}
+
+fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
+    o.set(JsStr::from_str(k), v);
 }

@@ -131,7 +131,7 @@ impl Env {
             return Some(self.normalize_path(Path::new(v)));
         }
         let bytes = std::fs::read(agent_dir.join("settings.json")).ok()?;
-        let v = crate::value::parse(&bytes).ok()?;
+        let v = crate::json::value::parse(&bytes).ok()?;
         let s = v.get("sessionDir")?.as_js_str()?;
         if s.is_empty() {
             return None;

@@ -2,7 +2,7 @@
 
 use crate::{describe, key_text};
 use anyhow::{Context as _, Result};
-use pi_session::value::Value;
+use pi_session::Value;
 use pi_session::{ErrorKind, Key, OpenOptions, Recovery, RetainedTail, Session};
 use std::io::Write;
 use std::path::Path;
@@ -33,7 +33,7 @@ pub(crate) fn pending_text(r: &Recovery) -> String {
 }
 
 fn json_str(s: &str) -> String {
-    pi_session::canon::stringify(&Value::str(s))
+    Value::str(s).stringify()
 }
 
 /// `pi-session check`.
@@ -55,10 +55,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     };
     let bytes = s.bytes().len();
     let idx = s.index();
-    let header_version = s
-        .header()
-        .ok()
-        .and_then(|h| h.get("version").map(pi_session::canon::stringify));
+    let header_version = s.header().ok().and_then(|h| h.get("version").map(Value::stringify));
     let leaf = s.leaf().clone();
     let mut step_errors: Vec<(&str, String)> = Vec::new();
     // The tree is independent of the branch and context walks: build it on the other
@@ -248,7 +245,7 @@ pub fn context(
             ctx.model.map_or(Value::Null, Value::Object),
         );
         let mut buf = Vec::new();
-        pi_session::canon::stringify_into(&mut buf, &Value::Object(o));
+        Value::Object(o).stringify_into(&mut buf);
         out.write_all(&buf)?;
         writeln!(out)?;
         return Ok(0);
@@ -272,7 +269,7 @@ pub fn context(
     )?;
     for (i, (m, &src)) in ctx.messages.iter().zip(&ctx.sources).enumerate() {
         let role = m.get("role").map_or("?".into(), Value::to_js_string);
-        let size = pi_session::canon::stringify(m).len();
+        let size = m.stringify().len();
         writeln!(
             out,
             "{:>5}  {:<17} {:>9} B  line {:<7} {}",

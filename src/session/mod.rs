@@ -1,11 +1,17 @@
 //! An open session: the index plus pi's in-memory state (header, migration, `byId`,
 //! labels, leaf), with bodies decoded only on demand.
 
+pub(crate) mod context;
+pub(crate) mod entry;
+pub(crate) mod tree;
+
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{self, ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Skipped};
-use crate::scan::{self, Field, Kind};
+use crate::js::string::JsStr;
+use crate::json::value::{self, Object, Value};
+use crate::json::walk::for_each_member;
+use crate::json::{Field, Kind};
 use crate::source::{ReadMode, Source};
-use crate::value::{self, JsStr, Object, Value};
 use ahash::AHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -78,7 +84,7 @@ pub struct Session {
     patches: AHashMap<u32, Patch>,
     /// pi's `getEntries()`: positions of kept lines whose type is not `session`.
     pub(crate) list: Vec<EntryPos>,
-    pub(crate) by_id: crate::idmap::IdMap,
+    pub(crate) by_id: crate::index::idmap::IdMap,
     /// Label target -> the label entry that set it, and when the target entered pi's label
     /// map (a JavaScript `Map` keeps first-insertion order).
     pub(crate) labels: AHashMap<Key, (EntryPos, u64)>,
@@ -199,7 +205,7 @@ impl Session {
             migration: Migration::None,
             patches: AHashMap::new(),
             list: Vec::new(),
-            by_id: crate::idmap::IdMap::default(),
+            by_id: crate::index::idmap::IdMap::default(),
             labels: AHashMap::new(),
             label_seq: 0,
             leaf: Key::Null,
@@ -380,7 +386,7 @@ impl Session {
         let header = value::parse(line_of(bytes, &self.index.entries[0])).map_err(|_| changed())?;
         let version = match header.get("version") {
             None | Some(Value::Null) => Some(1.0),
-            Some(v) => Some(crate::value::js_to_number(v)),
+            Some(v) => Some(crate::json::value::js_to_number(v)),
         };
         let v = version.unwrap_or(f64::NAN);
         // `version >= 3` is false for NaN, and so are `< 2` and `< 3`.
@@ -407,7 +413,11 @@ impl Session {
             }
             if e.ty == EntryType::NonObject {
                 let line = line_of(bytes, e);
-                let first = line.iter().copied().find(|&c| !value::is_ws(c)).unwrap_or(b'[');
+                let first = line
+                    .iter()
+                    .copied()
+                    .find(|&c| !<crate::json::ws::Json as crate::json::ws::WhiteSpace>::is_ws(c))
+                    .unwrap_or(b'[');
                 if first != b'[' {
                     let v = value::parse(line).map_err(|_| changed())?;
                     let pi_message = format!(
@@ -636,7 +646,7 @@ impl Session {
         let mut out: Vec<Option<Value<'a>>> = vec![None; keys.len()];
         if f.kind == Kind::Object {
             let mut spans: Vec<Option<Field>> = vec![None; keys.len()];
-            scan::for_each_member(line, f.start, |k, field| {
+            for_each_member(line, f.start, |k, field| {
                 if let Some(i) = keys.iter().position(|w| w.as_bytes() == k) {
                     spans[i] = Some(field);
                 }
@@ -667,7 +677,7 @@ impl Session {
             return Some(Field { start: s, end: e, kind });
         }
         let mut found = None;
-        scan::for_each_member(line, line.iter().position(|&c| c == b'{')?, |k, f| {
+        for_each_member(line, line.iter().position(|&c| c == b'{')?, |k, f| {
             if k == key.as_bytes() {
                 found = Some(f);
             }
@@ -736,7 +746,7 @@ impl Session {
                 let line = self.raw(pos);
                 let mut found = None;
                 let start = line.iter().position(|&c| c == b'{')?;
-                scan::for_each_member(line, start, |k, f| {
+                for_each_member(line, start, |k, f| {
                     if k == b"id" {
                         found = Some(f);
                     }
@@ -760,7 +770,7 @@ impl Session {
         let line = self.raw(pos);
         let mut found = None;
         let start = line.iter().position(|&c| c == b'{')?;
-        scan::for_each_member(line, start, |k, f| {
+        for_each_member(line, start, |k, f| {
             if k == b"type" {
                 found = Some(f);
             }
@@ -853,7 +863,7 @@ impl Session {
             return match v.get("name") {
                 None | Some(Value::Null) => Ok(None),
                 Some(Value::String(s)) => {
-                    let t = value::js_trim_wtf8(s.as_bytes());
+                    let t = crate::js::string::js_trim_wtf8(s.as_bytes());
                     Ok(if t.is_empty() {
                         None
                     } else {
@@ -935,7 +945,7 @@ fn new_header_value() -> Value<'static> {
     o.set(JsStr::from_str("type"), Value::str("session"));
     o.set(JsStr::from_str("version"), Value::Number(3.0));
     o.set(JsStr::owned(String::from("id")), Value::string(id));
-    o.set(JsStr::from_str("timestamp"), Value::string(crate::time::now_iso()));
+    o.set(JsStr::from_str("timestamp"), Value::string(crate::js::time::now_iso()));
     o.set(JsStr::from_str("cwd"), Value::string(cwd));
     Value::Object(o)
 }

@@ -16,16 +16,11 @@
 //! end of the input) gives `None`, and the caller runs its exact walker, which finds the
 //! error and its offset. Tests and the fuzz targets compare the two on every input.
 
-use crate::simd::Kernel;
-use crate::strscan::escaped_mask;
-use crate::value::number_end;
-
-/// White space: space and tab only (the listing, where `\r` and `\n` end lines).
-pub(crate) const WS_BLANK: u8 = 0;
-/// White space: space, tab and `\r` (a line of the index: `\n` ended it).
-pub(crate) const WS_LINE: u8 = 1;
-/// White space: space, tab, `\r` and `\n` (`JSON.parse`).
-pub(crate) const WS_JSON: u8 = 2;
+use super::kernel::Kernel;
+use super::lex::number_end;
+use super::string::{escaped_mask, skip_string_with};
+use super::ws::WhiteSpace;
+use std::marker::PhantomData;
 
 /// Bit k set when an odd number of bits at or below k are set in `x`.
 #[inline(always)]
@@ -40,16 +35,16 @@ fn prefix_xor(mut x: u64) -> u64 {
 }
 
 #[inline(always)]
-fn ends_scalar<const WS: u8>(c: u8) -> bool {
+fn ends_scalar<W: WhiteSpace>(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'{' | b'}' | b'[' | b']' | b':' | b',' | b'"')
-        || (WS >= WS_LINE && c == b'\r')
-        || (WS >= WS_JSON && c == b'\n')
+        || (W::CR && c == b'\r')
+        || (W::LF && c == b'\n')
 }
 
 /// The positions to visit, block by block: structural characters and opening quotes
 /// outside strings, and the first byte of every run of scalar bytes (numbers, literals,
 /// garbage), in order.
-struct Cursor<'a, K, const WS: u8> {
+struct Cursor<'a, K, W> {
     b: &'a [u8],
     /// Where the current block starts.
     pos: usize,
@@ -63,10 +58,10 @@ struct Cursor<'a, K, const WS: u8> {
     in_carry: u64,
     /// 1 when the previous block ended in a run of scalar bytes.
     sc_carry: u64,
-    kernel: std::marker::PhantomData<K>,
+    kernel: PhantomData<(K, W)>,
 }
 
-impl<'a, K: Kernel, const WS: u8> Cursor<'a, K, WS> {
+impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
     #[inline(always)]
     fn new(b: &'a [u8], pos: usize) -> Self {
         let mut c = Cursor {
@@ -77,7 +72,7 @@ impl<'a, K: Kernel, const WS: u8> Cursor<'a, K, WS> {
             esc_carry: 0,
             in_carry: 0,
             sc_carry: 0,
-            kernel: std::marker::PhantomData,
+            kernel: PhantomData,
         };
         c.fill();
         c
@@ -103,10 +98,10 @@ impl<'a, K: Kernel, const WS: u8> Cursor<'a, K, WS> {
         let inside = prefix_xor(quote) ^ self.in_carry;
         self.in_carry = 0u64.wrapping_sub(inside >> 63);
         let mut ws = c.blank;
-        if WS >= WS_LINE {
+        if W::CR {
             ws |= c.cr;
         }
-        if WS >= WS_JSON {
+        if W::LF {
             ws |= c.lf;
         }
         let mut bad = (c.masks.ctrl & inside) | (c.masks.backslash & !inside);
@@ -162,7 +157,7 @@ impl<'a, K: Kernel, const WS: u8> Cursor<'a, K, WS> {
     #[inline(always)]
     fn string(&mut self, p: usize) -> Option<()> {
         if self.visit == 0 && self.in_carry != 0 {
-            let (end, _) = crate::strscan::skip_string_with::<K>(self.b, p).ok()?;
+            let (end, _) = skip_string_with::<K>(self.b, p).ok()?;
             if end >= self.b.len() {
                 return None;
             }
@@ -189,16 +184,16 @@ impl<'a, K: Kernel, const WS: u8> Cursor<'a, K, WS> {
 }
 
 /// Skip the array or object whose opening bracket is at `i`, with block classes from
-/// kernel `K` and white space `WS` ([`WS_BLANK`], [`WS_LINE`] or [`WS_JSON`]). `Some(end)`
+/// kernel `K` and white space `W` ([`super::ws`]). `Some(end)`
 /// (past the closing bracket) only when the value is valid; `None` when it is not or the
 /// walker cannot tell (see the module documentation).
 ///
 /// The grammar is the shape of the code: a value, then (inside a container) a comma and
 /// the next member or a closing bracket, with a bit stack of container kinds.
 #[inline(always)]
-pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -> Option<usize> {
+pub(crate) fn skip_container_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize) -> Option<usize> {
     debug_assert!(matches!(b.get(i), Some(b'{' | b'[')));
-    let mut c = Cursor::<K, WS>::new(b, i);
+    let mut c = Cursor::<K, W>::new(b, i);
     // Bit d is set when the container at depth d + 1 is an object.
     let mut stack = 0u64;
     let mut depth = 0u32;
@@ -233,7 +228,7 @@ pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -
                     _ => return None,
                 };
                 // The scalar must fill its run of scalar bytes.
-                if !b.get(end).is_some_and(|&c| ends_scalar::<WS>(c)) {
+                if !b.get(end).is_some_and(|&c| ends_scalar::<W>(c)) {
                     return None;
                 }
             }
@@ -258,221 +253,5 @@ pub(crate) fn skip_container_with<K: Kernel, const WS: u8>(b: &[u8], i: usize) -
                 _ => return None,
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::scan::Kind;
-
-    /// The fast walker (every kernel) agrees with the exact one on `s` for all three
-    /// flavours of white space: when it answers, the exact walker accepts with the same
-    /// end; when the exact walker accepts a shallow value, it answers.
-    fn agrees(s: &[u8]) {
-        if !matches!(s.first(), Some(b'{' | b'[')) {
-            return;
-        }
-        let text = String::from_utf8_lossy(s);
-        let kind = if s[0] == b'{' { Kind::Object } else { Kind::Array };
-        let exact_line = crate::scan::skip_container_exact::<false>(s, 0, kind).ok().map(|r| r.0);
-        let exact_json = crate::scan::skip_container_exact::<true>(s, 0, kind).ok().map(|r| r.0);
-        let exact_blank = crate::jsonskip::skip_container_exact(s, 0, kind).ok().map(|r| r.0);
-        for k in crate::simd::kernels() {
-            for (ws, exact) in [(WS_LINE, exact_line), (WS_JSON, exact_json), (WS_BLANK, exact_blank)] {
-                let fast = crate::simd::skip_container_kernel(k, ws, s, 0);
-                match fast {
-                    Some(end) => assert_eq!(Some(end), exact, "{k} ws {ws}: {text:?}"),
-                    None => assert!(
-                        exact.is_none() || depth(s) > 64,
-                        "{k} ws {ws}: fast gave up on a valid value: {text:?}"
-                    ),
-                }
-            }
-        }
-    }
-
-    fn depth(s: &[u8]) -> usize {
-        crate::scan::max_depth(s)
-    }
-
-    #[test]
-    fn structures() {
-        let cases: &[&[u8]] = &[
-            b"{}",
-            b"[]",
-            b"[ ]",
-            b"{ }",
-            b"[1,2,3]",
-            b"[1,2,3,]",
-            b"[,1]",
-            b"{\"a\":1}",
-            b"{\"a\":1,}",
-            b"{\"a\" : [true, false, null, -0.5e+3, \"x\\\"y\"], \"b\": {\"c\": {}}}",
-            b"{\"a\":1 2}",
-            b"[1 2]",
-            b"[truex]",
-            b"[tru]",
-            b"[nul]",
-            b"[-]",
-            b"[01]",
-            b"[1.]",
-            b"[1e]",
-            b"[\"a\"\"b\"]",
-            b"[\"a\" \"b\"]",
-            b"{\"a\"}",
-            b"{\"a\":}",
-            b"{1:2}",
-            b"[}",
-            b"{]",
-            b"[[[]]",
-            b"[\"\\u00e9\\n\\/\"]",
-            b"[\"\\x\"]",
-            b"[\"\\u12\"]",
-            b"[\"\x01\"]",
-            b"[1]\x01",
-            b"[\"a\"]\"\x01",
-            b"[1\r]",
-            b"[1\n]",
-            b"[1\t,\r\n2]",
-            b"[\\]",
-            b"[\"\xff\"]",
-            b"[\xff]",
-            b"{\"a\":[1,{\"b\":[2,{\"c\":3}]}]}",
-            b"[1,2]] trailing",
-            b"[\"unterminated",
-            b"[1",
-            b"[",
-            b"{",
-        ];
-        for s in cases {
-            agrees(s);
-        }
-    }
-
-    #[test]
-    fn every_token_at_every_block_offset() {
-        let tokens: [&[u8]; 16] = [
-            b"\"\\\\\"",
-            b"\"a\\\"b\"",
-            b"\"\\u00e9\"",
-            b"\"\\u0g\"",
-            b"-12.5e-3",
-            b"true",
-            b"null",
-            b"false",
-            b"{\"k\":[]}",
-            b"\"\x01\"",
-            b"\"\\q\"",
-            b"tru",
-            b"1 2",
-            b"\"x\"\"y\"",
-            b"\"a\\\\\\\\\\\"\"",
-            b"{}",
-        ];
-        for t in tokens {
-            for pad in 0..140 {
-                for shape in 0..3 {
-                    let mut s = Vec::new();
-                    match shape {
-                        0 => {
-                            s.extend_from_slice(b"[\"");
-                            s.extend(std::iter::repeat_n(b'x', pad));
-                            s.extend_from_slice(b"\",");
-                            s.extend_from_slice(t);
-                            s.extend_from_slice(b",3]");
-                        }
-                        1 => {
-                            s.extend_from_slice(b"{\"k\":");
-                            s.extend(std::iter::repeat_n(b' ', pad));
-                            s.extend_from_slice(t);
-                            s.push(b'}');
-                        }
-                        _ => {
-                            s.extend_from_slice(b"[");
-                            s.extend(std::iter::repeat_n(b"1,".as_slice(), pad / 2).flatten());
-                            s.extend_from_slice(t);
-                            s.push(b']');
-                        }
-                    }
-                    agrees(&s);
-                    // Cut short at every length near the token.
-                    for cut in s.len().saturating_sub(t.len() + 3)..s.len() {
-                        agrees(&s[..cut]);
-                    }
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn long_backslash_runs_and_deep_nesting() {
-        for run in 0..150 {
-            for pad in [0, 1, 30, 61, 62, 63, 64, 65] {
-                let mut s = b"[\"".to_vec();
-                s.extend(std::iter::repeat_n(b'y', pad));
-                s.extend(std::iter::repeat_n(b'\\', run));
-                s.extend_from_slice(b"\",\"tail\"]");
-                agrees(&s);
-            }
-        }
-        for d in [1, 2, 63, 64, 65, 100, 200] {
-            let s = format!("{}1{}", "[{\"a\":".repeat(d), "}]".repeat(d));
-            agrees(s.as_bytes());
-            let s = format!("{}{}", "[".repeat(d), "]".repeat(d));
-            agrees(s.as_bytes());
-        }
-    }
-
-    #[test]
-    fn random_values() {
-        let alphabet = b"[]{}\",:\\ \tunl01e-.a\x01\r\n\xff";
-        let words: [&[u8]; 10] = [
-            b"{\"a\":",
-            b"[",
-            b"]",
-            b"}",
-            b",",
-            b"\"s\\\"t\"",
-            b"12",
-            b"true",
-            b"\"x\"",
-            b"null",
-        ];
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for round in 0..60_000 {
-            let len = (next() % 200) as usize;
-            let mut s = vec![if round % 2 == 0 { b'[' } else { b'{' }];
-            for _ in 0..len {
-                let r = next();
-                if r % 3 == 0 {
-                    s.push(alphabet[(r >> 8) as usize % alphabet.len()]);
-                } else {
-                    s.extend_from_slice(words[(r >> 8) as usize % words.len()]);
-                }
-            }
-            agrees(&s);
-        }
-    }
-
-    #[test]
-    fn valid_generated_values_are_answered() {
-        // Real message bodies from the generator: the fast walker must answer on each.
-        let mut spec = crate::generator::SessionSpec::new(5, 2 << 20);
-        spec.mix = crate::generator::Mix::SmallEntries;
-        let mut out = Vec::new();
-        crate::generator::write_session(&spec, &mut out).expect("generate");
-        let mut n = 0;
-        for line in out.split(|&c| c == b'\n').filter(|l| !l.is_empty()) {
-            assert!(crate::simd::skip_container_kernel("best", WS_LINE, line, 0) == Some(line.len()));
-            n += 1;
-        }
-        assert!(n > 1000);
     }
 }

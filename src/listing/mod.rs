@@ -33,13 +33,18 @@
 //! - [`locale_compare`] implements ICU root collation for ASCII names (what pi's file names
 //!   are); other characters are ordered after ASCII by code point (see its docs).
 
+pub mod dirs;
+
+use crate::js::collate::locale_compare_bytes;
 use crate::js::number::parse_json_number;
 use crate::js::sort::v8_sort_by;
-use crate::jsonskip::{skip_string, skip_value};
-use crate::scan::Kind;
-use crate::value::{JsStr, SyntaxError, Value, decode_string, js_date_time, js_trim_wtf8};
+use crate::js::string::{JsStr, js_trim_wtf8};
+use crate::json::string::decode_string;
+use crate::json::value::js_date_time;
+use crate::json::walk::{skip_value, skip_ws, walk_elements, walk_members};
+use crate::json::ws::Blank;
+use crate::json::{Kind, SyntaxError, Value};
 use rayon::prelude::*;
-use std::cmp::Ordering;
 use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -74,15 +79,20 @@ pub struct SessionInfo {
 }
 
 impl SessionInfo {
+    /// `modified` as `toISOString()` prints it (`None` for an invalid date).
+    pub fn modified_iso(&self) -> Option<String> {
+        crate::js::time::iso_from_ms(self.modified)
+    }
+
     /// The session as pi's field names and values, in pi's order, dates as
     /// `toISOString()` strings (`null` for an invalid date), missing values as `null`,
     /// `path` as given by `path_text`; `allMessagesText` only when `with_text`.
     pub fn to_value(&self, path_text: &str, with_text: bool) -> Value<'static> {
-        let date = |ms: f64| match crate::time::iso_from_ms(ms) {
+        let date = |ms: f64| match crate::js::time::iso_from_ms(ms) {
             Some(s) => Value::string(s),
             None => Value::Null,
         };
-        let mut o = crate::value::Object::new();
+        let mut o = crate::json::Object::new();
         let mut put = |k: &'static str, v: Value<'static>| o.set(JsStr::from_str(k), v);
         put("path", Value::string(path_text.to_owned()));
         put("id", self.id.clone().unwrap_or(Value::Null));
@@ -106,7 +116,7 @@ impl SessionInfo {
     /// writes it, with the path as is.
     pub fn write_json_line(&self, with_text: bool, out: &mut Vec<u8>) {
         let p = self.path.to_string_lossy();
-        crate::canon::stringify_into(out, &self.to_value(&p, with_text));
+        crate::json::stringify::stringify_into(out, &self.to_value(&p, with_text));
         out.push(b'\n');
     }
 }
@@ -223,10 +233,10 @@ pub struct ListOptions<'a> {
     pub partials: bool,
     /// Checked between files.
     pub cancel: Option<CancelToken>,
-    /// How files are read: [`crate::ReadMode::Auto`] maps files of 1 MiB and more. A mapped
+    /// How files are read: [`crate::source::ReadMode::Auto`] maps files of 1 MiB and more. A mapped
     /// file that another process truncates while it is read can crash the reader (SIGBUS);
-    /// [`crate::ReadMode::Read`] never maps, at some cost in speed.
-    pub read_mode: crate::ReadMode,
+    /// [`crate::source::ReadMode::Read`] never maps, at some cost in speed.
+    pub read_mode: crate::source::ReadMode,
     /// Leave [`SessionInfo::all_messages_text`] empty (faster when it is not shown).
     pub skip_text: bool,
 }
@@ -345,7 +355,7 @@ pub fn session_info_from_bytes(
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
     // The walker is compiled a second time for AVX2 and BMI, used when the CPU has them.
-    crate::simd::with_avx2_bmi(|| info_impl(path, bytes, mtime_ms, scratch))
+    crate::json::with_avx2_bmi(|| info_impl(path, bytes, mtime_ms, scratch))
 }
 
 #[inline(always)]
@@ -366,10 +376,7 @@ fn info_impl(path: &Path, bytes: &[u8], mtime_ms: f64, scratch: &mut Scratch) ->
     // `\n`, `\r\n` or a lone `\r`; an empty piece between `\r` and `\n` is a blank line).
     let line_end = |from: usize| memchr::memchr2(b'\n', b'\r', &bytes[from..]).map_or(n, |o| from + o);
     while pos < n {
-        let mut first = pos;
-        while first < n && matches!(bytes[first], b' ' | b'\t') {
-            first += 1;
-        }
+        let first = skip_ws::<Blank>(bytes, pos);
         if first == n {
             break;
         }
@@ -387,7 +394,7 @@ fn info_impl(path: &Path, bytes: &[u8], mtime_ms: f64, scratch: &mut Scratch) ->
                 continue;
             }
             // The first kept line decides: it must be a session header.
-            let Ok(v) = crate::value::parse(line) else {
+            let Ok(v) = crate::json::value::parse(line) else {
                 continue;
             };
             if !v.truthy() {
@@ -463,7 +470,7 @@ fn info_impl(path: &Path, bytes: &[u8], mtime_ms: f64, scratch: &mut Scratch) ->
             Some(number_at(line, m.timestamp))
         } else {
             let v = (l.timestamp.kind.is_some())
-                .then(|| crate::value::parse(&line[l.timestamp.start..l.timestamp.end]).ok())
+                .then(|| crate::json::value::parse(&line[l.timestamp.start..l.timestamp.end]).ok())
                 .flatten();
             let t = js_date_time(v.as_ref());
             (!t.is_nan()).then_some(t)
@@ -593,70 +600,18 @@ fn push_js_string_of(line: &[u8], s: Span, out: &mut Vec<u8>) {
             out.extend_from_slice(d.as_bytes());
         }
         Some(_) => {
-            let v = crate::value::parse(&line[s.start..s.end]).expect("the line was validated");
+            let v = crate::json::value::parse(&line[s.start..s.end]).expect("the line was validated");
             out.extend_from_slice(v.to_js_string().as_bytes());
         }
     }
 }
 
-// ---------------------------------------------------------------------------------------
-// The line walker: validates like JSON.parse and records spans.
-
-fn err(offset: usize, reason: &'static str) -> SyntaxError {
-    SyntaxError { offset, reason }
-}
-
-/// JSON white space within one line: `\n` and `\r` end lines here (pi's readline), so
-/// only space and tab remain.
-#[inline]
-fn skip_ws(b: &[u8], mut i: usize) -> usize {
-    while i < b.len() && matches!(b[i], b' ' | b'\t') {
-        i += 1;
-    }
-    i
-}
-
-/// Walk the object at `start`, calling `f(b, key, value_start)`, which returns the value's
-/// end and kind. Returns the offset past `}`.
-#[inline(always)]
-fn walk_object(
-    b: &[u8],
-    start: usize,
-    mut f: impl FnMut(&[u8], usize) -> Result<(usize, Kind), SyntaxError>,
-) -> Result<usize, SyntaxError> {
-    let mut i = skip_ws(b, start + 1);
-    if b.get(i) == Some(&b'}') {
-        return Ok(i + 1);
-    }
-    loop {
-        if b.get(i) != Some(&b'"') {
-            return Err(err(i, "expected a string key"));
-        }
-        let kstart = i;
-        let (kend, escaped) = skip_string(b, i)?;
-        i = skip_ws(b, kend);
-        if b.get(i) != Some(&b':') {
-            return Err(err(i, "expected ':'"));
-        }
-        i = skip_ws(b, i + 1);
-        let (vend, _) = if escaped {
-            let (k, _) = decode_string(b, kstart)?;
-            f(k.as_bytes(), i)?
-        } else {
-            f(&b[kstart + 1..kend - 1], i)?
-        };
-        i = skip_ws(b, vend);
-        match b.get(i) {
-            Some(b',') => i = skip_ws(b, i + 1),
-            Some(b'}') => return Ok(i + 1),
-            _ => return Err(err(i, "expected ',' or '}'")),
-        }
-    }
-}
+// The line walker: validates like JSON.parse and records spans, over the crate's one exact
+// walker with white space `Blank` (`\n` and `\r` end lines here, as pi's readline).
 
 #[inline(always)]
 fn skip_any(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
-    skip_value(b, i)
+    skip_value::<Blank>(b, i)
 }
 
 /// Walk the object at `first` and what follows it up to the end of its line; returns the
@@ -664,24 +619,12 @@ fn skip_any(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
 #[inline(always)]
 fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Line, usize), SyntaxError> {
     let mut l = Line::default();
-    let end = walk_object(line, first, |key, i| match key {
-        b"type" => {
-            let (e, k) = skip_any(line, i)?;
-            l.ty = Span::new(i, e, k);
-            Ok((e, k))
-        }
-        b"timestamp" => {
-            let (e, k) = skip_any(line, i)?;
-            l.timestamp = Span::new(i, e, k);
-            Ok((e, k))
-        }
-        b"name" => {
-            let (e, k) = skip_any(line, i)?;
-            l.name = Span::new(i, e, k);
-            Ok((e, k))
-        }
-        b"message" => {
-            if line.get(i) == Some(&b'{') {
+    let end = walk_members::<Blank>(line, first, |key, i| {
+        let span = match key {
+            b"type" => &mut l.ty,
+            b"timestamp" => &mut l.timestamp,
+            b"name" => &mut l.name,
+            b"message" if line.get(i) == Some(&b'{') => {
                 let mut m = Msg {
                     present: Some(Kind::Object),
                     blocks_from: blocks.len(),
@@ -689,94 +632,79 @@ fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Lin
                 };
                 let e = scan_message(line, i, blocks, &mut m)?;
                 l.msg = m;
-                Ok((e, Kind::Object))
-            } else {
+                return Ok(e);
+            }
+            b"message" => {
                 let (e, k) = skip_any(line, i)?;
                 l.msg = Msg {
                     present: Some(k),
                     ..Msg::default()
                 };
-                Ok((e, k))
+                return Ok(e);
             }
-        }
-        _ => skip_any(line, i),
+            _ => return skip_any(line, i).map(|(e, _)| e),
+        };
+        let (e, k) = skip_any(line, i)?;
+        *span = Span::new(i, e, k);
+        Ok(e)
     })?;
-    let term = skip_ws(line, end);
+    let term = skip_ws::<Blank>(line, end);
     if term != line.len() && !matches!(line[term], b'\n' | b'\r') {
-        return Err(err(end, "unexpected data after the JSON value"));
+        return Err(SyntaxError::new(end, "unexpected data after the JSON value"));
     }
     Ok((l, term))
 }
 
 #[inline(always)]
 fn scan_message(b: &[u8], start: usize, blocks: &mut Vec<Block>, m: &mut Msg) -> Result<usize, SyntaxError> {
-    walk_object(b, start, |key, i| match key {
-        b"role" => {
-            let (e, k) = skip_any(b, i)?;
-            m.role = Span::new(i, e, k);
-            Ok((e, k))
-        }
-        b"timestamp" => {
-            let (e, k) = skip_any(b, i)?;
-            m.timestamp = Span::new(i, e, k);
-            Ok((e, k))
-        }
-        b"content" => {
-            m.blocks_from = blocks.len();
-            if b.get(i) == Some(&b'[') {
-                let e = scan_blocks(b, i, blocks)?;
-                m.content = Span::new(i, e, Kind::Array);
-                Ok((e, Kind::Array))
-            } else {
-                let (e, k) = skip_any(b, i)?;
-                m.content = Span::new(i, e, k);
-                Ok((e, k))
+    walk_members::<Blank>(b, start, |key, i| {
+        let span = match key {
+            b"role" => &mut m.role,
+            b"timestamp" => &mut m.timestamp,
+            b"content" => {
+                m.blocks_from = blocks.len();
+                if b.get(i) == Some(&b'[') {
+                    let e = scan_blocks(b, i, blocks)?;
+                    m.content = Span::new(i, e, Kind::Array);
+                    return Ok(e);
+                }
+                &mut m.content
             }
-        }
-        _ => skip_any(b, i),
+            _ => return skip_any(b, i).map(|(e, _)| e),
+        };
+        let (e, k) = skip_any(b, i)?;
+        *span = Span::new(i, e, k);
+        Ok(e)
     })
 }
 
 #[inline(always)]
 fn scan_blocks(b: &[u8], start: usize, blocks: &mut Vec<Block>) -> Result<usize, SyntaxError> {
-    let mut i = skip_ws(b, start + 1);
-    if b.get(i) == Some(&b']') {
-        return Ok(i + 1);
-    }
-    loop {
-        match b.get(i) {
-            Some(b'{') => {
-                let mut ty = Span::default();
-                let mut text = Span::default();
-                let e = walk_object(b, i, |key, j| {
-                    let (e, k) = skip_any(b, j)?;
-                    match key {
-                        b"type" => ty = Span::new(j, e, k),
-                        b"text" => text = Span::new(j, e, k),
-                        _ => {}
-                    }
-                    Ok((e, k))
-                })?;
-                blocks.push(Block::Obj { ty, text });
-                i = e;
-            }
-            _ => {
-                let (e, k) = skip_any(b, i)?;
-                blocks.push(if k == Kind::Null { Block::Null } else { Block::Other });
-                i = e;
-            }
+    walk_elements::<Blank>(b, start, |i| {
+        if b.get(i) == Some(&b'{') {
+            let mut ty = Span::default();
+            let mut text = Span::default();
+            let e = walk_members::<Blank>(b, i, |key, j| {
+                let (e, k) = skip_any(b, j)?;
+                match key {
+                    b"type" => ty = Span::new(j, e, k),
+                    b"text" => text = Span::new(j, e, k),
+                    _ => {}
+                }
+                Ok(e)
+            })?;
+            blocks.push(Block::Obj { ty, text });
+            Ok(e)
+        } else {
+            let (e, k) = skip_any(b, i)?;
+            blocks.push(if k == Kind::Null { Block::Null } else { Block::Other });
+            Ok(e)
         }
-        i = skip_ws(b, i);
-        match b.get(i) {
-            Some(b',') => i = skip_ws(b, i + 1),
-            Some(b']') => return Ok(i + 1),
-            _ => return Err(err(i, "expected ',' or ']'")),
-        }
-    }
+    })
 }
 
 /// Files of at least this many bytes are memory-mapped by the listing in
-/// [`crate::ReadMode::Auto`]. Listing reads each byte once, front to back, so the choice is
+/// [`crate::source::ReadMode::Auto`]. Listing reads each byte once, front to back, so the choice is
 /// about kernel work only: copying with `read()` cost about 1.75 times what mapping (page
 /// faults with fault-around, then `munmap`) cost per byte, while mapping has a fixed cost
 /// per file. Over 10,000 generated sessions (2.9 GB), 16-64 KiB thresholds without
@@ -785,14 +713,14 @@ pub const LIST_MMAP_THRESHOLD: u64 = 32 << 10;
 
 /// Read `path` (following symlinks) and build its [`SessionInfo`], as pi's
 /// `buildSessionInfo` does. Files of at least [`LIST_MMAP_THRESHOLD`] bytes are
-/// memory-mapped when `mode` allows it ([`crate::ReadMode::Auto`]); smaller ones are read
+/// memory-mapped when `mode` allows it ([`crate::source::ReadMode::Auto`]); smaller ones are read
 /// into the scratch buffer, which is reused.
 ///
 /// # Errors
 /// Why the file is not listed.
 pub fn read_session_info(
     path: &Path,
-    mode: crate::ReadMode,
+    mode: crate::source::ReadMode,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
     let file = File::open(path).map_err(|e| SkipFileReason::Unreadable(e.to_string()))?;
@@ -803,7 +731,7 @@ pub fn read_session_info(
 fn read_opened_session_info(
     path: &Path,
     mut file: File,
-    mode: crate::ReadMode,
+    mode: crate::source::ReadMode,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
     let unreadable = |e: std::io::Error| SkipFileReason::Unreadable(e.to_string());
@@ -813,16 +741,16 @@ fn read_opened_session_info(
     }
     let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
     let map = match mode {
-        crate::ReadMode::Read => false,
-        crate::ReadMode::Mmap => meta.len() > 0,
-        crate::ReadMode::Auto => meta.len() >= LIST_MMAP_THRESHOLD,
+        crate::source::ReadMode::Read => false,
+        crate::source::ReadMode::Mmap => meta.len() > 0,
+        crate::source::ReadMode::Auto => meta.len() >= LIST_MMAP_THRESHOLD,
     };
     if map {
         #[cfg(unix)]
         if let Some(r) = info_in_arena(path, &file, meta.len(), mtime, scratch) {
             return r;
         }
-        let src = crate::source::Source::from_file(file, crate::ReadMode::Mmap).map_err(unreadable)?;
+        let src = crate::source::Source::from_file(file, crate::source::ReadMode::Mmap).map_err(unreadable)?;
         return session_info_from_bytes(path, src.bytes(), mtime, scratch);
     }
     let mut buf = std::mem::take(&mut scratch.buf);
@@ -1167,13 +1095,13 @@ pub fn list_dir(dir: &Path, opts: &mut ListOptions<'_>) -> Result<Listing, Cance
 /// (`sessionDir` when given, else the project's default folder); when `filter_cwd` is
 /// `Some(resolved cwd)` (a custom dir other than the default folder), only sessions whose
 /// header `cwd` resolves to it are kept. [`list_project`] computes both from an
-/// [`crate::dirs::Env`].
+/// [`crate::listing::dirs::Env`].
 ///
 /// # Errors
 /// Only [`Cancelled`].
 pub fn list(
     dir: &Path,
-    filter_cwd: Option<(&crate::dirs::Env, &Path)>,
+    filter_cwd: Option<(&crate::listing::dirs::Env, &Path)>,
     opts: &mut ListOptions<'_>,
 ) -> Result<Listing, Cancelled> {
     match filter_cwd {
@@ -1186,13 +1114,13 @@ pub fn list(
 }
 
 /// pi's `sessionCwdMatches`: a non-empty header cwd that resolves to `resolved_cwd`.
-fn cwd_matches(env: &crate::dirs::Env, cwd: &JsStr<'_>, resolved_cwd: &Path) -> bool {
+fn cwd_matches(env: &crate::listing::dirs::Env, cwd: &JsStr<'_>, resolved_cwd: &Path) -> bool {
     !cwd.is_empty() && env.resolve_path(Path::new(&*cwd.to_str_lossy())) == resolved_cwd
 }
 
 /// Which folder `list(cwd, session_dir)` reads and which cwd it filters on, as pi decides.
 pub fn project_dir(
-    env: &crate::dirs::Env,
+    env: &crate::listing::dirs::Env,
     cwd: &Path,
     session_dir: Option<&Path>,
     agent_dir: &Path,
@@ -1213,7 +1141,7 @@ pub fn project_dir(
 /// # Errors
 /// Only [`Cancelled`].
 pub fn list_project(
-    env: &crate::dirs::Env,
+    env: &crate::listing::dirs::Env,
     cwd: &Path,
     session_dir: Option<&Path>,
     agent_dir: &Path,
@@ -1325,7 +1253,7 @@ pub fn read_session_header(path: &Path) -> Option<Value<'static>> {
             None if over => return None,
             None => (&buf[pos..], None),
         };
-        if let Ok(v) = crate::value::parse(line)
+        if let Ok(v) = crate::json::value::parse(line)
             && v.truthy()
         {
             let ok = v
@@ -1339,7 +1267,7 @@ pub fn read_session_header(path: &Path) -> Option<Value<'static>> {
     }
 }
 
-fn header_cwd_matches(env: &crate::dirs::Env, h: &Value<'_>, resolved_cwd: &Path) -> bool {
+fn header_cwd_matches(env: &crate::listing::dirs::Env, h: &Value<'_>, resolved_cwd: &Path) -> bool {
     match h.get("cwd") {
         Some(Value::String(s)) => cwd_matches(env, s, resolved_cwd),
         _ => false,
@@ -1349,7 +1277,7 @@ fn header_cwd_matches(env: &crate::dirs::Env, h: &Value<'_>, resolved_cwd: &Path
 /// pi's `findById(cwd, id, sessionDir)`: the first file (in name order) of the project's
 /// folder whose header has this `id` (and, with a custom dir, this cwd). Headers only.
 pub fn find_by_id(
-    env: &crate::dirs::Env,
+    env: &crate::listing::dirs::Env,
     cwd: &Path,
     id: &str,
     session_dir: Option<&Path>,
@@ -1360,7 +1288,12 @@ pub fn find_by_id(
 }
 
 /// [`find_by_id`] in one folder, with an optional resolved-cwd filter.
-pub fn find_by_id_in(env: &crate::dirs::Env, dir: &Path, id: &str, filter_cwd: Option<&Path>) -> Option<PathBuf> {
+pub fn find_by_id_in(
+    env: &crate::listing::dirs::Env,
+    dir: &Path,
+    id: &str,
+    filter_cwd: Option<&Path>,
+) -> Option<PathBuf> {
     for name in jsonl_names(dir).ok()? {
         let path = join_name(dir, &name);
         let Some(h) = read_session_header(&path) else {
@@ -1382,7 +1315,7 @@ pub fn find_by_id_in(env: &crate::dirs::Env, dir: &Path, id: &str, filter_cwd: O
 /// pi's `findMostRecentSession(dir, cwd?)`: the newest file (by mtime) in `dir` with a
 /// header (and, when `filter_cwd` is given, that cwd). `None` when a file cannot be stat'ed,
 /// as in pi.
-pub fn find_most_recent(env: &crate::dirs::Env, dir: &Path, filter_cwd: Option<&Path>) -> Option<PathBuf> {
+pub fn find_most_recent(env: &crate::listing::dirs::Env, dir: &Path, filter_cwd: Option<&Path>) -> Option<PathBuf> {
     let mut files: Vec<(PathBuf, f64)> = Vec::new();
     for name in jsonl_names(dir).ok()? {
         let path = join_name(dir, &name);
@@ -1396,68 +1329,9 @@ pub fn find_most_recent(env: &crate::dirs::Env, dir: &Path, filter_cwd: Option<&
         .find(|p| read_session_header(p).is_some_and(|h| filter_cwd.is_none_or(|c| header_cwd_matches(env, &h, c))))
 }
 
-// ---------------------------------------------------------------------------------------
-// localeCompare
-
-/// Primary weight of an ASCII character in ICU's root collation (CLDR, punctuation not
-/// ignorable), 0 for ignorable control characters. Letters share a weight per case pair.
-fn ascii_primary(c: u8) -> u32 {
-    const ORDER: &[u8] = b" _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789";
-    if c.is_ascii_alphabetic() {
-        return 100 + u32::from(c.to_ascii_lowercase() - b'a');
-    }
-    match ORDER.iter().position(|&o| o == c) {
-        Some(p) => 1 + p as u32,
-        None => 0,
-    }
-}
-
-fn weights(s: &str) -> impl Iterator<Item = (u32, u8)> + '_ {
-    s.chars().filter_map(|ch| {
-        let cp = ch as u32;
-        if cp < 0x80 {
-            let c = cp as u8;
-            let p = ascii_primary(c);
-            (p != 0).then_some((p, u8::from(c.is_ascii_uppercase())))
-        } else {
-            Some((1000 + cp, 0))
-        }
-    })
-}
-
-/// JavaScript's `a.localeCompare(b)` (ICU root collation, as node's default `en-US`
-/// collator applies it) for ASCII strings: primary order space < `_-,;:!?.'"()[]{}@*/\&#%`^+<=>|~$`
-/// < digits < letters (case-insensitive), then lowercase before uppercase; control
-/// characters are ignored. Non-ASCII characters are ordered after every ASCII character,
-/// by code point (an approximation: pi's session file names are ASCII).
-pub fn locale_compare(a: &str, b: &str) -> Ordering {
-    let p = weights(a).map(|w| w.0).cmp(weights(b).map(|w| w.0));
-    if p != Ordering::Equal {
-        return p;
-    }
-    weights(a).map(|w| w.1).cmp(weights(b).map(|w| w.1))
-}
-
-fn locale_compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
-    locale_compare(&String::from_utf8_lossy(a), &String::from_utf8_lossy(b))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn locale_compare_like_node() {
-        // Checked with node 20 (ICU): "a".localeCompare("A") = -1, etc.
-        assert_eq!(locale_compare("a", "A"), Ordering::Less);
-        assert_eq!(locale_compare("a", "B"), Ordering::Less);
-        assert_eq!(locale_compare("ab", "Aa"), Ordering::Greater);
-        assert_eq!(locale_compare("a\x01b", "ab"), Ordering::Equal);
-        assert_eq!(locale_compare("a-b", "ab"), Ordering::Less);
-        assert_eq!(locale_compare("a_b", "a-b"), Ordering::Less);
-        assert_eq!(locale_compare("a.jsonl", "a-1.jsonl"), Ordering::Greater);
-        assert_eq!(locale_compare("Z", "a"), Ordering::Greater);
-    }
 
     fn info(text: &str) -> Result<SessionInfo, SkipFileReason> {
         session_info_from_bytes(Path::new("x.jsonl"), text.as_bytes(), 5.0, &mut Scratch::new())

@@ -2,35 +2,24 @@
 //!
 //! Lines are split at `\n` (pi splits its decoded text there, and `\n` is never part of a
 //! multi-byte sequence, so splitting bytes is the same), each line is classified by
-//! [`crate::scan::scan_line`], and a kept line becomes an [`EntryRec`]: its byte span, line
+//! [`line::scan_line`], and a kept line becomes an [`EntryRec`]: its byte span, line
 //! number, entry type and the `id` / `parentId` keys. Skipped lines become [`Skipped`]
 //! records with their position and reason. Big inputs are split into newline-aligned chunks
 //! indexed in parallel with rayon; the result does not depend on the split.
 
-use crate::scan::{Field, Fields, Kind, Line, scan_line, scan_object_line};
-use crate::value::{JsStr, decode_string};
+pub(crate) mod idmap;
+pub(crate) mod line;
+mod pos;
+
+pub use pos::{ByteOffset, EntryPos, LineNo};
+
+use crate::js::string::JsStr;
+use crate::json::string::decode_string;
+use crate::json::{Field, Kind};
+use line::{Fields, Line, scan_line, scan_object_line};
 use rayon::prelude::*;
 use smallvec::SmallVec;
 use std::fmt;
-
-/// A 1-based line number in the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LineNo(pub u64);
-
-/// A byte offset from the start of the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ByteOffset(pub u64);
-
-/// The position of a kept line among all kept lines (pi's `fileEntries` index: the header
-/// is 0).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct EntryPos(pub u32);
-
-impl fmt::Display for LineNo {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.0)
-    }
-}
 
 /// An entry `id` or `parentId` as a JavaScript `Map` key / `===` operand.
 ///
@@ -455,7 +444,7 @@ fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
 /// to the chunk (first line = 1).
 fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
     // The scanner is compiled a second time for AVX2 and BMI, used when the CPU has them.
-    crate::simd::with_avx2_bmi(|| index_chunk_impl(bytes, base, limit))
+    crate::json::with_avx2_bmi(|| index_chunk_impl(bytes, base, limit))
 }
 
 /// Index the lines of `bytes` (which starts a line, at file offset `base`) that start

@@ -29,7 +29,7 @@ pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
     }
     let r = pi_session::recover(file).with_context(|| format!("cannot recover {}", file.display()))?;
     if json {
-        let str = |s: &str| pi_session::canon::stringify(&Value::str(s));
+        let str = |s: &str| Value::str(s).stringify();
         let (len, removed, reason) = match &r {
             Recovery::Truncated { len, removed } => (len.to_string(), removed.to_string(), "null".into()),
             Recovery::Stale { reason } => ("null".into(), "null".into(), str(reason)),
@@ -55,8 +55,7 @@ pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
         .read_to_end(&mut text)
         .context("cannot read the message from stdin")?;
     let trimmed = text.trim_ascii();
-    let message =
-        pi_session::value::parse(trimmed).map_err(|e| anyhow::anyhow!("the message on stdin is not JSON: {e}"))?;
+    let message = Value::parse(trimmed).map_err(|e| anyhow::anyhow!("the message on stdin is not JSON: {e}"))?;
     if message.as_object().is_none() {
         bail!("the message on stdin must be a JSON object (e.g. {{\"role\":\"user\",\"content\":\"hi\"}})");
     }

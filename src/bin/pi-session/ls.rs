@@ -179,7 +179,8 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
 }
 
 fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {
-    let modified = pi_session::time::iso_from_ms(s.modified)
+    let modified = s
+        .modified_iso()
         .map(|d| d.get(..16).unwrap_or(&d).replace('T', " "))
         .unwrap_or_else(|| "(invalid date)   ".into());
     let title = match &s.name {

@@ -1,10 +1,11 @@
-//! CPU-specific mask kernels for [`crate::strscan`]: the only `unsafe` of the fast path.
+//! CPU-specific mask kernels: the only `unsafe` CPU code of the fast path.
 //!
 //! A kernel turns a 64-byte block into bit masks (bit k = byte k): quotes, backslashes,
-//! control bytes (< 0x20), the letter `u`, and the letters that may follow a backslash.
-//! Four kernels give identical masks: AVX-512BW or AVX2 (chosen at run time with
-//! `is_x86_feature_detected!`), SSE2 (baseline on x86_64) and portable SWAR arithmetic on
-//! `u64` words (every other target). Tests compare all of them on random blocks.
+//! control bytes (< 0x20), the letter `u`, the letters that may follow a backslash, and
+//! (for [`super::structural`]) structural characters and white space. Four kernels give
+//! identical masks: AVX-512BW, AVX2, SSE2 (baseline on x86_64) and portable SWAR
+//! arithmetic on `u64` words (every other target). Which one runs is decided once, in
+//! [`super::dispatch`]; tests compare all of them on random blocks.
 #![allow(unsafe_code)]
 
 /// Masks of one block.
@@ -71,23 +72,29 @@ pub(crate) trait Kernel {
     }
 }
 
-/// Portable SWAR kernel (the fallback off x86_64; on x86_64 only tests and the
-/// `skip_string_kernel` comparison use it, as a type parameter).
+/// Portable SWAR kernel (the fallback off x86_64; on x86_64 only tests, benches and fuzz
+/// targets use it, through `internals`).
+#[cfg_attr(all(target_arch = "x86_64", not(any(test, feature = "internals"))), allow(dead_code))]
 pub(crate) struct Swar;
 
+#[cfg_attr(all(target_arch = "x86_64", not(any(test, feature = "internals"))), allow(dead_code))]
 const ONES: u64 = 0x0101_0101_0101_0101;
+#[cfg_attr(all(target_arch = "x86_64", not(any(test, feature = "internals"))), allow(dead_code))]
 const LOWS: u64 = 0x7F7F_7F7F_7F7F_7F7F;
 
+#[cfg_attr(all(target_arch = "x86_64", not(any(test, feature = "internals"))), allow(dead_code))]
 #[inline(always)]
 fn zero_bytes(x: u64) -> u64 {
     !(((x & LOWS) + LOWS) | x | LOWS)
 }
 
+#[cfg_attr(all(target_arch = "x86_64", not(any(test, feature = "internals"))), allow(dead_code))]
 #[inline(always)]
 fn movemask(hi: u64) -> u64 {
     ((hi >> 7).wrapping_mul(0x0102_0408_1020_4080)) >> 56
 }
 
+#[cfg_attr(all(target_arch = "x86_64", not(any(test, feature = "internals"))), allow(dead_code))]
 #[inline(always)]
 fn words(block: &[u8; 64]) -> [u64; 8] {
     std::array::from_fn(|k| u64::from_le_bytes(block[k * 8..k * 8 + 8].try_into().expect("8 bytes")))
@@ -347,203 +354,8 @@ mod x86 {
     }
 }
 
-use crate::value::SyntaxError;
-
-/// Run `f` compiled for AVX2, BMI1/2, LZCNT and POPCNT when this CPU has them (an
-/// `#[inline(always)]` walker called from `f` is then built a second time with them:
-/// cheaper bit scans, wider vectors; 5-8% faster listing), else as it is.
-#[inline(always)]
-pub(crate) fn with_avx2_bmi<R>(f: impl FnOnce() -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2")
-        && std::is_x86_feature_detected!("bmi1")
-        && std::is_x86_feature_detected!("bmi2")
-        && std::is_x86_feature_detected!("lzcnt")
-        && std::is_x86_feature_detected!("popcnt")
-    {
-        // SAFETY: every feature `run_avx2_bmi` is compiled for was detected just above.
-        return unsafe { run_avx2_bmi(f) };
-    }
-    f()
-}
-
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,bmi1,bmi2,lzcnt,popcnt")]
-unsafe fn run_avx2_bmi<R>(f: impl FnOnce() -> R) -> R {
-    f()
-}
-
-/// Bytes the short-string look covers.
-const SHORT: usize = 32;
-
-/// The end (past the closing quote) of the string whose opening quote is at `i`, when it
-/// closes within [`SHORT`] bytes with no backslash or control byte before the quote:
-/// keys, ids, types and timestamps. `None` sends the caller to the block-wise skipper.
-/// Inlined into the structural walkers (SSE2 is baseline on x86_64), it spares short
-/// strings the kernel dispatch.
-#[inline(always)]
-pub(crate) fn short_string_end(b: &[u8], i: usize) -> Option<usize> {
-    let body = b.get(i + 1..i + 1 + SHORT)?;
-    #[cfg(target_arch = "x86_64")]
-    let (quote, special) = {
-        use std::arch::x86_64::*;
-        // SAFETY: `body` holds exactly SHORT = 32 bytes, so both 16-byte unaligned loads
-        // stay inside it; SSE2 is part of the x86_64 baseline; the rest are register
-        // operations.
-        unsafe {
-            let lo = _mm_loadu_si128(body.as_ptr().cast());
-            let hi = _mm_loadu_si128(body.as_ptr().add(16).cast());
-            let q = _mm_set1_epi8(b'"' as i8);
-            let bs = _mm_set1_epi8(b'\\' as i8);
-            let f = _mm_set1_epi8(0x1f);
-            let sp = |v: __m128i| {
-                // backslash, or x < 0x20  <=>  max(x, 0x1f) == 0x1f (unsigned)
-                _mm_movemask_epi8(_mm_or_si128(
-                    _mm_cmpeq_epi8(v, bs),
-                    _mm_cmpeq_epi8(_mm_max_epu8(v, f), f),
-                )) as u32
-            };
-            let qm = |v: __m128i| _mm_movemask_epi8(_mm_cmpeq_epi8(v, q)) as u32;
-            (qm(lo) | qm(hi) << 16, sp(lo) | sp(hi) << 16)
-        }
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let (quote, special) = {
-        let mut quote = 0u32;
-        let mut special = 0u32;
-        for (k, &c) in body.iter().enumerate() {
-            quote |= u32::from(c == b'"') << k;
-            special |= u32::from(c == b'\\' || c < 0x20) << k;
-        }
-        (quote, special)
-    };
-    let q = quote.trailing_zeros();
-    (q < SHORT as u32 && special & ((1u32 << q) - 1) == 0).then_some(i + 2 + q as usize)
-}
-
-/// Skip a string with the best kernel this CPU has (see [`crate::strscan`]).
-#[inline]
-pub(crate) fn skip_string(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::is_x86_feature_detected!("avx512bw") {
-            // SAFETY: the CPU supports AVX-512BW (checked just above), which is all that
-            // `skip_string_avx512` requires.
-            return unsafe { skip_string_avx512(b, i) };
-        }
-        if std::is_x86_feature_detected!("avx2") {
-            // SAFETY: the CPU supports AVX2 (checked just above), which is all that
-            // `skip_string_avx2` requires.
-            return unsafe { skip_string_avx2(b, i) };
-        }
-        crate::strscan::skip_string_with::<x86::Sse2>(b, i)
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        crate::strscan::skip_string_with::<Swar>(b, i)
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn skip_string_avx2(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
-    crate::strscan::skip_string_with::<x86::Avx2>(b, i)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512bw")]
-unsafe fn skip_string_avx512(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
-    crate::strscan::skip_string_with::<x86::Avx512>(b, i)
-}
-
-/// Skip the array or object at `i` with the structural walker ([`crate::structural`]),
-/// white space flavour `WS`; `None` when it cannot vouch for the value, or when this CPU
-/// lacks AVX-512BW (the walker is slower than the descent without it).
-#[inline]
-pub(crate) fn skip_container<const WS: u8>(b: &[u8], i: usize) -> Option<usize> {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx512_bmi() {
-        // SAFETY: every feature `skip_container_avx512` is compiled for was detected.
-        return unsafe { skip_container_avx512::<WS>(b, i) };
-    }
-    let _ = (b, i);
-    None
-}
-
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn has_avx512_bmi() -> bool {
-    std::is_x86_feature_detected!("avx512bw")
-        && std::is_x86_feature_detected!("bmi1")
-        && std::is_x86_feature_detected!("bmi2")
-        && std::is_x86_feature_detected!("popcnt")
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512bw,bmi1,bmi2,popcnt")]
-unsafe fn skip_container_avx512<const WS: u8>(b: &[u8], i: usize) -> Option<usize> {
-    crate::structural::skip_container_with::<x86::Avx512, WS>(b, i)
-}
-
-/// The structural walker with the named kernel (`"avx512"`, `"best"`, or the portable
-/// byte-at-a-time classes for any other name) and white space flavour `ws` (tests).
-#[doc(hidden)]
-pub fn skip_container_kernel(kernel: &str, ws: u8, b: &[u8], i: usize) -> Option<usize> {
-    use crate::structural::{WS_BLANK, WS_JSON, WS_LINE, skip_container_with};
-    #[cfg(target_arch = "x86_64")]
-    if matches!(kernel, "avx512" | "best") && has_avx512_bmi() {
-        // SAFETY: the features were detected just above.
-        return unsafe {
-            match ws {
-                WS_BLANK => skip_container_avx512::<WS_BLANK>(b, i),
-                WS_LINE => skip_container_avx512::<WS_LINE>(b, i),
-                _ => skip_container_avx512::<WS_JSON>(b, i),
-            }
-        };
-    }
-    match ws {
-        WS_BLANK => skip_container_with::<Swar, WS_BLANK>(b, i),
-        WS_LINE => skip_container_with::<Swar, WS_LINE>(b, i),
-        _ => skip_container_with::<Swar, WS_JSON>(b, i),
-    }
-}
-
-/// Every kernel this CPU can run, by name (for tests and benchmarks).
-#[doc(hidden)]
-pub fn kernels() -> Vec<&'static str> {
-    let mut k = vec!["swar"];
-    #[cfg(target_arch = "x86_64")]
-    {
-        k.push("sse2");
-        if std::is_x86_feature_detected!("avx2") {
-            k.push("avx2");
-        }
-        if std::is_x86_feature_detected!("avx512bw") {
-            k.push("avx512");
-        }
-    }
-    k
-}
-
-/// Skip a string with the named kernel (tests and benchmarks compare them).
-#[doc(hidden)]
-pub fn skip_string_kernel(kernel: &str, b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
-    match kernel {
-        #[cfg(target_arch = "x86_64")]
-        "sse2" => crate::strscan::skip_string_with::<x86::Sse2>(b, i),
-        #[cfg(target_arch = "x86_64")]
-        "avx2" if std::is_x86_feature_detected!("avx2") => {
-            // SAFETY: AVX2 support was checked in the match guard.
-            unsafe { skip_string_avx2(b, i) }
-        }
-        #[cfg(target_arch = "x86_64")]
-        "avx512" if std::is_x86_feature_detected!("avx512bw") => {
-            // SAFETY: AVX-512BW support was checked in the match guard.
-            unsafe { skip_string_avx512(b, i) }
-        }
-        _ => crate::strscan::skip_string_with::<Swar>(b, i),
-    }
-}
+pub(crate) use x86::{Avx2, Avx512, Sse2};
 
 #[cfg(test)]
 mod tests {

@@ -10,8 +10,9 @@
 
 use crate::error::{ErrorKind, Result};
 use crate::index::EntryPos;
+use crate::js::string::JsStr;
+use crate::json::value::{Object, Value, js_date_time};
 use crate::session::Session;
-use crate::value::{JsStr, Object, Value, js_date_time};
 
 /// The forest: node ids are entry positions (the `byId` slot of each id).
 #[derive(Debug, Clone)]
@@ -197,7 +198,7 @@ impl Session {
                     1 => {
                         let id_json = match self.id_value(child) {
                             None => "null".to_string(),
-                            Some(v) => crate::canon::stringify(&v),
+                            Some(v) => crate::json::stringify::stringify(&v),
                         };
                         return Err(ErrorKind::ParentCycle {
                             walk: "getTree",

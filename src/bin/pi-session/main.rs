@@ -10,9 +10,9 @@ use pi_session::{EntryType, Key, OpenOptions, ReadMode, Session, Value};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
-mod cli_ls;
-mod cmd;
-mod cmd_write;
+mod ls;
+mod read;
+mod write;
 
 #[derive(Parser)]
 #[command(
@@ -152,9 +152,9 @@ enum Cmd {
         file: PathBuf,
     },
     /// List sessions as pi's /resume does, newest first (--all: every project).
-    Ls(cli_ls::LsArgs),
+    Ls(ls::LsArgs),
     /// Print the path of the session with this id.
-    Find(cli_ls::FindArgs),
+    Find(ls::FindArgs),
     /// Generate synthetic sessions (deterministic, for benchmarks and demos).
     #[command(subcommand)]
     Gen(GenCmd),
@@ -262,35 +262,35 @@ fn run(cli: Cli) -> Result<i32> {
                 eprintln!(
                     "pi-session: {}: append journal: {}",
                     file.display(),
-                    cmd::pending_text(&r)
+                    read::pending_text(&r)
                 );
             }
             pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
             0
         }
-        Cmd::Check { file, json } => cmd::check(&file, open, json, &mut out)?,
+        Cmd::Check { file, json } => read::check(&file, open, json, &mut out)?,
         Cmd::Context {
             file,
             leaf,
             json,
             retained_tail,
-        } => cmd::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
-        Cmd::Tree { file } => cmd::tree(&file, open, &mut out)?,
-        Cmd::Ls(a) => cli_ls::run_ls(&a, open.read_mode, &mut out)?,
-        Cmd::Find(a) => cli_ls::run_find(&a, &mut out)?,
-        Cmd::Gen(g) => cmd::generate(g, &mut out)?,
-        Cmd::Append { file } => cmd_write::append(&file, &mut out)?,
-        Cmd::Label { file, id, label } => cmd_write::label(&file, &id, &label, &mut out)?,
-        Cmd::Name { file, name } => cmd_write::name(&file, &name, &mut out)?,
+        } => read::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
+        Cmd::Tree { file } => read::tree(&file, open, &mut out)?,
+        Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
+        Cmd::Find(a) => ls::run_find(&a, &mut out)?,
+        Cmd::Gen(g) => read::generate(g, &mut out)?,
+        Cmd::Append { file } => write::append(&file, &mut out)?,
+        Cmd::Label { file, id, label } => write::label(&file, &id, &label, &mut out)?,
+        Cmd::Name { file, name } => write::name(&file, &name, &mut out)?,
         Cmd::Fork {
             file,
             cwd,
             session_dir,
             agent_dir,
-        } => cmd_write::fork(&file, &cwd, session_dir.as_deref(), agent_dir.as_deref(), &mut out)?,
-        Cmd::Branch { file, leaf_id } => cmd_write::branch(&file, &leaf_id, &mut out)?,
-        Cmd::Migrate { file } => cmd_write::migrate(&file, &mut out)?,
-        Cmd::Recover { file, json } => cmd_write::recover(&file, json, &mut out)?,
+        } => write::fork(&file, &cwd, session_dir.as_deref(), agent_dir.as_deref(), &mut out)?,
+        Cmd::Branch { file, leaf_id } => write::branch(&file, &leaf_id, &mut out)?,
+        Cmd::Migrate { file } => write::migrate(&file, &mut out)?,
+        Cmd::Recover { file, json } => write::recover(&file, json, &mut out)?,
     };
     out.flush()?;
     Ok(code)

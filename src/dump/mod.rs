@@ -5,11 +5,14 @@
 //! file. Error texts are pi's own (`TypeError: ...`), and the oracle's guards against
 //! pi's endless loops (`non-terminating: ...`) are reproduced from cycle detection.
 
-use crate::canon::{self, CanonOptions};
+pub mod canonical;
+
+use crate::dump::canonical::{self as canon, CanonOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, Key};
+use crate::js::string::JsStr;
+use crate::json::{Object, Value};
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
-use crate::value::{JsStr, Object, Value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
 use std::path::Path;
@@ -260,7 +263,7 @@ fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::Li
     // which duplicate keys have collapsed, so measure that when the bound is exceeded.
     let too_deep = |i: usize| {
         let p = EntryPos(i as u32);
-        crate::scan::max_depth(s.raw(p)) > PI_STRINGIFY_DEPTH_LIMIT
+        crate::json::walk::max_depth(s.raw(p)) > PI_STRINGIFY_DEPTH_LIMIT
             && s.value(p).is_ok_and(|v| value_depth(&v) > PI_STRINGIFY_DEPTH_LIMIT)
     };
     let Some(bad) = (0..s.index().entries.len()).find(|&i| too_deep(i)) else {
@@ -268,7 +271,7 @@ fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::Li
     };
     let mut out = Vec::new();
     for i in 0..bad {
-        canon::stringify_into(&mut out, &s.value(EntryPos(i as u32))?);
+        crate::json::stringify::stringify_into(&mut out, &s.value(EntryPos(i as u32))?);
         out.push(b'\n');
     }
     Ok(Some((out, s.record(EntryPos(bad as u32)).line)))
@@ -302,13 +305,13 @@ fn value_depth(v: &Value<'_>) -> usize {
 pub fn rewrite_text(s: &Session) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     if s.index().entries.is_empty() {
-        canon::stringify_into(&mut out, &s.header()?);
+        crate::json::stringify::stringify_into(&mut out, &s.header()?);
         out.push(b'\n');
         return Ok(out);
     }
     for i in 0..s.index().entries.len() {
         let v = s.value(EntryPos(i as u32))?;
-        canon::stringify_into(&mut out, &v);
+        crate::json::stringify::stringify_into(&mut out, &v);
         out.push(b'\n');
     }
     Ok(out)

@@ -1,0 +1,224 @@
+//! JavaScript strings: [`JsStr`] (WTF-8: UTF-8 that may hold the lone surrogates an
+//! escape like `\ud800` produces), UTF-16 code-unit order, and `String.prototype.trim()`.
+//!
+//! Everything here is JavaScript semantics on bytes; nothing knows about JSON or sessions.
+
+use std::borrow::Cow;
+use std::fmt;
+
+/// A JavaScript string as WTF-8 bytes: UTF-8, except that lone surrogates (which only an
+/// escape like `\ud800` can produce) are encoded as three-byte sequences `ED A0..BF xx`.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct JsStr<'a>(pub(crate) Cow<'a, [u8]>);
+
+impl<'a> JsStr<'a> {
+    /// A string from ordinary UTF-8 text.
+    #[allow(clippy::should_implement_trait)] // borrows, which FromStr cannot
+    pub fn from_str(s: &'a str) -> Self {
+        JsStr(Cow::Borrowed(s.as_bytes()))
+    }
+    /// An owned string from ordinary UTF-8 text.
+    pub fn owned(s: String) -> JsStr<'static> {
+        JsStr(Cow::Owned(s.into_bytes()))
+    }
+    /// The WTF-8 bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+    /// True when the string holds no lone surrogate, so its bytes are valid UTF-8.
+    pub fn is_utf8(&self) -> bool {
+        std::str::from_utf8(&self.0).is_ok()
+    }
+    /// The text, with lone surrogates replaced by U+FFFD (borrowed when there are none).
+    pub fn to_str_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+    /// The string as `&str` when it holds no lone surrogate.
+    pub fn as_str(&self) -> Option<&str> {
+        std::str::from_utf8(&self.0).ok()
+    }
+    /// True for the empty string.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// Length in UTF-16 code units (JavaScript's `length`).
+    pub fn utf16_len(&self) -> usize {
+        let b = &self.0;
+        let mut n = 0;
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            let (w, units) = if c < 0x80 {
+                (1, 1)
+            } else if c < 0xE0 {
+                (2, 1)
+            } else if c < 0xF0 {
+                (3, 1)
+            } else {
+                (4, 2)
+            };
+            n += units;
+            i += w;
+        }
+        n
+    }
+    /// Detach from the input.
+    pub fn into_owned(self) -> JsStr<'static> {
+        JsStr(Cow::Owned(self.0.into_owned()))
+    }
+    /// Compare as JavaScript's default sort does: by UTF-16 code units.
+    pub fn cmp_utf16(&self, other: &JsStr<'_>) -> std::cmp::Ordering {
+        cmp_utf16(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for JsStr<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_str_lossy(), f)
+    }
+}
+
+/// Iterate WTF-8 bytes as code points (surrogates included).
+pub(crate) fn code_points(b: &[u8]) -> impl Iterator<Item = u32> + '_ {
+    let mut i = 0;
+    std::iter::from_fn(move || {
+        if i >= b.len() {
+            return None;
+        }
+        let c = b[i] as u32;
+        let (w, cp) = if c < 0x80 {
+            (1, c)
+        } else if c < 0xE0 {
+            (2, ((c & 0x1F) << 6) | (b[i + 1] as u32 & 0x3F))
+        } else if c < 0xF0 {
+            (
+                3,
+                ((c & 0x0F) << 12) | ((b[i + 1] as u32 & 0x3F) << 6) | (b[i + 2] as u32 & 0x3F),
+            )
+        } else {
+            (
+                4,
+                ((c & 0x07) << 18)
+                    | ((b[i + 1] as u32 & 0x3F) << 12)
+                    | ((b[i + 2] as u32 & 0x3F) << 6)
+                    | (b[i + 3] as u32 & 0x3F),
+            )
+        };
+        i += w;
+        Some(cp)
+    })
+}
+
+/// UTF-16 code-unit order of two WTF-8 strings.
+pub(crate) fn cmp_utf16(a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    // UTF-8 byte order equals code point order; UTF-16 order differs only where a
+    // supplementary character (surrogate pair, units D800-DBFF) meets U+E000..U+FFFF.
+    fn units(cp: u32) -> (u32, u32) {
+        if cp >= 0x10000 {
+            let v = cp - 0x10000;
+            (0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
+        } else {
+            (cp, u32::MAX)
+        }
+    }
+    let mut x = code_points(a);
+    let mut y = code_points(b);
+    loop {
+        match (x.next(), y.next()) {
+            (None, None) => return std::cmp::Ordering::Equal,
+            (None, Some(_)) => return std::cmp::Ordering::Less,
+            (Some(_), None) => return std::cmp::Ordering::Greater,
+            (Some(p), Some(q)) if p == q => continue,
+            (Some(p), Some(q)) => {
+                let (p1, p2) = units(p);
+                let (q1, q2) = units(q);
+                if p1 != q1 {
+                    return p1.cmp(&q1);
+                }
+                // Same high surrogate: the low ones decide (u32::MAX never ties here
+                // because p != q).
+                return p2.cmp(&q2);
+            }
+        }
+    }
+}
+
+/// Whether `c` is white space to JavaScript's `trim()` (WhiteSpace and LineTerminator).
+pub fn is_js_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n' | '\u{B}' | '\u{C}' | '\r' | ' ' | '\u{A0}' | '\u{1680}' | '\u{2000}'
+            ..='\u{200A}' | '\u{2028}' | '\u{2029}' | '\u{202F}' | '\u{205F}' | '\u{3000}' | '\u{FEFF}'
+    )
+}
+
+/// JavaScript's `String.prototype.trim()`.
+pub fn js_trim(s: &str) -> &str {
+    s.trim_matches(is_js_space)
+}
+
+/// JavaScript's `trim()` on WTF-8 bytes (lone surrogates are never white space).
+pub fn js_trim_wtf8(b: &[u8]) -> &[u8] {
+    let is_space = |cp: u32| char::from_u32(cp).is_some_and(is_js_space);
+    let mut start = 0;
+    for cp in code_points(b) {
+        if !is_space(cp) {
+            break;
+        }
+        start += char::from_u32(cp).map_or(3, char::len_utf8);
+    }
+    let mut end = b.len();
+    while end > start {
+        // Step back one code point.
+        let mut j = end - 1;
+        while j > start && (b[j] & 0xC0) == 0x80 {
+            j -= 1;
+        }
+        let cp = code_points(&b[j..end]).next().unwrap_or(0);
+        if !is_space(cp) {
+            break;
+        }
+        end = j;
+    }
+    &b[start..end]
+}
+impl Default for JsStr<'_> {
+    fn default() -> Self {
+        JsStr(Cow::Borrowed(&[]))
+    }
+}
+
+/// True when the line is empty after JavaScript's `String.prototype.trim()` of its
+/// lossily decoded text (ASCII white space, NBSP, BOM and the Unicode space separators).
+pub fn is_js_blank(line: &[u8]) -> bool {
+    let mut i = 0;
+    while i < line.len() {
+        let c = line[i];
+        let w = match c {
+            b' ' | b'\t' | b'\n' | b'\r' | 0x0B | 0x0C => 1,
+            0xC2 if line.get(i + 1) == Some(&0xA0) => 2,
+            0xE1 if line.get(i + 1..i + 3) == Some(&[0x9A, 0x80]) => 3,
+            0xE2 => match line.get(i + 1..i + 3) {
+                Some([0x80, 0x80..=0x8A | 0xA8 | 0xA9 | 0xAF]) | Some([0x81, 0x9F]) => 3,
+                _ => return false,
+            },
+            0xE3 if line.get(i + 1..i + 3) == Some(&[0x80, 0x80]) => 3,
+            0xEF if line.get(i + 1..i + 3) == Some(&[0xBB, 0xBF]) => 3,
+            _ => return false,
+        };
+        i += w;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf16_order_differs_from_utf8_order() {
+        let a = JsStr::from_str("\u{FF61}");
+        let b = JsStr::from_str("\u{1F600}");
+        assert_eq!(a.cmp_utf16(&b), std::cmp::Ordering::Greater);
+    }
+}
