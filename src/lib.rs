@@ -59,7 +59,6 @@ pub mod dirs;
 pub mod dump;
 mod entry;
 mod error;
-#[path = "gen.rs"]
 pub mod generator;
 mod idmap;
 pub mod index;
