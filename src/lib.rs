@@ -59,6 +59,7 @@ pub mod dirs;
 pub mod dump;
 mod entry;
 mod error;
+#[cfg(feature = "generator")]
 pub mod generator;
 mod idmap;
 pub mod index;

@@ -462,6 +462,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "generator")]
     fn valid_generated_values_are_answered() {
         // Real message bodies from the generator: the fast walker must answer on each.
         let mut spec = crate::generator::SessionSpec::new(5, 2 << 20);
