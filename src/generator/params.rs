@@ -94,6 +94,7 @@ pub(super) struct Params {
     pub(super) fill_assistant_max: usize,
 }
 
+/// [`Mix::Realistic`](super::Mix::Realistic).
 pub(super) const REALISTIC: Params = Params {
     branch: 0.28,
     branch_summary: 0.4,
@@ -117,27 +118,17 @@ pub(super) const REALISTIC: Params = Params {
     fill_assistant_max: 8_000,
 };
 
+/// [`Mix::SmallEntries`](super::Mix::SmallEntries): the same entry mix as [`REALISTIC`],
+/// without images or big tool outputs, with smaller contexts and fillers.
 pub(super) const SMALL: Params = Params {
-    branch: 0.28,
-    branch_summary: 0.4,
-    model_change: 0.02,
-    thinking_change: 0.03,
-    bash_exec: 0.04,
-    custom: 0.04,
-    custom_message: 0.03,
-    label: 0.03,
-    usage: 0.02,
-    context_edit: 0.05,
-    system_update: 0.005,
-    rename: 0.004,
     img_user: 0.0,
     img_tool: 0.0,
     big_tool: 0.0,
-    stop: 0.2,
     compact_at: (12_000, 24_000),
     reserve: (1_800, 1_800),
     fill_user_max: 560,
     fill_assistant_max: 590,
+    ..REALISTIC
 };
 
 /// Lines of a SmallEntries file stay within these bounds.
