@@ -29,9 +29,27 @@ fn short_str(r: &mut Rng, s: &mut String) {
     }
 }
 
+/// One tab per level (TypeScript, JSON and the code in prose).
 fn tabs(s: &mut String, n: usize) {
     for _ in 0..n {
         s.push('\t');
+    }
+}
+
+/// Four spaces per level, as Rust is indented.
+fn spaces(s: &mut String, n: usize) {
+    for _ in 0..n {
+        s.push_str("    ");
+    }
+}
+
+/// Closes the `depth` blocks still open, one `}` a line, indented by `pad`.
+fn close_braces(p: &mut PoolBuilder, s: &mut String, depth: usize, pad: fn(&mut String, usize)) {
+    for d in (0..depth).rev() {
+        s.clear();
+        pad(s, d);
+        s.push('}');
+        p.line(s);
     }
 }
 
@@ -208,22 +226,11 @@ fn ts_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
         }
         p.line(s);
     }
-    while depth > 0 {
-        s.clear();
-        tabs(s, depth - 1);
-        s.push('}');
-        depth -= 1;
-        p.line(s);
-    }
+    close_braces(p, s, depth, tabs);
 }
 
 fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
     let mut depth = 0usize;
-    let ind = |s: &mut String, d: usize| {
-        for _ in 0..d {
-            s.push_str("    ");
-        }
-    };
     for _ in 0..r.range(1, 4) {
         s.clear();
         s.push_str("use std::");
@@ -261,7 +268,7 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
         }
         let k = r.below(100);
         if depth > 4 || k < 15 {
-            ind(s, depth - 1);
+            spaces(s, depth - 1);
             s.push('}');
             depth -= 1;
             p.line(s);
@@ -270,7 +277,7 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
             }
             continue;
         }
-        ind(s, depth);
+        spaces(s, depth);
         match k {
             15..=30 => {
                 s.push_str("let ");
@@ -341,13 +348,7 @@ fn rust_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
         }
         p.line(s);
     }
-    while depth > 0 {
-        s.clear();
-        ind(s, depth - 1);
-        s.push('}');
-        depth -= 1;
-        p.line(s);
-    }
+    close_braces(p, s, depth, spaces);
 }
 
 fn shell_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
@@ -525,13 +526,7 @@ fn json_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
         }
         p.line(s);
     }
-    while depth > 0 {
-        s.clear();
-        tabs(s, depth - 1);
-        s.push('}');
-        depth -= 1;
-        p.line(s);
-    }
+    close_braces(p, s, depth, tabs);
 }
 
 fn python_block(r: &mut Rng, p: &mut PoolBuilder, n: usize, s: &mut String) {
