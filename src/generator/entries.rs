@@ -19,11 +19,7 @@ impl<W: Write> Gen<W> {
         put(&mut self.buf, ",\"fromId\":\"");
         put_id(&mut self.buf, from);
         put(&mut self.buf, "\",\"summary\":\"");
-        let len = if self.small {
-            self.rng.range(40, 200) as usize
-        } else {
-            self.rng.lognormal(1200.0, 0.7, 200, 6000)
-        };
+        let len = self.mix_len((40, 200), (1200.0, 0.7, 200, 6000));
         let len = len.min(self.avail());
         self.prose.put(&mut self.buf, &mut self.rng, len);
         self.buf.push(b'"');
@@ -344,11 +340,7 @@ impl<W: Write> Gen<W> {
                 .pick(&["git-status", "plan-mode", "todo-reminder", "lsp-diagnostics"]),
         );
         put(&mut self.buf, "\",\"content\":");
-        let len = if self.small {
-            self.rng.range(30, 220) as usize
-        } else {
-            self.rng.lognormal(500.0, 1.0, 30, 20_000)
-        };
+        let len = self.mix_len((30, 220), (500.0, 1.0, 30, 20_000));
         let len = len.min(self.avail());
         let array = self.rng.chance(0.3);
         if array {
@@ -471,11 +463,7 @@ impl<W: Write> Gen<W> {
         if r < 4 {
             put(&mut self.buf, "null");
         } else {
-            let len = if self.small {
-                self.rng.range(10, 80) as usize
-            } else {
-                self.rng.lognormal(120.0, 1.0, 10, 4000)
-            };
+            let len = self.mix_len((10, 80), (120.0, 1.0, 10, 4000));
             let len = len.min(self.avail());
             match t.role {
                 Role::Assistant | Role::ToolResult => {
@@ -569,11 +557,7 @@ impl<W: Write> Gen<W> {
         bash_command(&mut self.rng, &mut self.tmp, &self.cwd, self.small);
         put_str(&mut self.buf, &self.tmp);
         put(&mut self.buf, ",\"output\":\"");
-        let len = if self.small {
-            self.rng.range(0, 150) as usize
-        } else {
-            self.rng.lognormal(600.0, 1.5, 0, 40_000)
-        };
+        let len = self.mix_len((0, 150), (600.0, 1.5, 0, 40_000));
         let len = len.min(self.avail());
         self.code.put_class(&mut self.buf, &mut self.rng, len, Class::Shell);
         let cancelled = self.rng.chance(0.03);

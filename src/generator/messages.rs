@@ -63,11 +63,7 @@ impl<W: Write> Gen<W> {
         } else {
             None
         };
-        let len = if self.small {
-            self.rng.range(10, 250) as usize
-        } else {
-            self.rng.lognormal(110.0, 1.1, 3, 12_000)
-        };
+        let len = self.mix_len((10, 250), (110.0, 1.1, 3, 12_000));
         let len = len.min(self.avail() - img.unwrap_or(0));
         let mut img_bytes = 0;
         if img.is_none() && self.rng.chance(0.2) {
@@ -197,13 +193,12 @@ impl<W: Write> Gen<W> {
             }
             // Text.
             if final_ || (!self.small && self.rng.chance(0.45)) || (self.small && self.rng.chance(0.15)) {
-                let len = if self.small {
-                    self.rng.range(8, 90) as usize
-                } else if final_ {
-                    self.rng.lognormal(400.0, 1.1, 10, 24_000)
+                let big = if final_ {
+                    (400.0, 1.1, 10, 24_000)
                 } else {
-                    self.rng.lognormal(80.0, 1.2, 5, 6_000)
+                    (80.0, 1.2, 5, 6_000)
                 };
+                let len = self.mix_len((8, 90), big);
                 let len = len.min(budget);
                 budget -= len;
                 out_bytes += len;
@@ -372,14 +367,8 @@ impl<W: Write> Gen<W> {
             Tool::Edit => {
                 put(&mut self.buf, "\"path\":");
                 put_str(&mut self.buf, &path);
-                let (a, b) = if self.small {
-                    (self.rng.range(5, 25) as usize, self.rng.range(5, 25) as usize)
-                } else {
-                    (
-                        self.rng.lognormal(180.0, 1.0, 5, 6_000),
-                        self.rng.lognormal(260.0, 1.0, 5, 8_000),
-                    )
-                };
+                let a = self.mix_len((5, 25), (180.0, 1.0, 5, 6_000));
+                let b = self.mix_len((5, 25), (260.0, 1.0, 5, 8_000));
                 let a = a.min(budget / 2);
                 let b = b.min(budget / 2);
                 put(&mut self.buf, ",\"oldText\":\"");
@@ -550,11 +539,7 @@ impl<W: Write> Gen<W> {
                             put(&mut self.buf, " characters.");
                         }
                         put(&mut self.buf, "\"}],\"details\":{\"diff\":\"");
-                        let len = if self.small {
-                            self.rng.range(10, 90) as usize
-                        } else {
-                            self.rng.lognormal(900.0, 1.0, 40, 12_000)
-                        };
+                        let len = self.mix_len((10, 90), (900.0, 1.0, 40, 12_000));
                         let len = len.min(avail);
                         let lines = self.rng.range(3, 12);
                         let first = self.rng.range(1, 900);

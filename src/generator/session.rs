@@ -267,6 +267,17 @@ impl<W: Write> Gen<W> {
         self.path.last().map(|n| n.id)
     }
 
+    /// The length of a variable text: uniform in `small` (`lo..=hi`) for
+    /// SmallEntries, log-normal for Realistic (`big` is median, sigma, lo,
+    /// hi; see [`Rng::lognormal`]). Callers cap it to the room left.
+    pub(super) fn mix_len(&mut self, small: (u64, u64), big: (f64, f64, usize, usize)) -> usize {
+        if self.small {
+            self.rng.range(small.0, small.1) as usize
+        } else {
+            self.rng.lognormal(big.0, big.1, big.2, big.3)
+        }
+    }
+
     /// Advances the clock by `lo..=hi` ms (log-uniform) and returns it.
     pub(super) fn tick(&mut self, lo: u64, hi: u64) -> i64 {
         let d = if hi > lo {
