@@ -34,16 +34,17 @@ impl<W: Write> Gen<W> {
     /// `{"readFiles":[..],"modifiedFiles":[..]}`
     fn file_lists(&mut self) {
         put(&mut self.buf, "{\"readFiles\":[");
-        for i in 0..self.rng.range(0, 8) {
-            if i > 0 {
-                self.buf.push(b',');
-            }
-            self.tmp.clear();
-            rel_path(&mut self.rng, &mut self.tmp);
-            put_str(&mut self.buf, &self.tmp);
-        }
+        let n = self.rng.range(0, 8);
+        self.put_paths(n);
         put(&mut self.buf, "],\"modifiedFiles\":[");
-        for i in 0..self.rng.range(0, 5) {
+        let n = self.rng.range(0, 5);
+        self.put_paths(n);
+        put(&mut self.buf, "]}");
+    }
+
+    /// `n` random relative paths as JSON strings, comma-separated.
+    fn put_paths(&mut self, n: u64) {
+        for i in 0..n {
             if i > 0 {
                 self.buf.push(b',');
             }
@@ -51,7 +52,6 @@ impl<W: Write> Gen<W> {
             rel_path(&mut self.rng, &mut self.tmp);
             put_str(&mut self.buf, &self.tmp);
         }
-        put(&mut self.buf, "]}");
     }
 
     pub(super) fn model_change(&mut self) -> io::Result<()> {
@@ -264,9 +264,7 @@ impl<W: Write> Gen<W> {
 
     pub(super) fn custom(&mut self) -> io::Result<()> {
         let ts = self.tick(10, 5_000);
-        let start = self.buf.len();
-        let id = self.new_id();
-        put(&mut self.buf, "{\"type\":\"custom\",\"customType\":");
+        let (start, id) = self.late_head("custom");
         match self.rng.below(4) {
             0 => {
                 let m = &MODELS[self.model];
@@ -322,18 +320,16 @@ impl<W: Write> Gen<W> {
                 self.buf.push(b'}');
             }
         }
-        put(&mut self.buf, ",\"id\":\"");
-        put_id(&mut self.buf, id);
-        self.put_parent_ts(ts);
+        self.buf.push(b',');
+        self.put_ids(id, ts);
         self.buf.push(b'}');
         self.finish(start, id, Kind::Custom, Role::Other, 0)
     }
 
     pub(super) fn custom_message(&mut self) -> io::Result<()> {
         let ts = self.tick(10, 5_000);
-        let start = self.buf.len();
-        let id = self.new_id();
-        put(&mut self.buf, "{\"type\":\"custom_message\",\"customType\":\"");
+        let (start, id) = self.late_head("custom_message");
+        self.buf.push(b'"');
         put(
             &mut self.buf,
             self.rng
@@ -361,9 +357,8 @@ impl<W: Write> Gen<W> {
             put_u64(&mut self.buf, self.rng.range(1, 50));
             self.buf.push(b'}');
         }
-        put(&mut self.buf, ",\"id\":\"");
-        put_id(&mut self.buf, id);
-        self.put_parent_ts(ts);
+        self.buf.push(b',');
+        self.put_ids(id, ts);
         self.buf.push(b'}');
         self.finish(start, id, Kind::CustomMessage, Role::CustomMsg, 0)
     }

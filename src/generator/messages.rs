@@ -228,13 +228,8 @@ impl<W: Write> Gen<W> {
                 }
             }
         }
-        put(&mut self.buf, "],\"api\":\"");
-        put(&mut self.buf, m.api);
-        put(&mut self.buf, "\",\"provider\":\"");
-        put(&mut self.buf, m.provider);
-        put(&mut self.buf, "\",\"model\":\"");
-        put(&mut self.buf, m.id);
-        put(&mut self.buf, "\"");
+        put(&mut self.buf, "],");
+        self.put_model_ids();
         if !self.small && m.sig == Sig::Anthropic && self.rng.chance(0.7) {
             put(&mut self.buf, ",\"responseId\":\"msg_01");
             put_alnum(&mut self.buf, &mut self.rng, 22);

@@ -294,18 +294,32 @@ impl<W: Write> Gen<W> {
     pub(super) fn head(&mut self, ty: &str, ts: i64) -> (usize, u32) {
         let start = self.buf.len();
         let id = self.new_id();
-        let b = &mut self.buf;
-        put(b, "{\"type\":\"");
-        put(b, ty);
-        put(b, "\",\"id\":\"");
-        put_id(b, id);
-        self.put_parent_ts(ts);
+        put(&mut self.buf, "{\"type\":\"");
+        put(&mut self.buf, ty);
+        put(&mut self.buf, "\",");
+        self.put_ids(id, ts);
         (start, id)
     }
 
-    pub(super) fn put_parent_ts(&mut self, ts: i64) {
+    /// `{"type":"<ty>","customType":` for a new entry that, as pi writes
+    /// `custom` and `custom_message` entries, names its id, parent and
+    /// timestamp ([`Gen::put_ids`]) after its own fields; returns (line
+    /// start, id).
+    pub(super) fn late_head(&mut self, ty: &str) -> (usize, u32) {
+        let start = self.buf.len();
+        let id = self.new_id();
+        put(&mut self.buf, "{\"type\":\"");
+        put(&mut self.buf, ty);
+        put(&mut self.buf, "\",\"customType\":");
+        (start, id)
+    }
+
+    /// `"id":"..","parentId":..,"timestamp":".."`, the parent being the leaf.
+    pub(super) fn put_ids(&mut self, id: u32, ts: i64) {
         let parent = self.leaf();
         let b = &mut self.buf;
+        put(b, "\"id\":\"");
+        put_id(b, id);
         put(b, "\",\"parentId\":");
         match parent {
             Some(p) => {
@@ -389,6 +403,19 @@ impl<W: Write> Gen<W> {
 
     pub(super) fn cur_model(&self) -> &'static Model {
         &MODELS[self.model]
+    }
+
+    /// `"api":"..","provider":"..","model":".."` of an assistant message.
+    pub(super) fn put_model_ids(&mut self) {
+        let m = self.cur_model();
+        let b = &mut self.buf;
+        put(b, "\"api\":\"");
+        put(b, m.api);
+        put(b, "\",\"provider\":\"");
+        put(b, m.provider);
+        put(b, "\",\"model\":\"");
+        put(b, m.id);
+        b.push(b'"');
     }
 
     /// Tokens in the model context at the leaf (roughly).
@@ -615,30 +642,25 @@ impl<W: Write> Gen<W> {
         };
         let (start, id) = self.head("message", ts);
         // Suffix first, to know how long the text must be.
-        let mut suf = std::mem::take(&mut self.scratch);
-        suf.clear();
+        let mark;
         if user {
             put(
                 &mut self.buf,
                 ",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"",
             );
-            put(&mut suf, "\"}],\"timestamp\":");
-            put_i64(&mut suf, msg_ts);
-            put(&mut suf, "}}\n");
+            mark = self.buf.len();
+            put(&mut self.buf, "\"}],\"timestamp\":");
+            put_i64(&mut self.buf, msg_ts);
+            put(&mut self.buf, "}}\n");
         } else {
             put(
                 &mut self.buf,
                 ",\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"",
             );
-            let m = self.cur_model();
-            let mark = self.buf.len();
-            put(&mut self.buf, "\"}],\"api\":\"");
-            put(&mut self.buf, m.api);
-            put(&mut self.buf, "\",\"provider\":\"");
-            put(&mut self.buf, m.provider);
-            put(&mut self.buf, "\",\"model\":\"");
-            put(&mut self.buf, m.id);
-            put(&mut self.buf, "\",\"usage\":");
+            mark = self.buf.len();
+            put(&mut self.buf, "\"}],");
+            self.put_model_ids();
+            put(&mut self.buf, ",\"usage\":");
             let cr = self.ctx_tokens().min(150_000);
             let i = self.rng.range(1, 9);
             let o = self.rng.range(20, 900);
@@ -647,14 +669,8 @@ impl<W: Write> Gen<W> {
             put(&mut self.buf, ",\"stopReason\":\"stop\",\"timestamp\":");
             put_i64(&mut self.buf, msg_ts);
             put(&mut self.buf, "}}\n");
-            suf.extend_from_slice(&self.buf[mark..]);
-            self.buf.truncate(mark);
         }
-        let used = self.buf.len() - start + suf.len();
-        let text = size.saturating_sub(used).max(1);
-        self.prose.put_exact(&mut self.buf, &mut self.rng, text);
-        self.buf.extend_from_slice(&suf[..suf.len() - 1]);
-        self.scratch = suf;
+        self.exact_text(start, mark, size, 1);
         let role = if user { Role::User } else { Role::Assistant };
         let kind = if user { Kind::User } else { Kind::Assistant };
         self.finish(start, id, kind, role, 0)
@@ -663,26 +679,28 @@ impl<W: Write> Gen<W> {
     /// A `custom` entry of exactly `size` bytes (at least ~140).
     fn fill_custom(&mut self, size: usize) -> io::Result<()> {
         let ts = self.tick(10, 2_000);
-        let start = self.buf.len();
-        let id = self.new_id();
-        put(
-            &mut self.buf,
-            "{\"type\":\"custom\",\"customType\":\"notes\",\"data\":{\"text\":\"",
-        );
+        let (start, id) = self.late_head("custom");
+        put(&mut self.buf, "\"notes\",\"data\":{\"text\":\"");
+        let mark = self.buf.len();
+        put(&mut self.buf, "\"},");
+        self.put_ids(id, ts);
+        put(&mut self.buf, "}\n");
+        self.exact_text(start, mark, size, 0);
+        self.finish(start, id, Kind::Custom, Role::Other, 0)
+    }
+
+    /// Moves the line's end, written at `buf[mark..]` with its newline, behind
+    /// prose text (at least `min` bytes) sized so that the line from `start`
+    /// has `size` bytes; the newline is left to [`Gen::finish`].
+    fn exact_text(&mut self, start: usize, mark: usize, size: usize, min: usize) {
         let mut suf = std::mem::take(&mut self.scratch);
         suf.clear();
-        let mark = self.buf.len();
-        put(&mut self.buf, "\"},\"id\":\"");
-        put_id(&mut self.buf, id);
-        self.put_parent_ts(ts);
-        put(&mut self.buf, "}\n");
         suf.extend_from_slice(&self.buf[mark..]);
         self.buf.truncate(mark);
-        let used = self.buf.len() - start + suf.len();
-        let text = size.saturating_sub(used);
+        let used = mark - start + suf.len();
+        let text = size.saturating_sub(used).max(min);
         self.prose.put_exact(&mut self.buf, &mut self.rng, text);
         self.buf.extend_from_slice(&suf[..suf.len() - 1]);
         self.scratch = suf;
-        self.finish(start, id, Kind::Custom, Role::Other, 0)
     }
 }
