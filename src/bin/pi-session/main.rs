@@ -6,12 +6,14 @@
 use anyhow::{Context as _, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
-use pi_session::{EntryType, Key, OpenOptions, ReadMode, Session, Value};
+use pi_session::{OpenOptions, ReadMode};
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+mod generate;
 mod ls;
 mod read;
+mod show;
 mod write;
 
 #[derive(Parser)]
@@ -278,7 +280,7 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Tree { file } => read::tree(&file, open, &mut out)?,
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
-        Cmd::Gen(g) => read::generate(g, &mut out)?,
+        Cmd::Gen(g) => generate::generate(g, &mut out)?,
         Cmd::Append { file } => write::append(&file, &mut out)?,
         Cmd::Label { file, id, label } => write::label(&file, &id, &label, &mut out)?,
         Cmd::Name { file, name } => write::name(&file, &name, &mut out)?,
@@ -294,38 +296,4 @@ fn run(cli: Cli) -> Result<i32> {
     };
     out.flush()?;
     Ok(code)
-}
-
-/// A short one-line description of an entry for human output.
-pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
-    let rec = s.record(p);
-    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject {
-        "(not an object)"
-    } else {
-        "(other)"
-    });
-    match rec.ty {
-        EntryType::Message => {
-            let role = s
-                .value(p)
-                .ok()
-                .and_then(|v| {
-                    v.get("message")
-                        .and_then(|m| m.get("role"))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-                .unwrap_or_else(|| "?".into());
-            format!("message {role}")
-        }
-        _ => ty.to_string(),
-    }
-}
-
-/// An id key for human output.
-pub(crate) fn key_text(k: &Key) -> String {
-    match k.as_str() {
-        Some(s) => s.to_string(),
-        None => format!("{k:?}"),
-    }
 }

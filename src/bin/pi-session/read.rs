@@ -1,6 +1,6 @@
 //! The `check`, `context` and `tree` commands.
 
-use crate::{describe, key_text};
+use crate::show::{describe, key_text};
 use anyhow::{Context as _, Result};
 use pi_session::Value;
 use pi_session::{ErrorKind, Key, OpenOptions, Recovery, RetainedTail, Session};
@@ -334,73 +334,6 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
             stack.extend(fork_items(&below, kids));
         } else if let Some(&k) = kids.first() {
             stack.push((below.clone(), below, k));
-        }
-    }
-    Ok(0)
-}
-
-/// Parse `10M`, `1G`, `512K`, `1000` (binary multiples).
-fn parse_size(s: &str) -> Result<u64> {
-    let s = s.trim();
-    let (num, mult) = match s.chars().last().map(|c| c.to_ascii_uppercase()) {
-        Some('K') => (&s[..s.len() - 1], 1u64 << 10),
-        Some('M') => (&s[..s.len() - 1], 1 << 20),
-        Some('G') => (&s[..s.len() - 1], 1 << 30),
-        _ => (s, 1),
-    };
-    let n: f64 = num.parse().with_context(|| format!("bad size {s:?} (try 10M or 1G)"))?;
-    Ok((n * mult as f64) as u64)
-}
-
-/// `pi-session gen`.
-pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
-    use pi_session::generator::{Mix, SessionSpec, TreeSpec, write_session, write_sessions_tree};
-    match g {
-        crate::GenCmd::Session {
-            out: path,
-            size,
-            seed,
-            small,
-        } => {
-            let mut spec = SessionSpec::new(seed, parse_size(&size)?);
-            if small {
-                spec.mix = Mix::SmallEntries;
-            }
-            let f = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            let st = write_session(&spec, f)?;
-            writeln!(
-                out,
-                "{}: {} bytes, {} lines, {} entries, leaf {}",
-                path.display(),
-                st.bytes,
-                st.lines,
-                st.entries,
-                st.leaf_id
-            )?;
-        }
-        crate::GenCmd::Tree {
-            root,
-            sessions,
-            folders,
-            size,
-            seed,
-        } => {
-            let spec = TreeSpec {
-                seed,
-                sessions,
-                folders,
-                total_bytes: parse_size(&size)?,
-                start_ms: 1_735_689_600_000,
-            };
-            let st = write_sessions_tree(&spec, &root)?;
-            writeln!(
-                out,
-                "{}: {} sessions in {} folders, {} bytes",
-                root.display(),
-                st.sessions,
-                st.folders,
-                st.bytes
-            )?;
         }
     }
     Ok(0)

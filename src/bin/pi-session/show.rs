@@ -1,0 +1,37 @@
+//! Human output shared by the commands: one-line entry descriptions, id keys.
+
+use pi_session::{EntryType, Key, Session, Value};
+
+/// A short one-line description of an entry for human output.
+pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
+    let rec = s.record(p);
+    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject {
+        "(not an object)"
+    } else {
+        "(other)"
+    });
+    match rec.ty {
+        EntryType::Message => {
+            let role = s
+                .value(p)
+                .ok()
+                .and_then(|v| {
+                    v.get("message")
+                        .and_then(|m| m.get("role"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| "?".into());
+            format!("message {role}")
+        }
+        _ => ty.to_string(),
+    }
+}
+
+/// An id key for human output.
+pub(crate) fn key_text(k: &Key) -> String {
+    match k.as_str() {
+        Some(s) => s.to_string(),
+        None => format!("{k:?}"),
+    }
+}
