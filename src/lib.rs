@@ -15,16 +15,21 @@
 //! # Ok::<(), pi_session::Error>(())
 //! ```
 //!
-//! ## How it reads
-//! bytes -> lines -> header fields -> index -> tree -> context:
-//! - [`source`]: the file, memory-mapped or read (same results);
-//! - [`scan`]: per line, pi's validity test and the top-level `type`, `id`, `parentId`
-//!   spans, nothing decoded;
-//! - [`index`]: one record per kept line, skipped lines with reasons, in parallel;
-//! - [`Session`]: pi's in-memory state (migration, `byId`, labels, leaf, name);
-//! - tree and context ([`Session::tree`], [`Session::context`]): walks over the index,
-//!   bodies decoded only for what the context reaches ([`value`]);
-//! - [`dump`]: the oracle's report, for conformance with pi.
+//! ## How it reads: the house
+//! `src/` is folders that follow a session's bytes to answers, each importing only from
+//! the ones above it here (a unit test, `layering.rs`, enforces it):
+//! - `js/`: JavaScript semantics pi's results depend on (V8 numbers, dates, sort, strings);
+//! - `json/`: the byte-level JSON engine: CPU kernels, the string and structural skippers,
+//!   the one exact walker every reader uses, the full decoder ([`Value`]), `stringify`;
+//! - `source/`: the file, memory-mapped or read (same results; [`ReadMode`]);
+//! - `index/`: per line, pi's validity test and the top-level `type`, `id`, `parentId`
+//!   spans, one record per kept line ([`EntryRec`]), skipped lines with reasons, in parallel;
+//! - `session/`: [`Session`], pi's in-memory state (migration, `byId`, labels, leaf, name),
+//!   the tree and the model context ([`Session::tree`], [`Session::context`]): walks over
+//!   the index, bodies decoded only for what the context reaches;
+//! - [`dump`]: the oracle's report, for conformance with pi; [`listing`]: pi's session
+//!   lists; `write/`: [`Writer`], appends, forks, crash-safe journal;
+//! - `bin/pi-session/`: the command-line tool, on the public API only.
 //!
 //! Beside it, folders -> listing: [`dirs`] resolves the agent dir, the sessions root and a
 //! project's folder as pi does; [`listing`] builds pi's `SessionInfo` for every session
@@ -70,8 +75,8 @@ mod session;
 mod source;
 mod write;
 
-pub use error::{Error, ErrorKind, Result};
-pub use index::{ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Role, SkipReason, Skipped};
+pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};
+pub use index::{ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Position, Role, SkipReason, Skipped};
 pub use js::string::JsStr;
 pub use json::{Object, SyntaxError, Value};
 pub use listing::dirs::{self, Env, Flavor};

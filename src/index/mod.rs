@@ -11,7 +11,7 @@ pub(crate) mod idmap;
 pub(crate) mod line;
 mod pos;
 
-pub use pos::{ByteOffset, EntryPos, LineNo};
+pub use pos::{ByteOffset, EntryPos, LineNo, Position};
 
 use crate::js::string::JsStr;
 use crate::json::string::decode_string;
@@ -327,6 +327,17 @@ pub struct Skipped {
     pub len: u64,
     /// Why.
     pub reason: SkipReason,
+}
+
+impl Skipped {
+    /// Where the skipped line is (it is no entry, so `entry` is `None`).
+    pub fn position(&self) -> Position {
+        Position {
+            byte: Some(self.offset),
+            line: Some(self.line),
+            entry: None,
+        }
+    }
 }
 
 /// The index of a whole file.

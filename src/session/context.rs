@@ -10,7 +10,7 @@
 //! `replacement`), the step fails with [`ErrorKind::PiThrows`], naming the line. A parent
 //! cycle, on which pi never returns, fails with [`ErrorKind::ParentCycle`].
 
-use crate::error::{ErrorKind, Result};
+use crate::error::{ErrorKind, Result, Walk};
 use crate::index::{EntryPos, EntryType, Key, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{Object, Value, js_date_time};
@@ -45,7 +45,7 @@ pub struct Context<'a> {
 
 impl Session {
     /// Follow `parentId` links from `start`; root first.
-    fn walk(&self, start: Option<EntryPos>, walk: &'static str) -> Result<Vec<EntryPos>> {
+    fn walk(&self, start: Option<EntryPos>, walk: Walk) -> Result<Vec<EntryPos>> {
         let n = self.index.entries.len();
         let links = self.links();
         let mut seen = vec![0u64; n.div_ceil(64)];
@@ -58,6 +58,7 @@ impl Session {
                     walk,
                     entry: p,
                     line: self.record(p).line,
+                    byte: self.record(p).offset,
                     id_json: self.id_json(p),
                 }
                 .into());
@@ -88,7 +89,7 @@ impl Session {
             _ => &self.leaf,
         };
         let first = if start.truthy() { self.entry_by_id(start) } else { None };
-        self.walk(first, "getBranch")
+        self.walk(first, Walk::GetBranch)
     }
 
     /// pi's `buildSessionPath(entries, leafId, byId)`: like [`Session::branch_path`], but
@@ -103,7 +104,7 @@ impl Session {
         }
         let start = if leaf.truthy() { self.entry_by_id(leaf) } else { None };
         let start = start.or_else(|| self.list.last().copied());
-        self.walk(start, "buildSessionPath")
+        self.walk(start, Walk::BuildSessionPath)
     }
 
     /// Members of a message entry's message; pi's TypeError when `message` is missing or

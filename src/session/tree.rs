@@ -8,7 +8,7 @@
 //! a chain a million entries deep is fine. A cycle reachable from a root (pi loops
 //! forever there) is reported as [`ErrorKind::ParentCycle`].
 
-use crate::error::{ErrorKind, Result};
+use crate::error::{ErrorKind, Result, Walk};
 use crate::index::EntryPos;
 use crate::js::string::JsStr;
 use crate::json::value::{Object, Value, js_date_time};
@@ -201,9 +201,10 @@ impl Session {
                             Some(v) => crate::json::stringify::stringify(&v),
                         };
                         return Err(ErrorKind::ParentCycle {
-                            walk: "getTree",
+                            walk: Walk::GetTree,
                             entry: child,
                             line: self.record(child).line,
+                            byte: self.record(child).offset,
                             id_json,
                         }
                         .into());

@@ -25,7 +25,7 @@
 
 pub(crate) mod journal;
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::{Error, ErrorKind, InvalidInput, Result};
 use crate::index::{EntryPos, EntryType, Key, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value};
@@ -1034,16 +1034,14 @@ impl Writer {
 }
 
 fn invalid_id(id: &str) -> Error {
-    ErrorKind::InvalidInput {
-        what: format!(
-            "session id {id:?} must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character"
-        ),
-    }
-    .into()
+    InvalidInput::SessionId { id: id.to_string() }.into()
 }
 
 fn invalid_edit(what: &str) -> Error {
-    ErrorKind::InvalidInput { what: what.to_string() }.into()
+    InvalidInput::Edit {
+        message: what.to_string(),
+    }
+    .into()
 }
 
 /// zero-byte file, newline after a torn last line), after [`crate::recover`] has undone a

@@ -3,7 +3,7 @@
 //! Exit codes: 0 success, 1 failure (stated on stderr), 2 usage error. A closed pipe
 //! (`pi-session dump f | head`) ends the program quietly with 0.
 
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
 use pi_session::{OpenOptions, ReadMode};
@@ -267,7 +267,7 @@ fn run(cli: Cli) -> Result<i32> {
                     read::pending_text(&r)
                 );
             }
-            pi_session::dump::dump(&file, &opts, &mut out).with_context(|| format!("{}", file.display()))?;
+            pi_session::dump::dump(&file, &opts, &mut out).map_err(show::at(&file))?;
             0
         }
         Cmd::Check { file, json } => read::check(&file, open, json, &mut out)?,

@@ -1,7 +1,7 @@
 //! The `check`, `context` and `tree` commands.
 
 use crate::show::{describe, key_text};
-use anyhow::{Context as _, Result};
+use anyhow::Result;
 use pi_session::Value;
 use pi_session::{ErrorKind, Key, OpenOptions, Recovery, RetainedTail, Session};
 use std::io::Write;
@@ -10,9 +10,7 @@ use std::time::Instant;
 
 fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
     match Session::open_with(path, opts) {
-        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => {
-            Err(e).with_context(|| format!("cannot open {}", path.display()))
-        }
+        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::at(path)(e)),
         r => Ok(r),
     }
 }

@@ -1,6 +1,7 @@
 //! Human output shared by the commands: one-line entry descriptions, id keys.
 
 use pi_session::{EntryType, Key, Session, Value};
+use std::path::Path;
 
 /// A short one-line description of an entry for human output.
 pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
@@ -33,5 +34,18 @@ pub(crate) fn key_text(k: &Key) -> String {
     match k.as_str() {
         Some(s) => s.to_string(),
         None => format!("{k:?}"),
+    }
+}
+
+/// A library error about `file`, for printing: the library's own text when it names the
+/// file already (an I/O error prints its path, the OS error follows as its cause), else
+/// prefixed with the file, so that each part is printed once.
+pub(crate) fn at(file: &Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error + '_ {
+    move |e| {
+        if e.path().is_some() {
+            anyhow::Error::from(e)
+        } else {
+            anyhow::Error::from(e).context(file.display().to_string())
+        }
     }
 }

@@ -9,8 +9,7 @@ fn open(file: &Path) -> Result<Writer> {
     if !file.exists() {
         bail!("{}: no such file", file.display());
     }
-    let w = Writer::open(file, None, Entropy::default())
-        .with_context(|| format!("cannot open {} for writing", file.display()))?;
+    let w = Writer::open(file, None, Entropy::default()).map_err(crate::show::at(file))?;
     note_recovery(file, w.recovery());
     Ok(w)
 }
@@ -27,7 +26,7 @@ pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
     if !file.exists() {
         bail!("{}: no such file", file.display());
     }
-    let r = pi_session::recover(file).with_context(|| format!("cannot recover {}", file.display()))?;
+    let r = pi_session::recover(file).map_err(crate::show::at(file))?;
     if json {
         let str = |s: &str| Value::str(s).stringify();
         let (len, removed, reason) = match &r {
@@ -97,7 +96,7 @@ pub fn fork(
         None => env.default_session_dir(&cwd_abs, &env.agent_dir(agent_dir)),
     };
     let w = Writer::fork_from(file, &cwd_abs.display().to_string(), &dir, None, Entropy::default())
-        .with_context(|| format!("cannot fork {}", file.display()))?;
+        .map_err(crate::show::at(file))?;
     writeln!(out, "{}", w.file().map(|p| p.display().to_string()).unwrap_or_default())?;
     Ok(0)
 }
@@ -121,10 +120,10 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
 /// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
 pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
     if file.exists() {
-        let r = pi_session::recover(file).with_context(|| format!("cannot recover {}", file.display()))?;
+        let r = pi_session::recover(file).map_err(crate::show::at(file))?;
         note_recovery(file, &r);
     }
-    let change = pi_session::migrate_file(file).with_context(|| format!("cannot migrate {}", file.display()))?;
+    let change = pi_session::migrate_file(file).map_err(crate::show::at(file))?;
     let msg = match change {
         FileChange::None => "already current: nothing to do",
         FileChange::AppendedNewline => "appended the missing final newline",
