@@ -56,6 +56,20 @@
 //! cycle. pi-session fails only the step concerned, with [`ErrorKind::PiThrows`] or
 //! [`ErrorKind::ParentCycle`] naming the line; other steps still answer.
 
+//! ## Examples
+//! Three short programs in `examples/`, each run on the bundled corpus by `cargo test` (as
+//! the doc tests below) and by `cargo run --example NAME`. Open a session and print its
+//! model context (`examples/context.rs`):
+//!
+#![doc = concat!("```\n", include_str!("../examples/context.rs"), "```")]
+//!
+//! List sessions with progress (`examples/list_sessions.rs`):
+//!
+#![doc = concat!("```\n", include_str!("../examples/list_sessions.rs"), "```")]
+//!
+//! Append a message and read the branch back (`examples/append_message.rs`):
+//!
+#![doc = concat!("```\n", include_str!("../examples/append_message.rs"), "```")]
 #![deny(missing_docs)]
 
 // Folders, bottom to top: js, json, source, index, error, session, dump and listing, write
@@ -94,3 +108,8 @@ pub use write::journal::{Recovery, journal_path, pending_recovery, recover};
 pub use write::{Entropy, Writer, migrate_file, valid_session_id};
 #[cfg(test)]
 mod layering;
+
+/// The README's code, compiled and run by `cargo test` so that it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -3,10 +3,11 @@
 
 use std::fmt::Write as _;
 
-use super::json::HEX;
+use super::json::{HEX, put_b64_random};
 use super::pools::{Class, PoolBuilder, TextPool};
 use super::rng::Rng;
 use super::words::*;
+use std::sync::OnceLock;
 
 fn short_str(r: &mut Rng, s: &mut String) {
     match r.below(6) {
@@ -812,4 +813,31 @@ pub(super) fn build_prose_pool(size: usize) -> TextPool {
         p.piece(&s);
     }
     p.finish()
+}
+
+// The pools, built on first use.
+
+const CODE_POOL_BYTES: usize = 6 << 20;
+const PROSE_POOL_BYTES: usize = 3 << 20;
+const B64_POOL_BYTES: usize = 16 << 20;
+
+pub(super) fn code_pool() -> &'static TextPool {
+    static POOL: OnceLock<TextPool> = OnceLock::new();
+    POOL.get_or_init(|| build_code_pool(CODE_POOL_BYTES))
+}
+
+pub(super) fn prose_pool() -> &'static TextPool {
+    static POOL: OnceLock<TextPool> = OnceLock::new();
+    POOL.get_or_init(|| build_prose_pool(PROSE_POOL_BYTES))
+}
+
+/// Random base64 (length a multiple of 4), built on first use.
+pub(super) fn b64_pool() -> &'static [u8] {
+    static POOL: OnceLock<Vec<u8>> = OnceLock::new();
+    POOL.get_or_init(|| {
+        let mut rng = Rng::new(0xB64_B64_B64);
+        let mut v = Vec::with_capacity(B64_POOL_BYTES);
+        put_b64_random(&mut v, &mut rng, B64_POOL_BYTES);
+        v
+    })
 }

@@ -4,9 +4,10 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
+use super::corpus::b64_pool;
 use super::json::*;
 use super::params::*;
-use super::pools::{Class, b64_pool};
+use super::pools::Class;
 use super::session::{Gen, Kind, Pending, Role, Tool};
 use super::words::{DIRS, EXTS, WORDS, bash_command, camel, rel_path, short_path};
 

@@ -1,10 +1,7 @@
 //! Text pools: pre-escaped JSON string content (code, shell output, prose, base64), built
 //! once per process from fixed seeds and cut at safe boundaries into the entries.
 
-use std::sync::OnceLock;
-
-use super::corpus::{build_code_pool, build_prose_pool};
-use super::json::{put_b64_random, put_esc};
+use super::json::put_esc;
 use super::rng::Rng;
 
 /// JSON-escaped text (the inside of a JSON string) with the offsets where a
@@ -173,29 +170,4 @@ impl PoolBuilder {
             segs: self.segs,
         }
     }
-}
-
-const CODE_POOL_BYTES: usize = 6 << 20;
-const PROSE_POOL_BYTES: usize = 3 << 20;
-const B64_POOL_BYTES: usize = 16 << 20;
-
-pub(super) fn code_pool() -> &'static TextPool {
-    static POOL: OnceLock<TextPool> = OnceLock::new();
-    POOL.get_or_init(|| build_code_pool(CODE_POOL_BYTES))
-}
-
-pub(super) fn prose_pool() -> &'static TextPool {
-    static POOL: OnceLock<TextPool> = OnceLock::new();
-    POOL.get_or_init(|| build_prose_pool(PROSE_POOL_BYTES))
-}
-
-/// Random base64 (length a multiple of 4), built on first use.
-pub(super) fn b64_pool() -> &'static [u8] {
-    static POOL: OnceLock<Vec<u8>> = OnceLock::new();
-    POOL.get_or_init(|| {
-        let mut rng = Rng::new(0xB64_B64_B64);
-        let mut v = Vec::with_capacity(B64_POOL_BYTES);
-        put_b64_random(&mut v, &mut rng, B64_POOL_BYTES);
-        v
-    })
 }

@@ -4,9 +4,10 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
+use super::corpus::{code_pool, prose_pool};
 use super::json::*;
 use super::params::*;
-use super::pools::{TextPool, code_pool, prose_pool};
+use super::pools::TextPool;
 use super::rng::{Rng, weighted};
 use super::{GenStats, KindStats, Mix, SessionSpec};
 
