@@ -156,27 +156,81 @@ mod x86 {
         unsafe { _mm_loadu_si128(block.as_ptr().add(k * 16).cast()) }
     }
 
+    /// A vector register of `WIDTH` bytes, as far as [`masks_with`] needs one (memchr's
+    /// `Vector` idea): the quote/backslash/control masks are written once for SSE2 and AVX2.
+    trait Lanes: Copy {
+        const WIDTH: usize;
+        /// Bytes `k * WIDTH ..` of the block.
+        fn load(block: &[u8; 64], k: usize) -> Self;
+        /// Lanes equal to `c`, as bits.
+        fn eq(self, c: u8) -> u64;
+        /// Lanes below 0x20, as bits.
+        fn control(self) -> u64;
+    }
+
+    impl Lanes for __m128i {
+        const WIDTH: usize = 16;
+        #[inline(always)]
+        fn load(block: &[u8; 64], k: usize) -> Self {
+            load16(block, k)
+        }
+        #[inline(always)]
+        fn eq(self, c: u8) -> u64 {
+            eq16(self, c)
+        }
+        #[inline(always)]
+        fn control(self) -> u64 {
+            // SAFETY: SSE2 is baseline on x86_64; register operations only.
+            unsafe {
+                // x < 0x20  <=>  max(x, 0x1f) == 0x1f (unsigned)
+                let f = _mm_set1_epi8(0x1f);
+                _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(self, f), f)) as u32 as u64
+            }
+        }
+    }
+
+    impl Lanes for __m256i {
+        const WIDTH: usize = 32;
+        #[inline(always)]
+        fn load(block: &[u8; 64], k: usize) -> Self {
+            load32(block, k)
+        }
+        #[inline(always)]
+        fn eq(self, c: u8) -> u64 {
+            eq32(self, c)
+        }
+        #[inline(always)]
+        fn control(self) -> u64 {
+            // SAFETY: as in `eq32`: only reached inside AVX2 code after detection.
+            unsafe {
+                let f = _mm256_set1_epi8(0x1f);
+                _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(self, f), f)) as u32 as u64
+            }
+        }
+    }
+
+    /// Quotes, backslashes and control bytes of a block, `64 / V::WIDTH` registers at a time.
+    #[inline(always)]
+    fn masks_with<V: Lanes>(block: &[u8; 64]) -> Masks {
+        let mut m = Masks {
+            quote: 0,
+            backslash: 0,
+            ctrl: 0,
+        };
+        for k in 0..64 / V::WIDTH {
+            let v = V::load(block, k);
+            let at = k * V::WIDTH;
+            m.quote |= v.eq(b'"') << at;
+            m.backslash |= v.eq(b'\\') << at;
+            m.ctrl |= v.control() << at;
+        }
+        m
+    }
+
     impl Kernel for Sse2 {
         #[inline(always)]
         fn masks(block: &[u8; 64]) -> Masks {
-            let mut m = Masks {
-                quote: 0,
-                backslash: 0,
-                ctrl: 0,
-            };
-            for k in 0..4 {
-                let v = load16(block, k);
-                m.quote |= eq16(v, b'"') << (k * 16);
-                m.backslash |= eq16(v, b'\\') << (k * 16);
-                // SAFETY: SSE2 is baseline on x86_64; register operations only.
-                let c = unsafe {
-                    // x < 0x20  <=>  max(x, 0x1f) == 0x1f (unsigned)
-                    let f = _mm_set1_epi8(0x1f);
-                    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_max_epu8(v, f), f)) as u32 as u64
-                };
-                m.ctrl |= c << (k * 16);
-            }
-            m
+            masks_with::<__m128i>(block)
         }
         #[inline(always)]
         fn letters(block: &[u8; 64]) -> (u64, u64) {
@@ -240,23 +294,7 @@ mod x86 {
     impl Kernel for Avx2 {
         #[inline(always)]
         fn masks(block: &[u8; 64]) -> Masks {
-            let mut m = Masks {
-                quote: 0,
-                backslash: 0,
-                ctrl: 0,
-            };
-            for k in 0..2 {
-                let v = load32(block, k);
-                m.quote |= eq32(v, b'"') << (k * 32);
-                m.backslash |= eq32(v, b'\\') << (k * 32);
-                // SAFETY: as in `eq32`.
-                let c = unsafe {
-                    let f = _mm256_set1_epi8(0x1f);
-                    _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_max_epu8(v, f), f)) as u32 as u64
-                };
-                m.ctrl |= c << (k * 32);
-            }
-            m
+            masks_with::<__m256i>(block)
         }
         #[inline(always)]
         fn letters(block: &[u8; 64]) -> (u64, u64) {
