@@ -181,9 +181,6 @@ pub fn scan_object_line(rest: &[u8]) -> Option<(Fields, usize)> {
     (t == rest.len() || rest[t] == b'\n').then_some((f, t))
 }
 
-/// Walk the members of the object at `start`: `on_member(key, value_start)` must skip
-/// the value and return where it ends. Returns the offset past the closing brace.
-
 #[cfg(test)]
 mod tests {
     use super::*;
