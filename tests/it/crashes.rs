@@ -6,7 +6,7 @@
 //! Each file runs on its own thread with a time limit: a hang is reported as a failure
 //! naming the file (and the test stops at the first one) instead of blocking forever.
 
-#[path = "../fuzz/src/checks.rs"]
+#[path = "../../fuzz/src/checks.rs"]
 #[allow(dead_code)]
 mod checks;
 
