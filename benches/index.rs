@@ -5,8 +5,8 @@
 //! `PI_SESSION_BENCH_1G=1` (they take a few GB of memory and minutes).
 //!
 //! ```sh
-//! cargo bench --bench index                       # 10 MB and 100 MB
-//! PI_SESSION_BENCH_1G=1 cargo bench --bench index # adds 1 GiB
+//! cargo bench --features bench --bench index                       # 10 MB and 100 MB
+//! PI_SESSION_BENCH_1G=1 cargo bench --features bench --bench index # adds 1 GiB
 //! ```
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};

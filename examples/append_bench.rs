@@ -1,5 +1,5 @@
 //! Times `Writer` appends: N small messages, then M large ones, into a new session in DIR.
-//! `cargo run --release --example append_bench -- DIR [SMALL [LARGE [LARGE_KIB]]]`
+//! `cargo run --release --features aids --example append_bench -- DIR [SMALL [LARGE [LARGE_KIB]]]`
 //! (defaults 10000, 200, 256). Prints microseconds per append for each kind.
 use pi_session::{Entropy, Value, Writer};
 use std::time::Instant;

@@ -1,7 +1,7 @@
 //! Times `index::build` over a file held in memory, single-threaded and on all threads
 //! (a profiling aid for the index scanner).
 //!
-//!     cargo run --release --example index_speed -- FILE [REPS]
+//!     cargo run --release --features aids --example index_speed -- FILE [REPS]
 use std::time::Instant;
 
 fn main() {

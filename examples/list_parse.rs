@@ -1,7 +1,7 @@
 //! Times `session_info_from_bytes` single-threaded over files held in memory (a profiling
 //! aid for the listing walker: no page faults, no threads).
 //!
-//!     cargo run --release --example list_parse -- DIR_OF_PROJECT_FOLDERS [MAX_MB] [REPS]
+//!     cargo run --release --features aids --example list_parse -- DIR_OF_PROJECT_FOLDERS [MAX_MB] [REPS]
 use pi_session::listing::{Scratch, session_info_from_bytes};
 use std::time::Instant;
 

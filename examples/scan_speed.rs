@@ -1,7 +1,7 @@
 //! Times the per-line scanner alone (`scan_object_line` over every line, no records) on
 //! one thread, next to `index::build` on one thread, to split the index's cost.
 //!
-//!     cargo run --release --example scan_speed -- FILE [REPS]
+//!     cargo run --release --features aids --example scan_speed -- FILE [REPS]
 use std::time::Instant;
 
 fn main() {

@@ -10,6 +10,8 @@
 pub(crate) mod idmap;
 pub(crate) mod line;
 mod pos;
+#[cfg(test)]
+mod props;
 
 pub use pos::{ByteOffset, EntryPos, LineNo, Position};
 

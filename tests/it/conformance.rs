@@ -5,9 +5,7 @@
 //! compared structurally, as the oracle's README says: the k-th distinct entry id becomes
 //! `#k` in both outputs, and new header ids and times are checked for shape only.
 
-mod common;
-
-use common::{ReaderPath, dump_text, normalize};
+use crate::common::{ReaderPath, dump_text, normalize};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {

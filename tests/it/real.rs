@@ -5,9 +5,7 @@
 //! digested, so the goldens do not carry the sessions' text). Skips when the folder is
 //! absent.
 
-mod common;
-
-use common::{ReaderPath, dump_text_digest, normalize};
+use crate::common::{ReaderPath, dump_text_digest, normalize};
 use std::path::Path;
 
 #[test]

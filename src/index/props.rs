@@ -1,9 +1,10 @@
 //! Property tests: the fast line scanner against the full decoder, and the full decoder
 //! against serde_json (a different, widely used implementation) where their semantics
-//! coincide; the index's line splitting against a naive split.
+//! coincide; the index's line splitting against a naive split. Unit tests, so that
+//! `cargo test` needs no feature beyond the defaults.
 
-use pi_session::Value;
-use pi_session::internals::{Line, scan_line};
+use crate::index::line::{Line, scan_line};
+use crate::json::Value;
 use proptest::prelude::*;
 
 /// Lines built from JSON-ish pieces, then mutated, so that both valid and nearly-valid
@@ -65,7 +66,7 @@ fn json_line() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
-fn field_value<'a>(line: &'a [u8], f: Option<pi_session::internals::Field>) -> Option<Value<'a>> {
+fn field_value<'a>(line: &'a [u8], f: Option<crate::json::Field>) -> Option<Value<'a>> {
     f.map(|f| Value::parse(f.raw(line)).expect("a recorded field parses alone"))
 }
 
@@ -76,7 +77,7 @@ proptest! {
     fn scanner_agrees_with_the_full_decoder(line in json_line()) {
         let full = Value::parse(&line);
         match scan_line(&line) {
-            Line::Blank => prop_assert!(full.is_err() || pi_session::internals::is_js_blank(&line)),
+            Line::Blank => prop_assert!(full.is_err() || crate::js::string::is_js_blank(&line)),
             Line::Malformed(_) => prop_assert!(full.is_err(), "scanner rejects, decoder accepts: {:?}", String::from_utf8_lossy(&line)),
             Line::Falsy => prop_assert!(!full.expect("decoder accepts").truthy()),
             Line::NonObject => {
@@ -114,7 +115,7 @@ proptest! {
     #[test]
     fn index_lines_match_a_naive_split(chunks in proptest::collection::vec(json_line(), 0..40), chunk in 1usize..64) {
         let text = chunks.join(&b'\n');
-        let idx = pi_session::internals::build_with(&text, chunk);
+        let idx = crate::index::build_with(&text, chunk);
         let naive: Vec<&[u8]> = if text.is_empty() { Vec::new() } else { text.split(|&b| b == b'\n').collect() };
         let naive: Vec<&[u8]> = if text.last() == Some(&b'\n') { naive[..naive.len() - 1].to_vec() } else { naive };
         prop_assert_eq!(idx.lines as usize, naive.len());

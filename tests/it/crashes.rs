@@ -6,7 +6,7 @@
 //! Each file runs on its own thread with a time limit: a hang is reported as a failure
 //! naming the file (and the test stops at the first one) instead of blocking forever.
 
-#[path = "../fuzz/src/checks.rs"]
+#[path = "../../fuzz/src/checks.rs"]
 #[allow(dead_code)]
 mod checks;
 
@@ -14,8 +14,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// Wall-clock limit per file: generous, because tests run unoptimised and may share the
-/// machine (`PI_CRASH_TIMEOUT_SECS` overrides it).
+/// Wall-clock limit per file: generous, because the tests may share a loaded machine (`PI_CRASH_TIMEOUT_SECS` overrides it).
 fn limit() -> Duration {
     let secs = std::env::var("PI_CRASH_TIMEOUT_SECS")
         .ok()
@@ -42,12 +41,18 @@ fn files(dir: &str) -> Vec<PathBuf> {
 fn replay(path: &Path) {
     let bytes = std::fs::read(path).expect("read");
     // header_parser and split_lines: every line, and the index at a few chunk sizes.
+    // (The index scans each line alone too: a one-line "file" is indexed by the same
+    // per-line test.)
     for line in bytes.split(|&b| b == b'\n') {
-        let _ = pi_session::internals::scan_line(line);
+        let _ = pi_session::Session::from_bytes(line.to_vec());
         let _ = pi_session::Value::parse(line);
     }
     for chunk in [1, 7, 1 << 30] {
-        let _ = pi_session::internals::build_with(&bytes, chunk);
+        let opts = pi_session::OpenOptions {
+            read_mode: pi_session::ReadMode::Read,
+            chunk: Some(chunk),
+        };
+        let _ = pi_session::Session::from_source(pi_session::Source::from_bytes(bytes.clone()), opts);
     }
     // open_session: every query, then the oracle report with several option sets.
     checks::check_bytes(&bytes);

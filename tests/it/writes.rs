@@ -2,11 +2,7 @@
 //! pi 1.6.0 dumps exactly as pi-session does (goldens by `corpus/bless_writes.sh`), that pi
 //! opens without changing them, and whose bytes before the appends are untouched.
 
-mod common;
-#[path = "common/write_ops.rs"]
-mod write_ops;
-
-use common::{ReaderPath, dump_text_digest, normalize};
+use crate::common::{ReaderPath, dump_text_digest, normalize};
 use std::path::{Path, PathBuf};
 
 fn corpus() -> PathBuf {
@@ -44,7 +40,7 @@ fn every_write_operation_gives_files_pi_reads_as_we_do() {
         let stem = f.file_stem().expect("stem").to_string_lossy().into_owned();
         let original = std::fs::read(f).expect("read");
         let opened_clean = pi_session::Session::open(f).map(|s| s.file_change() == pi_session::FileChange::None);
-        let Some(w) = write_ops::run(f, &tmp.path().join(&stem), i as u64) else {
+        let Some(w) = crate::write_ops::run(f, &tmp.path().join(&stem), i as u64) else {
             continue;
         };
         // Appends never touch earlier bytes (when pi would not have rewritten the file).

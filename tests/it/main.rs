@@ -1,0 +1,20 @@
+//! Every integration test in one binary, one module per suite (they were eleven binaries,
+//! each linked against the library and its dependencies with the release profile's thin
+//! LTO, which was most of `cargo test --release`'s time). Run one suite with
+//! `cargo test --release --test it conformance::`.
+
+#[path = "../common/mod.rs"]
+mod common;
+#[path = "../common/write_ops.rs"]
+mod write_ops;
+
+mod cli_check;
+mod conformance;
+mod crash_safety;
+mod crashes;
+mod listing;
+mod real;
+mod robustness;
+mod views;
+mod writer_api;
+mod writes;
