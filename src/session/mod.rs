@@ -315,8 +315,10 @@ impl Session {
     /// once the rest of it arrives. The leaf moves to the last entry, as on open.
     ///
     /// # Errors
-    /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten) or
-    /// was migrated in memory (reopen it instead).
+    /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten), was
+    /// migrated in memory (reopen it instead), or changed under a mapping so that pi's
+    /// state (labels) could not be brought up to date. After that last error the index
+    /// holds the new lines but the state is incomplete: open the file again.
     pub fn refresh(&mut self) -> Result<Refresh> {
         // A migrated session differs from its bytes in memory; one pi only rewrites
         // (a version that is not a number) does not.
@@ -326,7 +328,7 @@ impl Session {
             }
             .into());
         }
-        let old = self.source.refresh().map_err(|e| {
+        self.source.refresh().map_err(|e| {
             if e.kind() == std::io::ErrorKind::InvalidData {
                 Error::from(ErrorKind::FileChanged {
                     path: self.path.clone(),
@@ -335,18 +337,25 @@ impl Session {
                 Error::from(e)
             }
         })?;
-        let _ = old;
-        Ok(self.index_appended())
+        self.index_appended().map_err(|e| match &self.path {
+            Some(p) => e.with_path(p),
+            None => e,
+        })
     }
 
-    /// Index whole lines appended after the indexed part of the source.
-    pub(crate) fn index_appended(&mut self) -> Refresh {
+    /// Index whole lines appended after the indexed part of the source, and fold them into
+    /// pi's state.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] when a kept line no longer decodes (the bytes changed
+    /// under a mapping): the index is extended, but the state fold stopped at that line.
+    pub(crate) fn index_appended(&mut self) -> Result<Refresh> {
         let len = self.source.len();
         if len == self.indexed_end {
-            return Refresh {
+            return Ok(Refresh {
                 entries: 0,
                 pending_bytes: 0,
-            };
+            });
         }
         let mut from = self.indexed_end as usize;
         let mut rebuild = false;
@@ -366,17 +375,15 @@ impl Session {
         let pending = (len as usize - end) as u64;
         self.index.unterminated_tail = false;
         self.indexed_end = end as u64;
-        let r = if rebuild {
-            self.build_state()
+        if rebuild {
+            self.build_state()?;
         } else {
-            self.add_state(before)
-        };
-        // add_state only fails when bytes changed under a mapping; the index is still valid.
-        let _ = r;
-        Refresh {
+            self.add_state(before)?;
+        }
+        Ok(Refresh {
             entries: added,
             pending_bytes: pending,
-        }
+        })
     }
 
     // ----- migration ------------------------------------------------------------------
