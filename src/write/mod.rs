@@ -386,7 +386,7 @@ impl Writer {
                 Session::open_with(path, opts)?
             }
             FileChange::Rewritten => {
-                let text = crate::dump::rewrite_text(&session)?;
+                let text = crate::session::migrate::rewrite_text(&session)?;
                 drop(session);
                 write_atomic(path, &text)?;
                 Session::open_with(path, opts)?
@@ -1064,7 +1064,7 @@ pub fn migrate_file(path: &Path) -> Result<FileChange> {
             terminate_last_line(path)?;
         }
         FileChange::Rewritten => {
-            let text = crate::dump::rewrite_text(&s)?;
+            let text = crate::session::migrate::rewrite_text(&s)?;
             drop(s);
             write_atomic(path, &text)?;
         }
