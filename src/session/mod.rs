@@ -281,6 +281,25 @@ impl Session {
         })
     }
 
+    /// Append whole lines to a session held in memory ([`Session::from_bytes`]) and index
+    /// only them, as [`Session::refresh`] does with a file's new bytes: the in-memory
+    /// writer's path, which differs from the persisted one only in where the bytes go.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] (and nothing appended) for a session read from a file,
+    /// whose bytes grow only in the file, or one that differs from its bytes in memory (a
+    /// migration, a fresh header); as [`Session::index_appended`].
+    pub(crate) fn append_in_memory(&mut self, lines: &[u8]) -> Result<Refresh> {
+        let differs = matches!(self.migration, Migration::FromV1 | Migration::FromV2) || self.new_header.is_some();
+        if differs || !self.source.extend_owned(lines) {
+            return Err(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            }
+            .into());
+        }
+        self.index_appended()
+    }
+
     /// Index whole lines appended after the indexed part of the source, and fold them into
     /// pi's state.
     ///

@@ -60,35 +60,43 @@ impl Writer {
         id
     }
 
-    /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index.
+    /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index only
+    /// the new line.
     pub(super) fn append(&mut self, entry: Object<'_>) -> Result<()> {
         let line = line_of(&Value::Object(entry));
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {
                 let path = path.clone();
                 append_line(&path, &line)?;
-                // Whatever else was appended meanwhile is indexed too; nothing is lost.
+                // Whatever else was appended meanwhile is indexed too; nothing is lost. An
+                // error means the line is in the file but the session could not take it
+                // in (the file changed under it): open the file again.
                 self.session.refresh()?;
             }
-            _ => {
-                let mut bytes = self.session.bytes().to_vec();
-                bytes.extend_from_slice(&line);
-                let next = Session::from_bytes(bytes)?;
-                if self.persist
-                    && Writer::has_conversation(&next)
-                    && let Some(path) = &self.file
-                {
-                    create_exclusive(path, next.bytes())?;
-                    let path = path.clone();
-                    let leaf = next.leaf().clone();
-                    self.session = Session::open(&path)?;
-                    self.session.set_leaf_raw(leaf);
-                    self.flushed = true;
-                    return Ok(());
+            (Some(path), true, false) => {
+                // Until now the session had no user or assistant message (else it would
+                // be in its file): only the new line can start the conversation. Indexed
+                // alone, it gets the type, role and id the whole file's index gives it.
+                let rec = crate::index::build(&line).entries.pop();
+                match rec.filter(|r| r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)) {
+                    Some(r) => {
+                        // pi's first conversation message creates the file with everything.
+                        let mut bytes = Vec::with_capacity(self.session.bytes().len() + line.len());
+                        bytes.extend_from_slice(self.session.bytes());
+                        bytes.extend_from_slice(&line);
+                        create_exclusive(path, &bytes)?;
+                        let path = path.clone();
+                        self.session = Session::open(&path)?;
+                        self.session.set_leaf_raw(r.id);
+                        self.flushed = true;
+                    }
+                    None => {
+                        self.session.append_in_memory(&line)?;
+                    }
                 }
-                let leaf = next.leaf().clone();
-                self.session = next;
-                self.session.set_leaf_raw(leaf);
+            }
+            _ => {
+                self.session.append_in_memory(&line)?;
             }
         }
         Ok(())
