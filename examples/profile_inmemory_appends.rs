@@ -45,9 +45,9 @@ fn main() {
     let last = total - last_start.unwrap_or_default();
     let bytes = w.session().bytes();
     // FNV-1a: enough to see that two builds wrote the same bytes.
-    let digest = bytes
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3));
+    let digest = bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+    });
     println!(
         "{n} in-memory appends: {:.3} s total; {:.1} us/append over the first tenth, {:.1} us over the last; \
          {} entries, {} bytes, digest {digest:016x}",
