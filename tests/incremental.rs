@@ -104,6 +104,12 @@ fn an_in_memory_writer_answers_as_its_bytes_opened_at_once() {
     }
     let whole = Session::from_bytes(w.session().bytes().to_vec()).expect("opens");
     assert_eq!(answers(w.session()), answers(&whole));
+    // The writer's lines are what pi's JSON.stringify writes: a rewrite (the public path
+    // of the migration bytes) reproduces them.
+    assert_eq!(
+        pi_session::dump::rewrite_text(&whole).expect("rewrite"),
+        w.session().bytes()
+    );
     // A compaction builds the context over the grown session.
     w.append_compaction("summary", None, 1000.0, None, None, None)
         .expect("compaction");
