@@ -294,7 +294,7 @@ impl Writer {
     /// the active branch and model-visible.
     ///
     /// # Errors
-    /// [`ErrorKind::EntryNotFound`], [`ErrorKind::InvalidEdit`]; I/O errors.
+    /// [`ErrorKind::EntryNotFound`], [`ErrorKind::InvalidInput`]; I/O errors.
     pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value<'_>>) -> Result<String> {
         if let Some(c) = &replacement
             && !matches!(c, Value::String(_) | Value::Array(_))
