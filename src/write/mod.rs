@@ -7,7 +7,15 @@
 //! rewritten; when pi would rewrite a file on open (a v1/v2 migration, a header for a
 //! zero-byte file) pi-session does it atomically (temporary file, fsync, rename), keeping
 //! every unknown field. A failed write leaves memory as it was and the file as it was
-//! (a partial line is truncated away).
+//! (a partial line is truncated away). One error comes after a write that succeeded:
+//! [`crate::ErrorKind::FileChanged`] when the file changed under the session so that it
+//! cannot take the new line in ([`Session::refresh`]); the line is then in the file, and
+//! the file should be opened again. In memory, the session's bytes grow in place and only
+//! the new line is indexed, as after a write to the file.
+//!
+//! Files: `mod.rs` (the writer, construction, open, [`migrate_file`]), `append.rs` (the
+//! appends), `branch.rs` (fork and branch), `fs.rs` (whole files through a temporary file,
+//! appended lines through `journal.rs`).
 //!
 //! Crashes: `kill -9` at any moment leaves the old file or the new one. Rewrites and new
 //! files get that from rename/link. An append can be cut between pages by the kernel when
@@ -16,7 +24,7 @@
 //! writer ([`Writer::open`], [`migrate_file`], any append, or [`crate::recover`]) cuts a
 //! torn line back to the old file before it reads. Power loss is out of scope (appends are
 //! not fsynced, as pi's are not). Details, and what is not protected (a pi process
-//! appending at the same time), in [`crate::recover`]'s module (`src/journal.rs`).
+//! appending at the same time), in [`crate::recover`]'s module (`src/write/journal.rs`).
 //!
 //! Rules follow pi 1.6.0 (SPEC.md "Writing"): a new session stays in memory until it holds
 //! a user or assistant message, then the whole file is created exclusively; entry ids are
