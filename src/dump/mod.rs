@@ -12,6 +12,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, Key};
 use crate::js::string::JsStr;
 use crate::json::{Object, Value};
+pub use crate::session::migrate::rewrite_text;
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -295,26 +296,6 @@ fn value_depth(v: &Value<'_>) -> usize {
         }
     }
     max
-}
-
-/// The bytes pi writes when it rewrites the file on open: `JSON.stringify` of every kept
-/// line as pi holds it in memory, one per line.
-///
-/// # Errors
-/// [`ErrorKind::FileChanged`].
-pub fn rewrite_text(s: &Session) -> Result<Vec<u8>> {
-    let mut out = Vec::new();
-    if s.index().entries.is_empty() {
-        crate::json::stringify::stringify_into(&mut out, &s.header()?);
-        out.push(b'\n');
-        return Ok(out);
-    }
-    for i in 0..s.index().entries.len() {
-        let v = s.value(EntryPos(i as u32))?;
-        crate::json::stringify::stringify_into(&mut out, &v);
-        out.push(b'\n');
-    }
-    Ok(out)
 }
 
 fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>) -> Object<'static> {

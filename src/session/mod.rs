@@ -1,16 +1,21 @@
 //! An open session: the index plus pi's in-memory state (header, migration, `byId`,
-//! labels, leaf), with bodies decoded only on demand.
+//! labels, leaf), with bodies decoded only on demand. Opening, refreshing and the state
+//! fold live here; the migration steps in `migrate.rs`, the parent links in `links.rs`,
+//! the walks, tree and typed views in `context.rs`, `tree.rs` and `entry.rs`.
 
 pub(crate) mod context;
 pub(crate) mod entry;
+pub(crate) mod links;
+pub(crate) mod migrate;
 pub(crate) mod tree;
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{self, ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Skipped};
 use crate::js::string::JsStr;
-use crate::json::value::{self, Object, Value};
+use crate::json::value::{self, Value};
 use crate::json::walk::for_each_member;
 use crate::json::{Field, Kind};
+use crate::session::links::Links;
 use crate::source::{ReadMode, Source};
 use ahash::AHashMap;
 use std::path::{Path, PathBuf};
@@ -63,6 +68,7 @@ pub enum Migration {
     RewriteOnly,
 }
 
+/// What pi's v1 migration changed in one entry beyond its id and parent (see `migrate.rs`).
 #[derive(Clone, Debug, Default)]
 struct Patch {
     /// For compactions migrated from v1: the new `firstKeptEntryId` (`Undefined` removes it).
@@ -98,42 +104,6 @@ pub struct Session {
     links: std::sync::OnceLock<Links>,
     /// Bytes covered by whole indexed lines (refresh starts here).
     indexed_end: u64,
-}
-
-/// No parent (in [`Links`]).
-pub(crate) const NO_PARENT: u32 = u32::MAX;
-
-/// Every entry's parent, looked up in `byId` once, by entry position ([`NO_PARENT`]: none).
-/// pi looks `parentId` up at every step of a walk; these arrays give the same answers, so
-/// walks and the tree chase positions instead of hashing ids (and touching each entry's
-/// record) at every step.
-#[derive(Debug)]
-pub(crate) struct Links {
-    /// For `getBranch` and `buildSessionPath`: a truthy `parentId`, looked up.
-    walk: Vec<u32>,
-    /// For `getTree`: a `parentId` that is not null and not the entry's own id, looked up.
-    tree: Vec<u32>,
-    /// No two entries share an id: each entry is its own `byId` node.
-    pub(crate) unique: bool,
-}
-
-impl Links {
-    /// The parent of `p` on pi's walks.
-    #[inline]
-    pub(crate) fn walk_parent(&self, p: EntryPos) -> Option<EntryPos> {
-        Links::at(&self.walk, p)
-    }
-
-    /// The parent of `p` in pi's tree.
-    #[inline]
-    pub(crate) fn tree_parent(&self, p: EntryPos) -> Option<EntryPos> {
-        Links::at(&self.tree, p)
-    }
-
-    fn at(arr: &[u32], p: EntryPos) -> Option<EntryPos> {
-        let q = arr[p.0 as usize];
-        (q != NO_PARENT).then_some(EntryPos(q))
-    }
 }
 
 /// What [`Session::refresh`] found.
@@ -217,7 +187,7 @@ impl Session {
         s.indexed_end = s.source.len();
         if s.index.entries.is_empty() {
             if s.source.is_empty() {
-                s.new_header = Some(new_header_value());
+                s.new_header = Some(Session::new_header_value());
                 return Ok(s);
             }
             return Err(ErrorKind::NotASession { path: None }.into());
@@ -274,40 +244,8 @@ impl Session {
 
     /// The parent links of every entry (built on first use, in parallel).
     pub(crate) fn links(&self) -> &Links {
-        self.links.get_or_init(|| {
-            use rayon::prelude::*;
-            let entries = &self.index.entries;
-            let list = &self.list;
-            let unique = self.by_id.len() == list.len();
-            let resolved: Vec<(u32, u32)> = (0..list.len())
-                .into_par_iter()
-                .with_min_len(4096)
-                .map(|k| {
-                    let e = &entries[list[k].0 as usize];
-                    // Nearly every entry's parent is the entry before it: with distinct
-                    // ids that one is the `byId` answer, found without hashing.
-                    let raw = || {
-                        if unique && k > 0 && entries[list[k - 1].0 as usize].id == e.parent {
-                            Some(list[k - 1])
-                        } else {
-                            self.by_id.get(entries, &e.parent)
-                        }
-                    };
-                    let raw = if e.parent == Key::Null { None } else { raw() };
-                    let pos = |r: Option<EntryPos>| r.map_or(NO_PARENT, |p| p.0);
-                    let walk = if e.parent.truthy() { pos(raw) } else { NO_PARENT };
-                    let tree = if e.parent == e.id { NO_PARENT } else { pos(raw) };
-                    (walk, tree)
-                })
-                .collect();
-            let mut walk = vec![NO_PARENT; entries.len()];
-            let mut tree = vec![NO_PARENT; entries.len()];
-            for (&p, (w, t)) in list.iter().zip(resolved) {
-                walk[p.0 as usize] = w;
-                tree[p.0 as usize] = t;
-            }
-            Links { walk, tree, unique }
-        })
+        self.links
+            .get_or_init(|| Links::build(&self.index.entries, &self.list, &self.by_id))
     }
 
     /// Pick up what was appended to the file since it was opened (or last refreshed),
@@ -315,8 +253,10 @@ impl Session {
     /// once the rest of it arrives. The leaf moves to the last entry, as on open.
     ///
     /// # Errors
-    /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten) or
-    /// was migrated in memory (reopen it instead).
+    /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten), was
+    /// migrated in memory (reopen it instead), or changed under a mapping so that pi's
+    /// state (labels) could not be brought up to date. After that last error the index
+    /// holds the new lines but the state is incomplete: open the file again.
     pub fn refresh(&mut self) -> Result<Refresh> {
         // A migrated session differs from its bytes in memory; one pi only rewrites
         // (a version that is not a number) does not.
@@ -326,7 +266,7 @@ impl Session {
             }
             .into());
         }
-        let old = self.source.refresh().map_err(|e| {
+        self.source.refresh().map_err(|e| {
             if e.kind() == std::io::ErrorKind::InvalidData {
                 Error::from(ErrorKind::FileChanged {
                     path: self.path.clone(),
@@ -335,18 +275,44 @@ impl Session {
                 Error::from(e)
             }
         })?;
-        let _ = old;
-        Ok(self.index_appended())
+        self.index_appended().map_err(|e| match &self.path {
+            Some(p) => e.with_path(p),
+            None => e,
+        })
     }
 
-    /// Index whole lines appended after the indexed part of the source.
-    pub(crate) fn index_appended(&mut self) -> Refresh {
+    /// Append whole lines to a session held in memory ([`Session::from_bytes`]) and index
+    /// only them, as [`Session::refresh`] does with a file's new bytes: the in-memory
+    /// writer's path, which differs from the persisted one only in where the bytes go.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] (and nothing appended) for a session read from a file,
+    /// whose bytes grow only in the file, or one that differs from its bytes in memory (a
+    /// migration, a fresh header); as [`Session::index_appended`].
+    pub(crate) fn append_in_memory(&mut self, lines: &[u8]) -> Result<Refresh> {
+        let differs = matches!(self.migration, Migration::FromV1 | Migration::FromV2) || self.new_header.is_some();
+        if differs || !self.source.extend_owned(lines) {
+            return Err(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            }
+            .into());
+        }
+        self.index_appended()
+    }
+
+    /// Index whole lines appended after the indexed part of the source, and fold them into
+    /// pi's state.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] when a kept line no longer decodes (the bytes changed
+    /// under a mapping): the index is extended, but the state fold stopped at that line.
+    pub(crate) fn index_appended(&mut self) -> Result<Refresh> {
         let len = self.source.len();
         if len == self.indexed_end {
-            return Refresh {
+            return Ok(Refresh {
                 entries: 0,
                 pending_bytes: 0,
-            };
+            });
         }
         let mut from = self.indexed_end as usize;
         let mut rebuild = false;
@@ -366,105 +332,15 @@ impl Session {
         let pending = (len as usize - end) as u64;
         self.index.unterminated_tail = false;
         self.indexed_end = end as u64;
-        let r = if rebuild {
-            self.build_state()
+        if rebuild {
+            self.build_state()?;
         } else {
-            self.add_state(before)
-        };
-        // add_state only fails when bytes changed under a mapping; the index is still valid.
-        let _ = r;
-        Refresh {
+            self.add_state(before)?;
+        }
+        Ok(Refresh {
             entries: added,
             pending_bytes: pending,
-        }
-    }
-
-    // ----- migration ------------------------------------------------------------------
-
-    fn migrate(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
-        let bytes = self.source.bytes();
-        let header = value::parse(line_of(bytes, &self.index.entries[0])).map_err(|_| changed())?;
-        let version = match header.get("version") {
-            None | Some(Value::Null) => Some(1.0),
-            Some(v) => Some(crate::json::value::js_to_number(v)),
-        };
-        let v = version.unwrap_or(f64::NAN);
-        // `version >= 3` is false for NaN, and so are `< 2` and `< 3`.
-        self.migration = if v >= 3.0 {
-            Migration::None
-        } else if v < 2.0 {
-            Migration::FromV1
-        } else if v < 3.0 {
-            Migration::FromV2
-        } else {
-            Migration::RewriteOnly
-        };
-        if self.migration != Migration::FromV1 {
-            return Ok(());
-        }
-        // v1 -> v2: fresh ids, each entry's parent is the previous entry.
-        let mut ids: ahash::AHashSet<Key> = ahash::AHashSet::new();
-        let mut prev = Key::Null;
-        let n = self.index.entries.len();
-        for i in 0..n {
-            let e = &self.index.entries[i];
-            if e.ty == EntryType::Session {
-                continue;
-            }
-            if e.ty == EntryType::NonObject {
-                let line = line_of(bytes, e);
-                let first = line
-                    .iter()
-                    .copied()
-                    .find(|&c| !<crate::json::ws::Json as crate::json::ws::WhiteSpace>::is_ws(c))
-                    .unwrap_or(b'[');
-                if first != b'[' {
-                    let v = value::parse(line).map_err(|_| changed())?;
-                    let pi_message = format!(
-                        "TypeError: Cannot create property 'id' on {} '{}'",
-                        v.type_of(),
-                        v.to_js_string()
-                    );
-                    return Err(ErrorKind::PiThrows {
-                        line: e.line,
-                        what: "a v1 session holds a line that is not an object, which pi's migration cannot give an id"
-                            .into(),
-                        pi_message,
-                    }
-                    .into());
-                }
-            }
-            let id = generate_id(&ids, uuid4);
-            ids.insert(id.clone());
-            let is_compaction = e.ty == EntryType::Compaction;
-            let line = line_of(bytes, e);
-            let e = &mut self.index.entries[i];
-            e.id = id.clone();
-            e.id_is_string = true;
-            e.parent = std::mem::replace(&mut prev, id);
-            if is_compaction {
-                let v = value::parse(line).map_err(|_| changed())?;
-                if let Some(Value::Number(idx)) = v.get("firstKeptEntryIndex") {
-                    let target = if idx.fract() == 0.0 && *idx >= 0.0 && (*idx as usize) < n {
-                        Some(&self.index.entries[*idx as usize])
-                    } else {
-                        None
-                    };
-                    let first_kept = match target {
-                        Some(t) if t.ty != EntryType::Session => Some(t.id.clone()),
-                        _ => None,
-                    };
-                    self.patches.insert(
-                        i as u32,
-                        Patch {
-                            first_kept,
-                            drop_first_kept_index: true,
-                        },
-                    );
-                }
-            }
-        }
-        Ok(())
+        })
     }
 
     /// The migration pi applies on load.
@@ -572,42 +448,6 @@ impl Session {
         let mut v = value::parse(line_of(bytes, e)).map_err(|_| changed())?;
         self.patch(pos, &mut v);
         Ok(v)
-    }
-
-    /// Apply pi's in-memory migration to a decoded entry.
-    fn patch(&self, pos: EntryPos, v: &mut Value<'_>) {
-        if self.migration == Migration::None || self.migration == Migration::RewriteOnly {
-            return;
-        }
-        let e = self.record(pos);
-        let Value::Object(o) = v else { return };
-        if e.ty == EntryType::Session {
-            o.set(JsStr::from_str("version"), Value::Number(3.0));
-            return;
-        }
-        if self.migration == Migration::FromV1 {
-            o.set(JsStr::from_str("id"), key_to_value(&e.id));
-            o.set(JsStr::from_str("parentId"), key_to_value(&e.parent));
-            if let Some(p) = self.patches.get(&pos.0) {
-                match &p.first_kept {
-                    Some(k) if !k.is_undefined() => o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k)),
-                    // Assigned `undefined`: the key exists but JSON output omits it.
-                    Some(_) => {
-                        o.remove("firstKeptEntryId");
-                    }
-                    None => {}
-                }
-                if p.drop_first_kept_index {
-                    o.remove("firstKeptEntryIndex");
-                }
-            }
-        }
-        if e.ty == EntryType::Message
-            && let Some(Value::Object(m)) = o.get_mut("message")
-            && m.get("role").and_then(Value::as_str) == Some("hookMessage")
-        {
-            m.set(JsStr::from_str("role"), Value::str("custom"));
-        }
     }
 
     /// The `message` value of a `message` entry, decoded alone (the rest of the line is
@@ -920,108 +760,5 @@ pub(crate) fn key_from_value(v: Option<&Value<'_>>) -> Key {
         Some(Value::Number(n)) => Key::Num(if *n == 0.0 { 0f64.to_bits() } else { n.to_bits() }),
         Some(Value::String(s)) => Key::Str(smallvec::SmallVec::from_slice(s.as_bytes())),
         Some(Value::Array(_) | Value::Object(_)) => Key::Unique(u64::MAX),
-    }
-}
-
-/// pi's `generateId`: the first 8 characters of a random UUID, re-drawn on collision
-/// (100 tries, then a whole UUID).
-pub(crate) fn generate_id(taken: &ahash::AHashSet<Key>, uuid4: &mut dyn FnMut() -> String) -> Key {
-    for _ in 0..100 {
-        let u = uuid4();
-        let k = Key::str(u.get(..8).unwrap_or(&u));
-        if !taken.contains(&k) {
-            return k;
-        }
-    }
-    Key::str(&uuid4())
-}
-
-fn new_header_value() -> Value<'static> {
-    let id = uuid::Uuid::now_v7().hyphenated().to_string();
-    let cwd = std::env::current_dir()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "/".into());
-    let mut o = Object::new();
-    o.set(JsStr::from_str("type"), Value::str("session"));
-    o.set(JsStr::from_str("version"), Value::Number(3.0));
-    o.set(JsStr::owned(String::from("id")), Value::string(id));
-    o.set(JsStr::from_str("timestamp"), Value::string(crate::js::time::now_iso()));
-    o.set(JsStr::from_str("cwd"), Value::string(cwd));
-    Value::Object(o)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// pi's lookup at each step, by hashing, for comparison with [`Links`].
-    fn naive(s: &Session, p: EntryPos) -> (Option<EntryPos>, Option<EntryPos>) {
-        let e = s.record(p);
-        let walk = if e.parent.truthy() {
-            s.entry_by_id(&e.parent)
-        } else {
-            None
-        };
-        let tree = if e.parent == Key::Null || e.parent == e.id {
-            None
-        } else {
-            s.entry_by_id(&e.parent)
-        };
-        (walk, tree)
-    }
-
-    #[test]
-    fn links_give_the_lookups_pi_makes() {
-        // Ids and parent ids from a small pool (duplicates, forward references, self
-        // parents, falsy and non-string ids, missing members), the previous entry's id most
-        // of the time.
-        let pool = [
-            r#""a""#, r#""b""#, r#""c""#, r#""""#, "0", "1", "null", "true", "false", "[]", "{}",
-        ];
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = |m: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % m
-        };
-        for round in 0..400 {
-            let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n");
-            let mut prev: Option<String> = None;
-            let n = 1 + next(30);
-            for k in 0..n {
-                let id = if round % 2 == 0 {
-                    format!("\"e{k}\"")
-                } else {
-                    pool[next(pool.len() as u64) as usize].to_string()
-                };
-                let parent = match (next(6), &prev) {
-                    (0..=2, Some(p)) => Some(p.clone()),
-                    (3, _) => None,
-                    _ => Some(pool[next(pool.len() as u64) as usize].to_string()),
-                };
-                let id_member = if next(10) == 0 {
-                    String::new()
-                } else {
-                    format!(",\"id\":{id}")
-                };
-                let parent_member = parent.map_or(String::new(), |p| format!(",\"parentId\":{p}"));
-                text.push_str(&format!("{{\"type\":\"custom\"{id_member}{parent_member}}}\n"));
-                prev = Some(id);
-            }
-            let s = Session::from_bytes(text.into_bytes()).expect("opens");
-            let links = s.links();
-            for &p in s.entries() {
-                let want = naive(&s, p);
-                assert_eq!(
-                    (links.walk_parent(p), links.tree_parent(p)),
-                    want,
-                    "round {round}, entry {p:?}"
-                );
-                if links.unique {
-                    assert_eq!(s.entry_by_id(&s.record(p).id), Some(p));
-                }
-            }
-        }
     }
 }

@@ -92,6 +92,19 @@ impl Source {
         }
     }
 
+    /// Add `more` to bytes held in memory without a file (a session written in memory);
+    /// `false`, and nothing changed, for a file's bytes, which grow only in the file.
+    pub(crate) fn extend_owned(&mut self, more: &[u8]) -> bool {
+        match (&mut self.inner, &self.file) {
+            (Inner::Owned(v), None) => {
+                v.extend_from_slice(more);
+                self.len = v.len() as u64;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The bytes.
     pub fn bytes(&self) -> &[u8] {
         match &self.inner {

@@ -402,25 +402,29 @@ fn read_at(file: &File, at: u64, n: usize) -> std::io::Result<Vec<u8>> {
 }
 
 /// Take the exclusive append lock, waiting for it. Released when `file` is closed.
+///
+/// std's `File::lock` is `flock(fd, LOCK_EX)` on Unix, the lock pi-session has always
+/// taken (so writers of older builds still exclude each other). It is used on Unix only:
+/// on Windows std takes a mandatory `LockFileEx` lock, under which pi's own appends to the
+/// file would fail, so there the lock stays a no-op, as before.
 #[cfg(unix)]
 fn lock(file: &File) -> std::io::Result<()> {
-    use rustix::fs::{FlockOperation, flock};
     loop {
-        match flock(file, FlockOperation::LockExclusive) {
-            Err(rustix::io::Errno::INTR) => continue,
-            r => return r.map_err(Into::into),
+        match file.lock() {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            r => return r,
         }
     }
 }
 
-/// Take the exclusive append lock if nobody holds it; `false` if someone does.
+/// Take the exclusive append lock if nobody holds it; `false` if someone does
+/// (`flock(fd, LOCK_EX | LOCK_NB)`, see [`lock`]).
 #[cfg(unix)]
 fn try_lock(file: &File) -> std::io::Result<bool> {
-    use rustix::fs::{FlockOperation, flock};
-    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+    match file.try_lock() {
         Ok(()) => Ok(true),
-        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
-        Err(e) => Err(e.into()),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
     }
 }
 

@@ -2,7 +2,7 @@
 #![allow(dead_code)]
 
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
-use pi_session::{OpenOptions, ReadMode};
+use pi_session::{EntryPos, Migration, OpenOptions, ReadMode, Session};
 use serde_json::Value as J;
 use std::collections::HashMap;
 use std::path::Path;
@@ -18,14 +18,19 @@ pub enum ReaderPath {
     ReadTinyChunks,
     /// mmap, odd chunk size.
     MmapOddChunks,
+    /// A prefix of the file opened (mmap), the rest appended in pieces of growing size
+    /// with `refresh` after each; every answer must equal the whole file's, then the dump
+    /// is the whole file's (see [`check_incremental`]).
+    Incremental,
 }
 
 impl ReaderPath {
-    pub const ALL: [ReaderPath; 4] = [
+    pub const ALL: [ReaderPath; 5] = [
         ReaderPath::Mmap,
         ReaderPath::Read,
         ReaderPath::ReadTinyChunks,
         ReaderPath::MmapOddChunks,
+        ReaderPath::Incremental,
     ];
     pub fn open_options(self) -> OpenOptions {
         match self {
@@ -33,7 +38,8 @@ impl ReaderPath {
                 read_mode: ReadMode::Mmap,
                 chunk: None,
             },
-            ReaderPath::Read => OpenOptions {
+            // The incremental path's report is the whole file's, once its answers matched.
+            ReaderPath::Read | ReaderPath::Incremental => OpenOptions {
                 read_mode: ReadMode::Read,
                 chunk: None,
             },
@@ -92,9 +98,178 @@ fn dump_text_mode(
         compact,
         open: path.open_options(),
     };
+    if let ReaderPath::Incremental = path
+        && let Err(reason) = check_incremental(file, &opts.leaf)
+    {
+        eprintln!("incremental path skips {}: {reason}", file.display());
+    }
     let mut out = Vec::new();
     pi_session::dump::dump(file, &opts, &mut out).unwrap_or_else(|e| panic!("dump {}: {e}", file.display()));
     String::from_utf8(out).expect("dump output is UTF-8")
+}
+
+/// The incremental reader path: copy a prefix of `file` (the header line and about a
+/// third of the rest, up to the end of a line but without its `\n`) to a temporary file, open it mapped,
+/// append the rest in pieces of 1, 2, 3, 5, 8, ... bytes (Fibonacci, starting over after
+/// 4,181) with `refresh` after each, and compare every answer with the whole file opened
+/// at once, after the same navigation. Panics on a difference. `Err(reason)` when the
+/// file cannot take this path:
+/// - opening the whole file fails (not a session, pi throws in its migration): there is
+///   no session to refresh;
+/// - the file is empty (a fresh header) or migrated from v1/v2 on open: `refresh`
+///   refuses such sessions by design (they differ from their bytes; a v1 migration also
+///   draws fresh random ids).
+///
+/// A last line without `\n` stays pending in `refresh` (it waits for its newline), where
+/// opening indexes it: such files are compared with the whole file cut after its last
+/// `\n`, and the pending byte count must be the length of the cut.
+pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("unreadable: {e}"))?;
+    let read = OpenOptions {
+        read_mode: ReadMode::Read,
+        chunk: None,
+    };
+    let whole = Session::open_with(file, read).map_err(|e| format!("opening fails ({})", e.pi_text()))?;
+    if bytes.is_empty() {
+        return Err("a zero-byte file opens as a fresh header, which refresh refuses".into());
+    }
+    if matches!(whole.migration(), Migration::FromV1 | Migration::FromV2) {
+        return Err(format!(
+            "migrated on open ({:?}), which refresh refuses: the session differs from its bytes",
+            whole.migration()
+        ));
+    }
+    let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let header = &whole.index().entries[0];
+    let header_end = (header.offset.0 + header.len + 1) as usize;
+    if header_end > end {
+        return Err("the header is the last line and has no newline: nothing to append".into());
+    }
+    let mut whole = if end < bytes.len() {
+        Session::from_bytes(bytes[..end].to_vec())
+            .map_err(|e| format!("the file cut after its last newline fails to open ({e})"))?
+    } else {
+        whole
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let copy = dir.path().join(file.file_name().expect("a file name"));
+    // Up to a line's end but not its `\n`: the prefix's last line is whole but unterminated,
+    // so the first refresh drops and re-reads it (and, when it was an entry, folds pi's
+    // state again from the start); later pieces end anywhere, inside lines too.
+    let third = header_end + (bytes.len() - header_end) / 3;
+    let prefix = memchr_from(&bytes, third).unwrap_or(third);
+    std::fs::write(&copy, &bytes[..prefix]).expect("write the prefix");
+    let mmap = OpenOptions {
+        read_mode: ReadMode::Mmap,
+        chunk: None,
+    };
+    let mut grown =
+        Session::open_with(&copy, mmap).unwrap_or_else(|e| panic!("{}: the prefix does not open: {e}", file.display()));
+    let mut out = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&copy)
+        .expect("open the copy");
+    let (mut at, mut piece, mut next) = (prefix, 1usize, 2usize);
+    let mut pending = 0;
+    while at < bytes.len() {
+        let to = (at + piece).min(bytes.len());
+        std::io::Write::write_all(&mut out, &bytes[at..to]).expect("append a piece");
+        at = to;
+        let r = grown
+            .refresh()
+            .unwrap_or_else(|e| panic!("{}: refresh at byte {at}: {e}", file.display()));
+        pending = r.pending_bytes;
+        (piece, next) = if next > 4181 { (1, 2) } else { (next, piece + next) };
+    }
+    assert_eq!(
+        pending as usize,
+        bytes.len() - end,
+        "{}: pending bytes after the last piece",
+        file.display()
+    );
+    assert!(
+        grown.bytes() == &bytes[..],
+        "{}: the grown session holds other bytes",
+        file.display()
+    );
+    let (a, b) = (answers(&mut grown, leaf), answers(&mut whole, leaf));
+    if a != b {
+        let (i, (x, y)) = a
+            .lines()
+            .zip(b.lines())
+            .enumerate()
+            .find(|(_, (x, y))| x != y)
+            .unwrap_or((0, ("<shorter>", "<longer>")));
+        let cut = |s: &str| s.chars().take(300).collect::<String>();
+        panic!(
+            "{}: the incremental path differs from opening the whole file, line {}:\n  grown: {}\n  whole: {}",
+            file.display(),
+            i + 1,
+            cut(x),
+            cut(y)
+        );
+    }
+    Ok(())
+}
+
+/// The first `\n` at or after `from`.
+fn memchr_from(bytes: &[u8], from: usize) -> Option<usize> {
+    bytes[from..].iter().position(|&b| b == b'\n').map(|i| from + i)
+}
+
+/// Every answer of a session (after navigating as `leaf` says), one per line: values in
+/// the canonical form (written without recursion: some corpus values nest thousands
+/// deep), errors by pi's text, so that paths do not matter.
+fn answers(s: &mut Session, leaf: &LeafChoice) -> String {
+    use pi_session::dump::canonical::{CanonOptions, canonical_string};
+    fn r<T>(r: pi_session::Result<T>, f: impl FnOnce(T) -> String) -> String {
+        match r {
+            Ok(v) => f(v),
+            Err(e) => format!("error: {}", e.pi_text()),
+        }
+    }
+    let c = |v: &pi_session::Value<'_>| canonical_string(v, CanonOptions::default());
+    let d = |v: Vec<EntryPos>| format!("{v:?}");
+    let mut out = String::new();
+    let nav = match leaf {
+        LeafChoice::Current | LeafChoice::Raw(_) => Ok(()),
+        LeafChoice::Navigate(None) => {
+            s.reset_leaf();
+            Ok(())
+        }
+        LeafChoice::Navigate(Some(id)) => s.branch(id),
+    };
+    let s: &Session = s;
+    let leaf = s.leaf().clone();
+    out += &format!("navigate {}\nleaf {leaf:?}\n", r(nav, |()| "ok".into()));
+    out += &format!("header {}\ncount {}\n", r(s.header(), |v| c(&v)), s.entry_count());
+    out += &format!("index {:?}\n", s.index());
+    out += &format!("entries {:?}\n", s.entries());
+    out += &format!("labels {:?}\n", s.label_order());
+    let name = r(s.session_name(), |n| format!("{n:?}"));
+    out += &format!(
+        "name {name}\nchange {:?}\nmigration {:?}\n",
+        s.file_change(),
+        s.migration()
+    );
+    out += &format!("branch {}\n", r(s.branch_path(None), d));
+    out += &format!("session path {}\n", r(s.session_path(&leaf), d));
+    out += &format!("context entries {}\n", r(s.context_entries(&leaf), d));
+    let context = r(s.context(&leaf), |x| {
+        let messages: Vec<String> = x.messages.iter().map(c).collect();
+        let thinking = x.thinking_level.as_ref().map(c);
+        let model = x.model.map(|m| c(&pi_session::Value::Object(m)));
+        format!("{messages:?} {thinking:?} {model:?} {:?}", x.sources)
+    });
+    out += &format!("context {context}\n");
+    out += &format!("tree {}\n", r(s.tree_nested(), |v| c(&v)));
+    out += &format!("flat {}\n", r(s.tree_flat(), |v| c(&v)));
+    out += &format!("items {}\n", r(s.branch_items(), |v| format!("{v:?}")));
+    for i in 0..s.index().entries.len() {
+        let p = EntryPos(i as u32);
+        out += &format!("{p:?} {}\n", r(s.value(p), |v| c(&v)));
+    }
+    out
 }
 
 /// Structural form of a dump for files with nondeterministic ids or headers: entry ids

@@ -12,6 +12,7 @@ mod cli_check;
 mod conformance;
 mod crash_safety;
 mod crashes;
+mod incremental;
 mod listing;
 mod real;
 mod robustness;

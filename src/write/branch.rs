@@ -1,0 +1,223 @@
+//! New sessions made from old ones: pi's `forkFrom` (a copy of another file),
+//! `branchWithSummary` (a summary entry where the leaf moves back) and
+//! `createBranchedSession` (a new file holding one path of the tree).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::index::{EntryPos, EntryType, Key};
+use crate::js::string::JsStr;
+use crate::json::value::{self, Object, Value};
+use crate::session::{Session, key_to_value};
+use crate::write::fs::{create_exclusive, io_at};
+use crate::write::{Entropy, Writer, header_object, invalid_id, line_of, put, set, valid_session_id};
+use std::path::{Path, PathBuf};
+
+impl Writer {
+    /// pi's `SessionManager.forkFrom(source, targetCwd, sessionDir)`: a new file in the
+    /// target's session folder with a new header (`parentSession` = the source) and every
+    /// entry of the source as pi parsed it (not migrated, as pi).
+    ///
+    /// # Errors
+    /// [`ErrorKind::NotASession`] for an empty or invalid source, an invalid `id`, I/O.
+    pub fn fork_from(
+        source: &Path,
+        target_cwd: &str,
+        session_dir: &Path,
+        id: Option<&str>,
+        mut entropy: Entropy,
+    ) -> Result<Writer> {
+        let src = Session::open(source)?;
+        if src.index().entries.is_empty() {
+            return Err(ErrorKind::NotASession {
+                path: Some(source.to_path_buf()),
+            }
+            .into());
+        }
+        if let Some(id) = id
+            && !valid_session_id(id)
+        {
+            return Err(invalid_id(id));
+        }
+        std::fs::create_dir_all(session_dir).map_err(io_at(session_dir))?;
+        let new_id = id.map(str::to_owned).unwrap_or_else(|| (entropy.uuid7)());
+        let ts = (entropy.now)();
+        let path = session_dir.join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
+        let abs_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+        let h = header_object(
+            new_id,
+            ts,
+            target_cwd.to_string(),
+            Some(abs_source.display().to_string()),
+        );
+        let mut bytes = line_of(&Value::Object(h));
+        for i in 0..src.index().entries.len() {
+            let p = EntryPos(i as u32);
+            if src.record(p).ty == EntryType::Session {
+                continue;
+            }
+            let v = value::parse(src.raw(p)).map_err(|_| Error::from(ErrorKind::FileChanged { path: None }))?;
+            bytes.extend_from_slice(&line_of(&v));
+        }
+        create_exclusive(&path, &bytes)?;
+        Writer::open(&path, Some(session_dir), entropy)
+    }
+
+    /// pi's `branchWithSummary(branchFromId, summary, details, fromHook, usage)`: move the
+    /// leaf to `branch_from` (`None`: before the first entry) and record a summary of the
+    /// abandoned branch there.
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`]; I/O errors.
+    pub fn branch_with_summary(
+        &mut self,
+        branch_from: Option<&str>,
+        summary: &str,
+        details: Option<Value<'_>>,
+        from_hook: Option<bool>,
+        usage: Option<Value<'_>>,
+    ) -> Result<String> {
+        if let Some(b) = branch_from
+            && self.session.find(b).is_none()
+        {
+            return Err(ErrorKind::EntryNotFound { id: b.to_string() }.into());
+        }
+        let from_id = match self.session.leaf() {
+            Key::Null | Key::Undefined => Value::str("root"),
+            k => key_to_value(k),
+        };
+        match branch_from {
+            Some(b) => self.session.branch(b)?,
+            None => self.session.reset_leaf(),
+        }
+        let id = self.new_id();
+        let ts = (self.entropy.now)();
+        let mut o = Object::new();
+        set(&mut o, "type", Value::str("branch_summary"));
+        set(&mut o, "id", Value::string(id.clone()));
+        set(
+            &mut o,
+            "parentId",
+            branch_from.map_or(Value::Null, |b| Value::string(b.to_string())),
+        );
+        set(&mut o, "timestamp", Value::string(ts));
+        set(&mut o, "fromId", from_id);
+        set(&mut o, "summary", Value::str(summary));
+        put(&mut o, "details", details);
+        put(&mut o, "usage", usage);
+        put(&mut o, "fromHook", from_hook.map(Value::Bool));
+        self.append(o)?;
+        Ok(id)
+    }
+
+    /// pi's `createBranchedSession(leafId)`: a new session file holding only the path to
+    /// `leaf`, labels removed from the path and re-chained, then re-added at the end;
+    /// `parentSession` names the old file. Returns the new file (created now when the path
+    /// has a conversation, else on the first message).
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`] for an unknown leaf; I/O errors.
+    pub fn create_branched_session(&mut self, leaf: &str) -> Result<Option<PathBuf>> {
+        let previous = self.file.clone();
+        let path = self.session.branch_path(Some(&Key::str(leaf)))?;
+        if path.is_empty() {
+            return Err(ErrorKind::EntryNotFound { id: leaf.to_string() }.into());
+        }
+        let s = &self.session;
+        let mut kept: Vec<Value<'static>> = Vec::new();
+        let mut kept_ids: Vec<Key> = Vec::new();
+        let mut pending_labels: Vec<Key> = Vec::new();
+        let mut replacement: ahash::AHashMap<Key, Key> = ahash::AHashMap::new();
+        let mut parent: Option<Key> = None;
+        for &p in &path {
+            let rec = s.record(p);
+            if rec.ty == EntryType::Label {
+                pending_labels.push(rec.id.clone());
+                continue;
+            }
+            for l in pending_labels.drain(..) {
+                replacement.insert(l, rec.id.clone());
+            }
+            let mut v = s.value(p)?.into_owned();
+            if let Value::Object(o) = &mut v {
+                let pv = parent.as_ref().map_or(Value::Null, key_to_value);
+                o.set(JsStr::from_str("parentId"), pv);
+                if rec.ty == EntryType::Compaction {
+                    let fk = crate::session::key_from_value(o.get("firstKeptEntryId"));
+                    if fk != rec.id
+                        && let Some(r) = replacement.get(&fk)
+                    {
+                        o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));
+                    }
+                }
+            }
+            parent = Some(rec.id.clone());
+            kept_ids.push(rec.id.clone());
+            kept.push(v);
+        }
+        // Labels of kept entries, in the order pi's label map holds them (first set).
+        let mut labels: Vec<(Key, Value<'static>, Option<Value<'static>>)> = Vec::new();
+        for (target, label_pos) in s.label_order() {
+            if kept_ids.contains(&target) {
+                let mut lv = s.value(label_pos)?.into_owned();
+                if let Value::Object(o) = &mut lv {
+                    let label = o.remove("label").unwrap_or(Value::Null);
+                    let ts = o.remove("timestamp");
+                    labels.push((target, label, ts));
+                }
+            }
+        }
+        let new_id = (self.entropy.uuid7)();
+        let ts = (self.entropy.now)();
+        let file = self
+            .session_dir
+            .join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
+        let parent = if self.persist {
+            previous.map(|p| p.display().to_string())
+        } else {
+            None
+        };
+        let h = header_object(new_id, ts, self.cwd.clone(), parent);
+        let mut bytes = line_of(&Value::Object(h));
+        for v in &kept {
+            bytes.extend_from_slice(&line_of(v));
+        }
+        let mut taken: Vec<String> = kept_ids.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect();
+        let mut label_parent = kept_ids.last().map_or(Value::Null, key_to_value);
+        if !label_parent.truthy() {
+            label_parent = Value::Null;
+        }
+        for (target, label, lts) in labels {
+            let id = loop {
+                let u = (self.entropy.uuid4)();
+                let c = u[..8].to_string();
+                if !taken.contains(&c) {
+                    break c;
+                }
+            };
+            taken.push(id.clone());
+            let mut o = Object::new();
+            set(&mut o, "type", Value::str("label"));
+            set(&mut o, "id", Value::string(id.clone()));
+            set(&mut o, "parentId", label_parent);
+            put(&mut o, "timestamp", lts);
+            set(&mut o, "targetId", key_to_value(&target));
+            set(&mut o, "label", label);
+            bytes.extend_from_slice(&line_of(&Value::Object(o)));
+            label_parent = Value::string(id);
+        }
+        let next = Session::from_bytes(bytes)?;
+        if self.persist {
+            if Writer::has_conversation(&next) {
+                create_exclusive(&file, next.bytes())?;
+                self.session = Session::open(&file)?;
+                self.flushed = true;
+            } else {
+                self.session = next;
+                self.flushed = false;
+            }
+            self.file = Some(file.clone());
+            return Ok(Some(file));
+        }
+        self.session = next;
+        Ok(None)
+    }
+}
