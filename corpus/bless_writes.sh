@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ORACLE_DIR="${ORACLE_DIR:-../shared/oracle}"
 # A fixed folder: branched and forked headers name files by absolute path, and
-# tests/writes.rs recreates them in this same folder.
+# tests/it/writes.rs recreates them in this same folder.
 out="${TMPDIR:-/tmp}/pi-session-write-goldens"
 rm -rf "$out"
 trap 'rm -rf "$out"' EXIT

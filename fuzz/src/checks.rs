@@ -1,4 +1,4 @@
-//! Checks shared by the fuzz targets and by the main crate's `tests/crashes.rs` (which
+//! Checks shared by the fuzz targets and by the main crate's `tests/it/crashes.rs` (which
 //! includes this file with `#[path]`), so that a stored crash is replayed through exactly
 //! what found it. Depends on `pi_session` and `std` only.
 //!
@@ -24,7 +24,7 @@ const MAX_ENTRY_VIEWS: usize = 50_000;
 /// This is the fuzzing workaround for the known exponential tree (see `fuzz/README.md`):
 /// duplicate ids make pi's tree a DAG whose walk is exponential in the number of entries.
 /// Set `PI_FUZZ_TREE_GUARD=0` to run the tree on every input (and find it again).
-/// `tests/crashes.rs` turns it off with [`set_tree_guard`] so that a stored exponential
+/// `tests/it/crashes.rs` turns it off with [`set_tree_guard`] so that a stored exponential
 /// tree is replayed for real.
 pub fn tree_guard() -> bool {
     match TREE_GUARD.load(std::sync::atomic::Ordering::Relaxed) {

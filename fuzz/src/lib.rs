@@ -1,7 +1,7 @@
 //! Support code for the pi-session fuzz targets.
 //!
 //! - [`checks`]: what every target runs on an open session (also replayed by the main
-//!   crate's `tests/crashes.rs`, which includes the file with `#[path]`);
+//!   crate's `tests/it/crashes.rs`, which includes the file with `#[path]`);
 //! - [`synth`]: the structured session generator of the `parent_links` target;
 //! - [`json`]: helpers of the `header_parser` target.
 

@@ -89,3 +89,44 @@ fn check_json_agrees_with_the_library() {
     assert!(checked > 100, "only {checked} sessions checked");
     assert!(with_errors > 5, "the corpus has files where steps fail: {with_errors}");
 }
+
+/// A missing or unreadable file: one line, each part once (the path, then the OS error),
+/// exit 1, for every command that reads a session.
+#[test]
+fn a_missing_file_is_one_line_saying_each_part_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("nonexistent.jsonl");
+    let p = missing.display().to_string();
+    for args in [
+        vec!["check", &p],
+        vec!["dump", &p],
+        vec!["tree", &p],
+        vec!["context", &p],
+        vec!["migrate", &p],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(&args)
+            .output()
+            .expect("runs");
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            err,
+            format!("pi-session: {p}: No such file or directory (os error 2)\n"),
+            "{args:?}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    let not_a_session = dir.path().join("notes.jsonl");
+    std::fs::write(&not_a_session, "{\"hello\":1}\n").expect("write");
+    let n = not_a_session.display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["tree", &n])
+        .output()
+        .expect("runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        format!("pi-session: {n}: not a pi session: the first JSON line is not a session header\n")
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
