@@ -10,7 +10,7 @@ pub(crate) mod migrate;
 pub(crate) mod tree;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{self, ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Skipped};
+use crate::index::{self, ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Position, Skipped};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Value};
 use crate::json::walk::for_each_member;
@@ -729,6 +729,16 @@ impl Session {
     /// The byte offset of an entry.
     pub fn offset_of(&self, pos: EntryPos) -> ByteOffset {
         self.record(pos).offset
+    }
+
+    /// Where an entry is: its byte, line and position, as errors and skipped lines say it.
+    pub fn position(&self, pos: EntryPos) -> Position {
+        let r = self.record(pos);
+        Position {
+            byte: Some(r.offset),
+            line: Some(r.line),
+            entry: Some(pos),
+        }
     }
 }
 
