@@ -11,15 +11,15 @@ use crate::json::{Kind, SyntaxError};
 
 /// Where a member's value lies in the buffer, and what it is.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Span {
-    pub(super) start: usize,
-    pub(super) end: usize,
+pub(crate) struct Span {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
     /// What the value is; `None` when the member is missing.
-    pub(super) kind: Option<Kind>,
+    pub(crate) kind: Option<Kind>,
 }
 
 impl Span {
-    pub(super) fn new(start: usize, end: usize, kind: Kind) -> Self {
+    pub(crate) fn new(start: usize, end: usize, kind: Kind) -> Self {
         Span {
             start,
             end,
@@ -30,7 +30,7 @@ impl Span {
 
 /// One element of a message's content array.
 #[derive(Clone, Copy, Debug)]
-pub(super) enum Block {
+pub(crate) enum Block {
     /// A `null` element: `block.type` throws.
     Null,
     /// Not an object and not null: no `type`, filtered out.
@@ -41,23 +41,23 @@ pub(super) enum Block {
 
 /// The spans of an entry's `message` member.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Msg {
+pub(crate) struct Msg {
     /// The `message` member (None when missing).
-    pub(super) present: Option<Kind>,
-    pub(super) role: Span,
-    pub(super) timestamp: Span,
-    pub(super) content: Span,
+    pub(crate) present: Option<Kind>,
+    pub(crate) role: Span,
+    pub(crate) timestamp: Span,
+    pub(crate) content: Span,
     /// Blocks of the content array are `blocks[blocks_from..]`.
-    pub(super) blocks_from: usize,
+    pub(crate) blocks_from: usize,
 }
 
 /// The spans of one entry line.
 #[derive(Clone, Copy, Debug, Default)]
-pub(super) struct Line {
-    pub(super) ty: Span,
-    pub(super) timestamp: Span,
-    pub(super) name: Span,
-    pub(super) msg: Msg,
+pub(crate) struct Line {
+    pub(crate) ty: Span,
+    pub(crate) timestamp: Span,
+    pub(crate) name: Span,
+    pub(crate) msg: Msg,
 }
 
 #[inline(always)]
@@ -68,7 +68,7 @@ fn skip_any(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
 /// Walk the object at `first` and what follows it up to the end of its line; returns the
 /// spans and the offset of the line's terminator (`\n`, `\r` or the end of `line`).
 #[inline(always)]
-pub(super) fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Line, usize), SyntaxError> {
+pub(crate) fn scan_entry(line: &[u8], first: usize, blocks: &mut Vec<Block>) -> Result<(Line, usize), SyntaxError> {
     let mut l = Line::default();
     let end = walk_members::<Blank>(line, first, |key, i| {
         let span = match key {

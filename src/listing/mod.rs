@@ -45,7 +45,7 @@
 pub mod dirs;
 mod find;
 mod info;
-mod line;
+pub(crate) mod line;
 mod read;
 mod run;
 
