@@ -20,7 +20,7 @@
 //! mapped file truncated under the walk can still end the process with SIGBUS (see
 //! [`ReadMode::Read`](crate::source::ReadMode::Read)). Folders and files are processed with rayon; results
 //! are collected in candidate order and then sorted with V8's sort algorithm
-//! ([`crate::js::sort::v8_sort_by`]), so the output never depends on scheduling. Only the
+//! (`crate::js::sort::v8_sort_by`), so the output never depends on scheduling. Only the
 //! progress partials (which pi, too, publishes in I/O completion order) do.
 //!
 //! # Where pi throws

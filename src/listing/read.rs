@@ -162,7 +162,8 @@ fn stat_mtime_ms(st: &rustix::fs::Stat) -> Option<f64> {
     let t = if st.st_mtime >= 0 {
         UNIX_EPOCH.checked_add(Duration::new(u64::try_from(st.st_mtime).ok()?, nanos))?
     } else {
-        // `u64::from`: `time_t` is 32 bits on some targets.
+        // `u64::from`: `time_t` is 32 bits on some targets (i386 FreeBSD).
+        #[allow(clippy::useless_conversion)]
         UNIX_EPOCH
             .checked_sub(Duration::from_secs(u64::from(st.st_mtime.unsigned_abs())))?
             .checked_add(Duration::from_nanos(u64::from(nanos)))?
