@@ -66,3 +66,88 @@ pub fn skip_container_exact(w: WhiteSpace, b: &[u8], i: usize) -> Option<usize> 
 pub fn wtf8_code_points(b: &[u8]) -> Vec<u32> {
     crate::js::string::code_points(b).collect()
 }
+
+/// What the listing's line walker records for one entry line (the spans into the buffer
+/// it was given), for the twin tests: see [`listing_walk`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WalkedLine {
+    /// Offset of the line's terminator (`\n`, `\r`, or the end of the buffer).
+    pub term: usize,
+    /// The top-level `type`.
+    pub ty: Option<Field>,
+    /// The top-level `timestamp`.
+    pub timestamp: Option<Field>,
+    /// The top-level `name`.
+    pub name: Option<Field>,
+    /// The kind of the top-level `message`, when present.
+    pub message: Option<Kind>,
+    /// In an object `message`: `role`.
+    pub role: Option<Field>,
+    /// In an object `message`: `timestamp`.
+    pub message_timestamp: Option<Field>,
+    /// In an object `message`: `content`.
+    pub content: Option<Field>,
+    /// When `content` is an array: its elements.
+    pub blocks: Vec<WalkedBlock>,
+}
+
+/// One element of a content array as the listing's walker records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WalkedBlock {
+    /// `null`.
+    Null,
+    /// Neither an object nor null.
+    Other,
+    /// An object, with its `type` and `text`.
+    Obj {
+        /// `type`.
+        ty: Option<Field>,
+        /// `text`.
+        text: Option<Field>,
+    },
+}
+
+/// The listing's recording walk over the entry line whose `{` is at `first` in `buf` (the
+/// walk ends the line at `\n` or `\r`, as pi's readline does): what it recorded, or the
+/// error that makes the listing skip the line.
+pub fn listing_walk(buf: &[u8], first: usize) -> Result<WalkedLine, crate::json::SyntaxError> {
+    use crate::listing::line::{Block, Span, scan_entry};
+    let field = |s: Span| {
+        s.kind.map(|kind| Field {
+            start: s.start,
+            end: s.end,
+            kind,
+        })
+    };
+    let mut blocks = Vec::new();
+    let (l, term) = crate::json::with_avx2_bmi(|| scan_entry(buf, first, &mut blocks))?;
+    let m = l.msg;
+    let object = m.present == Some(Kind::Object);
+    let inner = |s: Span| if object { field(s) } else { None };
+    let blocks = if object && m.content.kind == Some(Kind::Array) {
+        blocks[m.blocks_from..]
+            .iter()
+            .map(|b| match *b {
+                Block::Null => WalkedBlock::Null,
+                Block::Other => WalkedBlock::Other,
+                Block::Obj { ty, text } => WalkedBlock::Obj {
+                    ty: field(ty),
+                    text: field(text),
+                },
+            })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Ok(WalkedLine {
+        term,
+        ty: field(l.ty),
+        timestamp: field(l.timestamp),
+        name: field(l.name),
+        message: m.present,
+        role: inner(m.role),
+        message_timestamp: inner(m.timestamp),
+        content: inner(m.content),
+        blocks,
+    })
+}

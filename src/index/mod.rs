@@ -190,12 +190,12 @@ pub enum Role {
 }
 
 impl Role {
-    fn classify(line: &[u8], f: Option<Field>) -> Role {
-        let Some(f) = f else { return Role::Missing };
+    fn classify(line: &[u8], f: Option<Field>) -> Result<Role, Changed> {
+        let Some(f) = f else { return Ok(Role::Missing) };
         if !matches!(f.kind, Kind::String { .. }) {
-            return Role::NotString;
+            return Ok(Role::NotString);
         }
-        match string_bytes(line, &f).as_bytes() {
+        Ok(match string_bytes(line, &f)?.as_bytes() {
             b"user" => Role::User,
             b"assistant" => Role::Assistant,
             b"toolResult" => Role::ToolResult,
@@ -206,7 +206,7 @@ impl Role {
             b"compactionSummary" => Role::CompactionSummary,
             b"hookMessage" => Role::HookMessage,
             _ => Role::Other,
-        }
+        })
     }
 }
 
@@ -355,49 +355,68 @@ pub struct Index {
     pub unterminated_tail: bool,
 }
 
+/// A field the scanner found valid no longer decodes: the bytes changed in between (a
+/// mapped file rewritten by another process). The line is then recorded as skipped with
+/// [`CHANGED`], never a panic inside a rayon worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Changed;
+
+/// Why a line whose bytes changed while it was indexed is skipped.
+const CHANGED: SkipReason = SkipReason::Malformed {
+    at: 0,
+    reason: "the line changed while it was read",
+};
+
 /// Kinds of string data a key or type may carry, decoded.
-fn string_bytes<'a>(line: &'a [u8], f: &Field) -> JsStr<'a> {
+fn string_bytes<'a>(line: &'a [u8], f: &Field) -> Result<JsStr<'a>, Changed> {
     match f.kind {
         Kind::String { escaped: false } => {
-            let raw = &line[f.start + 1..f.end - 1];
+            let raw = line.get(f.start + 1..f.end.wrapping_sub(1)).ok_or(Changed)?;
             // Types, ids and roles are ASCII: a word-wise look instead of a UTF-8 check.
-            if raw.is_ascii() || std::str::from_utf8(raw).is_ok() {
+            Ok(if raw.is_ascii() || std::str::from_utf8(raw).is_ok() {
                 JsStr(std::borrow::Cow::Borrowed(raw))
             } else {
                 JsStr(std::borrow::Cow::Owned(
                     String::from_utf8_lossy(raw).into_owned().into_bytes(),
                 ))
-            }
+            })
         }
         _ => {
-            decode_string(line, f.start)
-                .expect("the scanner validated this string")
-                .0
+            if line.get(f.start) != Some(&b'"') {
+                return Err(Changed);
+            }
+            match decode_string(line, f.start) {
+                Ok((s, end)) if end == f.end => Ok(s),
+                _ => Err(Changed),
+            }
         }
     }
 }
 
-pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Key {
-    let Some(f) = f else { return Key::Undefined };
-    match f.kind {
+pub(crate) fn key_of(line: &[u8], f: Option<Field>, unique: u64) -> Result<Key, Changed> {
+    let Some(f) = f else { return Ok(Key::Undefined) };
+    Ok(match f.kind {
         Kind::Null => Key::Null,
         Kind::True => Key::Bool(true),
         Kind::False => Key::Bool(false),
         Kind::Number => {
-            let text = std::str::from_utf8(f.raw(line)).expect("number tokens are ASCII");
-            let n: f64 = text.parse().expect("validated number");
+            let raw = line.get(f.start..f.end).ok_or(Changed)?;
+            let text = std::str::from_utf8(raw).map_err(|_| Changed)?;
+            let n: f64 = text.parse().map_err(|_| Changed)?;
             Key::Num(if n == 0.0 { 0f64.to_bits() } else { n.to_bits() })
         }
-        Kind::String { .. } => Key::Str(SmallVec::from_slice(string_bytes(line, &f).as_bytes())),
+        Kind::String { .. } => Key::Str(SmallVec::from_slice(string_bytes(line, &f)?.as_bytes())),
         Kind::Object | Kind::Array => Key::Unique(unique),
-    }
+    })
 }
 
-fn entry_type(line: &[u8], f: Option<Field>) -> EntryType {
-    match f {
-        Some(f) if matches!(f.kind, Kind::String { .. }) => EntryType::from_type_str(string_bytes(line, &f).as_bytes()),
+fn entry_type(line: &[u8], f: Option<Field>) -> Result<EntryType, Changed> {
+    Ok(match f {
+        Some(f) if matches!(f.kind, Kind::String { .. }) => {
+            EntryType::from_type_str(string_bytes(line, &f)?.as_bytes())
+        }
         _ => EntryType::Other,
-    }
+    })
 }
 
 enum Out {
@@ -425,24 +444,27 @@ fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
             reason: e.reason,
         }),
         Line::NonObject => Out::Entry(EntryRec::non_object(offset, len, line_no)),
-        Line::Object(f) => Out::Entry(object_entry(line, f, offset, line_no)),
+        Line::Object(f) => match object_entry(line, f, offset, line_no) {
+            Ok(e) => Out::Entry(e),
+            Err(Changed) => skip(CHANGED),
+        },
     }
 }
 
 /// The record of an object line at `offset` whose fields are `f`.
 #[inline(always)]
-fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
-    EntryRec {
+fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> Result<EntryRec, Changed> {
+    Ok(EntryRec {
         offset: ByteOffset(offset),
         len: line.len() as u64,
         line: LineNo(line_no),
-        ty: entry_type(line, f.ty),
-        id: key_of(line, f.id, offset * 2),
-        parent: key_of(line, f.parent_id, offset * 2 + 1),
+        ty: entry_type(line, f.ty)?,
+        id: key_of(line, f.id, offset * 2)?,
+        parent: key_of(line, f.parent_id, offset * 2 + 1)?,
         timestamp: RelSpan::of(f.timestamp),
         message: RelSpan::of(f.message),
         message_kind: f.message.map(|m| m.kind),
-        role: Role::classify(line, f.role),
+        role: Role::classify(line, f.role)?,
         id_is_string: matches!(
             f.id,
             Some(Field {
@@ -450,7 +472,7 @@ fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> EntryRec {
                 ..
             })
         ),
-    }
+    })
 }
 
 /// Index a chunk of whole lines starting at file offset `base`; line numbers are relative
@@ -473,7 +495,15 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Ve
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {
-            entries.push(object_entry(&bytes[pos..pos + len], f, base + pos as u64, line_no));
+            match object_entry(&bytes[pos..pos + len], f, base + pos as u64, line_no) {
+                Ok(e) => entries.push(e),
+                Err(Changed) => skipped.push(Skipped {
+                    line: LineNo(line_no),
+                    offset: ByteOffset(base + pos as u64),
+                    len: len as u64,
+                    reason: CHANGED,
+                }),
+            }
             pos += len + 1;
             continue;
         }
@@ -734,6 +764,43 @@ mod tests {
             for (x, y) in a.entries.iter().zip(&b.entries) {
                 assert_eq!((x.offset, x.line, &x.id), (y.offset, y.line, &y.id));
             }
+        }
+    }
+
+    #[test]
+    fn fields_that_no_longer_decode_are_changed_not_a_panic() {
+        let f = |start, end, kind| Some(Field { start, end, kind });
+        let esc = Kind::String { escaped: true };
+        // Was a string with an escape; now the quote is gone, the escape is bad, the end
+        // moved, or the line is shorter than the field.
+        assert_eq!(key_of(b"x\\u0061\"", f(0, 8, esc), 0), Err(Changed));
+        assert_eq!(key_of(b"\"\\q\"", f(0, 4, esc), 0), Err(Changed));
+        assert_eq!(key_of(b"\"\\n\"x\"", f(0, 6, esc), 0), Err(Changed));
+        assert_eq!(
+            key_of(b"\"a", f(0, 9, Kind::String { escaped: false }), 0),
+            Err(Changed)
+        );
+        assert_eq!(key_of(b"1\xff", f(0, 2, Kind::Number), 0), Err(Changed));
+        assert_eq!(key_of(b"1-", f(0, 2, Kind::Number), 0), Err(Changed));
+        assert_eq!(entry_type(b"\"\\", f(0, 3, esc)), Err(Changed));
+        assert_eq!(Role::classify(b"", f(0, 6, esc)), Err(Changed));
+        assert_eq!(key_of(b"\"\\u0061\"", f(0, 8, esc), 0), Ok(Key::str("a")));
+    }
+
+    #[test]
+    fn a_line_whose_fields_changed_is_skipped_as_changed() {
+        // Scanned fields of one line applied to other bytes of the same length, as when a
+        // mapped file is rewritten between the scan and the decode.
+        let walked = b"{\"type\":\"message\",\"id\":\"\\u0061\",\"parentId\":null}";
+        let Line::Object(fields) = scan_line(walked) else {
+            panic!("an object line")
+        };
+        assert_eq!(object_entry(walked, fields, 0, 1).map(|e| e.id), Ok(Key::str("a")));
+        // The opening quote gone, `\q` for `\u`, a `\u` escape cut short.
+        for (at, to) in [(23, b'x'), (25, b'q'), (29, b'"')] {
+            let mut read = walked.to_vec();
+            read[at] = to;
+            assert_eq!(object_entry(&read, fields, 0, 1).map(|e| e.id), Err(Changed), "{at}");
         }
     }
 }

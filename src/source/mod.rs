@@ -1,18 +1,33 @@
 //! The bytes of a session file: memory-mapped or read, with identical meaning.
 //!
-//! mmap is an optimisation, never a meaning: [`ReadMode`] chooses, and every test runs each
-//! corpus file through both. This module (mappings) and `crate::simd` (CPU kernels) hold the
-//! crate's only `unsafe` code.
+//! mmap is an optimisation, never a meaning: [`ReadMode`] chooses, [`should_map`] is the one
+//! place that decides (for opening a session and for the listing, with its two thresholds),
+//! and every test runs each corpus file through both. The OS calls (mappings, the map
+//! arena, page advice) live in `mmap.rs`: with `crate::json::kernel` (CPU kernels) it holds
+//! the crate's only `unsafe` code.
 //!
 //! # Files that change under us
-//! A mapped file that another process truncates turns reads past its new end into SIGBUS.
-//! pi-session never writes through a mapping and maps read-only. To keep the window small
-//! it (1) indexes the mapping once at open, in one pass; (2) before decoding any body later,
-//! checks with `fstat` that the file is still at least as long as when it was mapped
-//! ([`Source::check_unchanged`]), failing with [`crate::ErrorKind::FileChanged`] otherwise.
-//! A truncation that races with an access in progress can still fault; callers that expect
-//! other processes to rewrite files (pi rewrites a file when it migrates it) should use
-//! [`ReadMode::Read`], which copies the bytes once and is immune.
+//! See [`should_map`] for the SIGBUS contract. pi-session never writes through a mapping
+//! and maps read-only. To keep the window small it (1) indexes the mapping once at open,
+//! in one pass; (2) before decoding any body later, checks with `fstat` that the file is
+//! still at least as long as when it was mapped ([`Source::check_unchanged`]), failing with
+//! [`crate::ErrorKind::FileChanged`] otherwise.
+
+// pi-session is written for and tested on Unix: file locks (`flock`) keep its appends and
+// pi's apart, listing opens files relative to their folder, and the map arena reserves
+// address space with `mmap`. Elsewhere it would build only with those guards silently
+// gone (appends without a lock), so it refuses to build instead.
+#[cfg(not(unix))]
+compile_error!(
+    "pi-session supports Unix only: its appends rely on flock(2) to stay apart from pi's, \
+     and it is neither built nor tested elsewhere"
+);
+
+mod mmap;
+
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(crate) use mmap::MapArena;
+pub(crate) use mmap::prefer_huge_pages;
 
 use std::fs::File;
 use std::io::Read;
@@ -21,18 +36,71 @@ use std::path::Path;
 /// How to get at a file's bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ReadMode {
-    /// Map files of at least [`MMAP_THRESHOLD`] bytes, read smaller ones.
+    /// Map large files, read small ones: at least 1 MiB when a session is opened, at least
+    /// 32 KiB when sessions are listed (what was fastest for each; see `should_map`).
     #[default]
     Auto,
     /// Always map (falls back to reading when mapping fails, e.g. on a pipe).
     Mmap,
-    /// Always read into memory.
+    /// Always read into memory: never maps, so a file another process truncates cannot
+    /// crash the reader.
     Read,
 }
 
-/// Files smaller than this are read rather than mapped in [`ReadMode::Auto`]: mapping costs
-/// more than a read for them.
-pub const MMAP_THRESHOLD: u64 = 1 << 20;
+/// What the bytes are for: the two readers use them differently, so mapping pays off at
+/// different sizes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Purpose {
+    /// Opening a session ([`Source::open`]): indexed once, bodies decoded later on demand.
+    Open,
+    /// Listing: each byte read once, front to back, then the file is let go.
+    List,
+}
+
+/// Files smaller than this are read rather than mapped when a session is opened in
+/// [`ReadMode::Auto`]: mapping costs more than a read for them.
+pub(crate) const OPEN_MMAP_THRESHOLD: u64 = 1 << 20;
+
+/// Files of at least this many bytes are memory-mapped by the listing in
+/// [`ReadMode::Auto`]. Listing reads each byte once, front to back, so the choice is
+/// about kernel work only: copying with `read()` cost about 1.75 times what mapping (page
+/// faults with fault-around, then `munmap`) cost per byte, while mapping has a fixed cost
+/// per file. Over 10,000 generated sessions (2.9 GB), 16-64 KiB thresholds without
+/// pre-faulting were best, 7-8% faster whole-process than 1 MiB with `MADV_POPULATE_READ`.
+pub(crate) const LIST_MMAP_THRESHOLD: u64 = 32 << 10;
+
+/// Whether to map a file of `len` bytes read in `mode` for `purpose`: the one place that
+/// decides.
+///
+/// - [`ReadMode::Read`]: never. [`ReadMode::Mmap`]: every non-empty file.
+/// - [`ReadMode::Auto`], [`Purpose::Open`]: files of at least [`OPEN_MMAP_THRESHOLD`]
+///   (1 MiB). Below that a read into a fresh buffer costs less than setting up and
+///   tearing down a mapping; above it the index pass and the later lazy body decodes
+///   share one set of pages instead of a copy of the whole file.
+/// - [`ReadMode::Auto`], [`Purpose::List`]: files of at least [`LIST_MMAP_THRESHOLD`]
+///   (32 KiB, measurements at the constant). Smaller ones are read into a reused
+///   per-thread buffer; larger ones are mapped into the listing thread's `MapArena`.
+///
+/// # The SIGBUS contract
+/// A mapped file that another process truncates turns reads past its new end into SIGBUS,
+/// which kills the process with no message. pi rewrites a file in place when it migrates
+/// it (`open(f, "w")`, then write), so that can happen to any file pi is using. Mapped
+/// bytes can also change under a reader without a truncation; every reader treats bytes
+/// that stop making sense as "the file changed" (an error or a skipped file), never as a
+/// panic. Callers that expect files to be rewritten under them and cannot afford the
+/// crash should use [`ReadMode::Read`], which copies the bytes once and is immune.
+pub(crate) fn should_map(mode: ReadMode, len: u64, purpose: Purpose) -> bool {
+    match mode {
+        ReadMode::Read => false,
+        ReadMode::Mmap => len > 0,
+        ReadMode::Auto => {
+            len >= match purpose {
+                Purpose::Open => OPEN_MMAP_THRESHOLD,
+                Purpose::List => LIST_MMAP_THRESHOLD,
+            }
+        }
+    }
+}
 
 /// A file's bytes.
 #[derive(Debug)]
@@ -58,12 +126,9 @@ impl Source {
     /// Use an open file.
     pub fn from_file(mut file: File, mode: ReadMode) -> std::io::Result<Source> {
         let len = file.metadata()?.len();
-        let map = match mode {
-            ReadMode::Read => false,
-            ReadMode::Mmap => len > 0,
-            ReadMode::Auto => len >= MMAP_THRESHOLD,
-        };
-        if map && let Ok(m) = map_file(&file) {
+        if should_map(mode, len, Purpose::Open)
+            && let Ok(m) = mmap::map_file(&file)
+        {
             let len = m.len() as u64;
             return Ok(Source {
                 inner: Inner::Mapped(m),
@@ -150,7 +215,7 @@ impl Source {
         }
         match &mut self.inner {
             Inner::Mapped(m) => {
-                let new = map_file(file)?;
+                let new = mmap::map_file(file)?;
                 self.len = new.len() as u64;
                 *m = new;
             }
@@ -169,9 +234,8 @@ impl Source {
     /// the whole file is about to be read. A no-op for bytes in memory; errors (older
     /// kernels) are ignored.
     pub fn populate(&self) {
-        #[cfg(target_os = "linux")]
         if let Inner::Mapped(m) = &self.inner {
-            let _ = m.advise(memmap2::Advice::PopulateRead);
+            mmap::populate(m);
         }
     }
 
@@ -185,259 +249,33 @@ impl Source {
     }
 }
 
-#[allow(unsafe_code)]
-fn map_file(file: &File) -> std::io::Result<memmap2::Mmap> {
-    // SAFETY: the mapping is read-only and private to this process; pi-session never
-    // writes through it. The remaining hazard is another process truncating the file,
-    // which makes later reads past the new end fault (SIGBUS) instead of being UB in the
-    // Rust sense of aliasing; see the module docs for how pi-session narrows that window
-    // (one indexing pass at open, a length check before every later access) and for
-    // `ReadMode::Read`, which avoids it entirely.
-    unsafe { memmap2::MmapOptions::new().map(file) }
-}
-
-/// Ask for transparent huge pages under `buf` (`MADV_HUGEPAGE`, Linux; a hint, errors
-/// ignored). Filling a fresh multi-MB buffer otherwise takes a page fault per 4 KiB: for
-/// the index of a 1 GiB session (25 MB of records) that was ~15 ms on one thread.
-#[allow(unsafe_code)]
-pub fn prefer_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (buf.as_ptr() as usize).next_multiple_of(HUGE);
-        let end = (buf.as_ptr() as usize + std::mem::size_of_val(buf)) & !(HUGE - 1);
-        if end > start {
-            // SAFETY: `start..end` lies inside `buf`, memory we hold exclusively; the
-            // advice changes how the kernel backs it, never its contents.
-            let _ = unsafe {
-                rustix::mm::madvise(
-                    start as *mut std::ffi::c_void,
-                    end - start,
-                    rustix::mm::Advice::LinuxHugepage,
-                )
-            };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buf;
-}
-
-/// Mappings of at least this many bytes drop their pages on two or more threads before
-/// they are unmapped.
-const PARALLEL_RELEASE: usize = 64 << 20;
-
-/// Drop the page-table entries of `start..start + len` (`MADV_DONTNEED`): clearing them
-/// takes the address-space lock for reading only, where `munmap` (or `mmap` over the
-/// range) takes it for writing, so other threads' faults and mappings go on meanwhile.
-///
-/// # Safety
-/// The range must be whole pages of read-only private file mappings the caller owns.
-/// Such mappings hold no private copies of pages, so no byte anyone reads changes, even
-/// through a live borrow: the next read faults the same file page back in.
-/// (Elsewhere than Linux the advice may leave the entries in place: only a hint.)
-#[cfg(unix)]
-#[allow(unsafe_code)]
-unsafe fn drop_page_tables(start: *mut std::ffi::c_void, len: usize) -> std::io::Result<()> {
-    #[cfg(target_os = "linux")]
-    let advice = rustix::mm::Advice::LinuxDontNeed;
-    #[cfg(not(target_os = "linux"))]
-    let advice = rustix::mm::Advice::DontNeed;
-    // SAFETY: per this function's contract.
-    unsafe { rustix::mm::madvise(start, len, advice) }?;
-    Ok(())
-}
-
 impl Drop for Source {
     /// Unmapping a large file means clearing a page-table entry per 4 KiB page (25 ms for
     /// 1 GiB here), on one thread under the address-space lock; the pieces of the mapping
-    /// are cleared side by side on the rayon threads first, and the unmap that follows
-    /// finds nothing left to clear.
-    #[allow(unsafe_code)]
+    /// are cleared side by side on the rayon threads first (`mmap::release_in_parallel`),
+    /// and the unmap that follows finds nothing left to clear.
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        if let Inner::Mapped(m) = &self.inner
-            && m.len() >= PARALLEL_RELEASE
-        {
-            use rayon::prelude::*;
-            let page = rustix::param::page_size();
-            let piece = (m.len() / rayon::current_num_threads().max(1)).div_ceil(page) * page;
-            let base = m.as_ptr() as usize;
-            let len = m.len();
-            (0..len.div_ceil(piece)).into_par_iter().for_each(|k| {
-                let start = base + k * piece;
-                // SAFETY: whole pages (the mapping starts on a page, pieces are whole
-                // pages) of this read-only private file mapping, which is being dropped.
-                let _ = unsafe { drop_page_tables(start as *mut _, piece.min(base + len - start)) };
-            });
+        if let Inner::Mapped(m) = &self.inner {
+            mmap::release_in_parallel(m);
         }
     }
 }
 
-/// A stretch of address space that files are mapped into side by side and released all at
-/// once.
-///
-/// Unmapping costs a TLB shootdown, and with two threads of one process on two CPUs that
-/// is an inter-processor interrupt per `munmap` (a trapped MSR write on a virtual
-/// machine): listing 10,000 sessions spent ~4% of its time there. The listing maps each
-/// file into the next free part of an arena reserved once (`PROT_NONE`, `MAP_NORESERVE`,
-/// then `MAP_FIXED` file mappings over it, all inside our own reservation), drops the
-/// pages of every mapping at once when it is full, and re-reserves the whole stretch when
-/// the listing ends: one shootdown per arena instead of one per file.
-#[cfg(unix)]
-pub struct MapArena {
-    base: std::ptr::NonNull<std::ffi::c_void>,
-    size: usize,
-    used: usize,
-}
-
-// SAFETY: the arena owns a range of this process's address space; nothing in it is tied
-// to the thread that reserved it, and `map` takes `&mut self`, so moving it to another
-// thread cannot race with a borrow of its bytes.
-#[cfg(unix)]
-#[allow(unsafe_code)]
-unsafe impl Send for MapArena {}
-
-#[cfg(unix)]
-#[allow(unsafe_code)]
-impl MapArena {
-    /// Reserve `size` bytes of address space (no memory is committed).
-    pub fn new(size: usize) -> std::io::Result<MapArena> {
-        use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous};
-        let page = rustix::param::page_size();
-        let size = size.div_ceil(page).max(1) * page;
-        // SAFETY: a fresh anonymous PROT_NONE reservation at an address the kernel picks;
-        // it aliases nothing.
-        let p = unsafe {
-            mmap_anonymous(
-                std::ptr::null_mut(),
-                size,
-                ProtFlags::empty(),
-                MapFlags::PRIVATE | MapFlags::NORESERVE,
-            )
-        }?;
-        let base = std::ptr::NonNull::new(p).ok_or_else(|| std::io::Error::other("mmap returned null"))?;
-        Ok(MapArena { base, size, used: 0 })
-    }
-
-    /// Map the first `len` bytes of `file` read-only. `Ok(None)` when `len` is 0 or larger
-    /// than the whole arena (map it on its own). When the free part is too small, every
-    /// earlier mapping is dropped first, which the `&mut self` borrow makes safe: no bytes
-    /// handed out before can still be in use.
-    pub fn map<'a>(&'a mut self, file: &File, len: usize) -> std::io::Result<Option<&'a [u8]>> {
-        use rustix::mm::{MapFlags, ProtFlags, mmap};
-        let page = rustix::param::page_size();
-        let span = len.div_ceil(page) * page;
-        if len == 0 || span > self.size {
-            return Ok(None);
-        }
-        if self.used + span > self.size {
-            self.recycle()?;
-        }
-        // SAFETY: `base + used .. base + used + span` lies inside our own reservation
-        // (checked above), so MAP_FIXED replaces only pages of this arena, none of which
-        // is borrowed (`&mut self`). The mapping is private and read-only; see the module
-        // docs for files truncated by other processes.
-        let p = unsafe {
-            mmap(
-                self.base.as_ptr().cast::<u8>().add(self.used).cast(),
-                span,
-                ProtFlags::READ,
-                MapFlags::PRIVATE | MapFlags::FIXED,
-                file,
-                0,
-            )
-        }?;
-        self.used += span;
-        // SAFETY: `p` starts a readable mapping of at least `len` bytes that lives until a
-        // later `map` starts over, `release` or drop, which all need `&mut self`, so not
-        // while the returned borrow lives.
-        Ok(Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }))
-    }
-
-    /// Start over when full: drop the pages of every mapping at once (one TLB shootdown)
-    /// with `MADV_DONTNEED`, which takes the address-space lock for reading only, so the
-    /// other threads' faults and `mmap` calls go on meanwhile. Re-reserving the stretch
-    /// instead zapped the pages under the lock held for writing, and the other thread spun
-    /// on it (listing 10,000 sessions: 4% of its CPU time; 5% less CPU in all without).
-    /// The file mappings stay until later `map` calls replace them or [`MapArena::release`].
-    fn recycle(&mut self) -> std::io::Result<()> {
-        // SAFETY: `base..base + used` holds only this arena's read-only private file
-        // mappings, whole pages each.
-        unsafe { drop_page_tables(self.base.as_ptr(), self.used) }?;
-        self.used = 0;
-        Ok(())
-    }
-
-    /// Drop every file mapping at once (one TLB shootdown), keeping the reservation; no
-    /// file stays referenced by the arena.
-    pub fn release(&mut self) -> std::io::Result<()> {
-        use rustix::mm::{MapFlags, ProtFlags, mmap_anonymous};
-        if self.used == 0 {
-            return Ok(());
-        }
-        // SAFETY: re-reserves exactly our own range (MAP_FIXED over it); `&mut self` means
-        // no borrowed bytes of it are alive.
-        unsafe {
-            mmap_anonymous(
-                self.base.as_ptr(),
-                self.size,
-                ProtFlags::empty(),
-                MapFlags::PRIVATE | MapFlags::FIXED | MapFlags::NORESERVE,
-            )
-        }?;
-        self.used = 0;
-        Ok(())
-    }
-}
-
-#[cfg(unix)]
-#[allow(unsafe_code)]
-impl Drop for MapArena {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the range this arena reserved; no borrow of it can
-        // outlive the arena.
-        let _ = unsafe { rustix::mm::munmap(self.base.as_ptr(), self.size) };
-    }
-}
-
-#[cfg(unix)]
-impl std::fmt::Debug for MapArena {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("MapArena")
-            .field("size", &self.size)
-            .field("used", &self.used)
-            .finish()
-    }
-}
-
-#[cfg(all(test, unix))]
+#[cfg(test)]
 mod tests {
-    use super::MapArena;
+    use super::*;
 
     #[test]
-    fn arena_maps_files_side_by_side_and_starts_over_when_full() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let page = rustix::param::page_size();
-        let mut files = Vec::new();
-        for (i, len) in [1, page - 1, page, page + 1, 3 * page, 5].into_iter().enumerate() {
-            let p = dir.path().join(format!("f{i}"));
-            let bytes: Vec<u8> = (0..len).map(|k| (k * 7 + i) as u8).collect();
-            std::fs::write(&p, &bytes).expect("write");
-            files.push((std::fs::File::open(&p).expect("open"), bytes));
+    fn one_policy_for_both_purposes() {
+        for p in [Purpose::Open, Purpose::List] {
+            assert!(!should_map(ReadMode::Read, u64::MAX, p));
+            assert!(!should_map(ReadMode::Mmap, 0, p));
+            assert!(should_map(ReadMode::Mmap, 1, p));
+            assert!(!should_map(ReadMode::Auto, 0, p));
         }
-        // Room for four pages: the fourth file no longer fits and the arena starts over.
-        let mut arena = MapArena::new(4 * page).expect("arena");
-        for round in 0..3 {
-            for (f, want) in &files {
-                let got = arena.map(f, want.len()).expect("map").expect("fits");
-                assert_eq!(got, &want[..], "round {round}");
-            }
-        }
-        // Too big for the arena, or empty: the caller maps it alone.
-        assert!(arena.map(&files[0].0, 5 * page).expect("no error").is_none());
-        assert!(arena.map(&files[0].0, 0).expect("no error").is_none());
-        arena.release().expect("release");
-        let got = arena.map(&files[1].0, files[1].1.len()).expect("map").expect("fits");
-        assert_eq!(got, &files[1].1[..]);
+        assert!(!should_map(ReadMode::Auto, (1 << 20) - 1, Purpose::Open));
+        assert!(should_map(ReadMode::Auto, 1 << 20, Purpose::Open));
+        assert!(!should_map(ReadMode::Auto, (32 << 10) - 1, Purpose::List));
+        assert!(should_map(ReadMode::Auto, 32 << 10, Purpose::List));
     }
 }

@@ -23,7 +23,7 @@ mod write;
     about = "Read, index and query pi coding-agent session files"
 )]
 struct Cli {
-    /// How to read files: auto (mmap large files), mmap, read.
+    /// How to read files: auto (mmap files of 1 MiB+, 32 KiB+ when listing), mmap, read (never maps).
     #[arg(long, global = true, value_enum, default_value_t = Mode::Auto)]
     read_mode: Mode,
     #[command(subcommand)]
