@@ -80,7 +80,7 @@ mod error;
 #[cfg(feature = "generator")]
 pub mod generator;
 mod index;
-#[cfg(feature = "internals")]
+#[cfg(any(test, feature = "internals"))]
 pub mod internals;
 mod js;
 mod json;
@@ -108,6 +108,11 @@ pub use write::journal::{Recovery, journal_path, pending_recovery, recover};
 pub use write::{Entropy, Writer, migrate_file, valid_session_id};
 #[cfg(test)]
 mod layering;
+
+// The crate's own unit tests share code with the fuzz targets (`fuzz/src/`), which name
+// the crate `pi_session`.
+#[cfg(test)]
+extern crate self as pi_session;
 
 /// The README's code, compiled and run by `cargo test` so that it stays true.
 #[cfg(doctest)]

@@ -48,6 +48,8 @@ mod info;
 pub(crate) mod line;
 mod read;
 mod run;
+#[cfg(test)]
+mod twins;
 
 pub use find::{find_by_id, find_by_id_in, find_most_recent, read_session_header};
 pub use read::{Scratch, read_session_info, session_info_from_bytes};

@@ -1,4 +1,5 @@
-//! The listing against its slow twin and against files that change under it.
+//! The listing against its slow twin and against files that change under it (unit tests,
+//! so that `cargo test` needs no feature beyond the defaults).
 //!
 //! - The line walker (`internals::listing_walk`) against `Value::parse` of each line cut
 //!   as pi's readline cuts it (`fuzz/src/listing.rs`, shared with the `listing_walk` fuzz
@@ -6,7 +7,7 @@
 //! - `list_all` over mapped files that another thread keeps rewriting in place: every
 //!   file is listed or skipped, and nothing panics.
 
-#[path = "../fuzz/src/listing.rs"]
+#[path = "../../fuzz/src/listing.rs"]
 mod twin;
 
 use proptest::prelude::*;
