@@ -188,7 +188,7 @@ impl Writer {
     /// first user or assistant message) in `session_dir`.
     ///
     /// # Errors
-    /// [`ErrorKind::Io`] when the folder cannot be created.
+    /// [`ErrorKind::Io`](crate::ErrorKind::Io) when the folder cannot be created.
     pub fn create(cwd: &str, session_dir: &Path, entropy: Entropy) -> Result<Writer> {
         std::fs::create_dir_all(session_dir).map_err(io_at(session_dir))?;
         let mut w = Writer::blank(cwd, session_dir.to_path_buf(), true, entropy);
@@ -209,7 +209,7 @@ impl Writer {
     /// `cwd` under the agent dir.
     ///
     /// # Errors
-    /// I/O errors; [`ErrorKind::NotASession`] is impossible here (only headers are chosen).
+    /// I/O errors; [`ErrorKind::NotASession`](crate::ErrorKind::NotASession) is impossible here (only headers are chosen).
     pub fn continue_recent(
         env: &crate::listing::dirs::Env,
         cwd: &Path,
@@ -251,7 +251,7 @@ impl Writer {
     /// `session_dir` defaults to the file's folder.
     ///
     /// # Errors
-    /// [`ErrorKind::NotASession`] (the file is left untouched), I/O errors (including a
+    /// [`ErrorKind::NotASession`](crate::ErrorKind::NotASession) (the file is left untouched), I/O errors (including a
     /// pending append journal on a file this process cannot write).
     pub fn open(path: &Path, session_dir: Option<&Path>, entropy: Entropy) -> Result<Writer> {
         let dir = session_dir.map(Path::to_path_buf).unwrap_or_else(|| {
@@ -386,7 +386,7 @@ impl Writer {
     /// pi's `branch(id)`.
     ///
     /// # Errors
-    /// [`ErrorKind::EntryNotFound`].
+    /// [`ErrorKind::EntryNotFound`](crate::ErrorKind::EntryNotFound).
     pub fn branch(&mut self, id: &str) -> Result<()> {
         self.session.branch(id)
     }
@@ -414,7 +414,7 @@ fn invalid_id(id: &str) -> Error {
 /// torn append of pi-session's own. Returns what was done.
 ///
 /// # Errors
-/// [`ErrorKind::NotASession`] (the file is left untouched); I/O errors.
+/// [`ErrorKind::NotASession`](crate::ErrorKind::NotASession) (the file is left untouched); I/O errors.
 pub fn migrate_file(path: &Path) -> Result<FileChange> {
     if path.exists() {
         crate::write::journal::recover(path)?;
