@@ -135,8 +135,13 @@ impl SessionInfo {
 #[non_exhaustive]
 pub enum SkipFileReason {
     /// It could not be stat'ed, opened or read (dangling symlink, symlink loop, a folder
-    /// named `*.jsonl`, permissions).
-    Unreadable(String),
+    /// named `*.jsonl`, permissions): the OS error's kind and text.
+    Unreadable {
+        /// What kind of error (`NotFound`, `PermissionDenied`, `IsADirectory`, ...).
+        kind: std::io::ErrorKind,
+        /// The OS error's text.
+        text: String,
+    },
     /// Its first parsed line is not a `{"type":"session"}` header (or it has none).
     NotSession,
     /// pi's `buildSessionInfo` throws on it (see the module docs), so pi drops it.
@@ -145,12 +150,25 @@ pub enum SkipFileReason {
     /// rewrote a mapped file under the listing). pi would have read one version or the
     /// other; list again for the new one.
     Changed,
+    /// pi-session itself failed on it (a bug, caught so that the other files are listed).
+    Failed(String),
+}
+
+impl SkipFileReason {
+    /// The reason for a file that an I/O error kept from being read.
+    pub fn io(e: &std::io::Error) -> SkipFileReason {
+        SkipFileReason::Unreadable {
+            kind: e.kind(),
+            text: e.to_string(),
+        }
+    }
 }
 
 impl std::fmt::Display for SkipFileReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            SkipFileReason::Unreadable(e) => write!(f, "unreadable: {e}"),
+            SkipFileReason::Unreadable { text, .. } => write!(f, "unreadable: {text}"),
+            SkipFileReason::Failed(what) => write!(f, "pi-session failed on it (a bug): {what}"),
             SkipFileReason::NotSession => f.write_str("not a session (no header first)"),
             SkipFileReason::PiThrows(why) => write!(f, "pi drops it: {why}"),
             SkipFileReason::Changed => f.write_str("changed while being read (rewritten by another process?)"),

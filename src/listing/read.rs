@@ -79,7 +79,7 @@ pub fn read_session_info(path: &Path, mode: ReadMode, scratch: &mut Scratch) -> 
 }
 
 fn unreadable(e: std::io::Error) -> SkipFileReason {
-    SkipFileReason::Unreadable(e.to_string())
+    SkipFileReason::io(&e)
 }
 
 /// [`read_session_info`] of a file already opened.
@@ -91,7 +91,9 @@ pub(super) fn read_opened_session_info(
 ) -> Result<SessionInfo, SkipFileReason> {
     let meta = file.metadata().map_err(unreadable)?;
     if meta.is_dir() {
-        return Err(SkipFileReason::Unreadable("is a directory".into()));
+        return Err(SkipFileReason::io(&std::io::Error::from(
+            std::io::ErrorKind::IsADirectory,
+        )));
     }
     let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
     if should_map(mode, meta.len(), Purpose::List) {

@@ -61,9 +61,7 @@ fn guarded(work: impl FnOnce() -> Result<SessionInfo, SkipFileReason>) -> Result
             .map(|s| (*s).to_owned())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(SkipFileReason::Unreadable(format!(
-            "pi-session failed on it (a bug): {what}"
-        )))
+        Err(SkipFileReason::Failed(what))
     })
 }
 
@@ -113,14 +111,19 @@ fn build_all<'a>(
         .map(|&index| {
             let c = &cands[index];
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-                return (index, Err(SkipFileReason::Unreadable("cancelled".into())));
+                return (
+                    index,
+                    Err(SkipFileReason::io(&std::io::Error::from(
+                        std::io::ErrorKind::Interrupted,
+                    ))),
+                );
             }
             let res = guarded(|| {
                 SCRATCH.with(|s| {
                     let mut s = s.borrow_mut();
                     s.set_collect_text(!skip_text);
                     c.open()
-                        .map_err(|e| SkipFileReason::Unreadable(e.to_string()))
+                        .map_err(|e| SkipFileReason::io(&e))
                         .and_then(|f| read_opened_session_info(&c.path, f, read_mode, &mut s))
                 })
             })

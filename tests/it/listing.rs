@@ -214,7 +214,7 @@ fn list_all_matches_pi() {
         r.listing
             .skipped
             .iter()
-            .any(|s| matches!(s.reason, SkipFileReason::Unreadable(_)))
+            .any(|s| matches!(s.reason, SkipFileReason::Unreadable { .. }))
     );
     assert!(
         r.listing
