@@ -76,9 +76,14 @@ fn scan_other(line: &[u8], i: usize) -> Result<Line, SyntaxError> {
         Kind::True | Kind::Object | Kind::Array => true,
         Kind::String { .. } => end - i > 2,
         Kind::Number => {
-            let text = std::str::from_utf8(&line[i..end]).expect("number tokens are ASCII");
-            let n: f64 = text.parse().expect("a valid JSON number parses as f64");
-            n != 0.0
+            // A JSON number token always parses as f64; only bytes that changed under a
+            // mapping since the walk read them could fail here, and then the line is
+            // malformed, never a panic.
+            let n = std::str::from_utf8(&line[i..end]).ok().and_then(|t| t.parse::<f64>().ok());
+            match n {
+                Some(n) => n != 0.0,
+                None => return Err(SyntaxError::new(i, "invalid number")),
+            }
         }
     };
     Ok(if truthy { Line::NonObject } else { Line::Falsy })
