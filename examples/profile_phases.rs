@@ -3,7 +3,7 @@ use pi_session::{OpenOptions, Session};
 use std::time::Instant;
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: phases FILE");
+    let path = std::env::args().nth(1).expect("usage: profile_phases FILE");
     let t = Instant::now();
     let s = Session::open_with(&path, OpenOptions::default()).expect("open");
     let t_open = t.elapsed();

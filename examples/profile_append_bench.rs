@@ -1,5 +1,5 @@
 //! Times `Writer` appends: N small messages, then M large ones, into a new session in DIR.
-//! `cargo run --release --features aids --example append_bench -- DIR [SMALL [LARGE [LARGE_KIB]]]`
+//! `cargo run --release --features aids --example profile_append_bench -- DIR [SMALL [LARGE [LARGE_KIB]]]`
 //! (defaults 10000, 200, 256). Prints microseconds per append for each kind.
 use pi_session::{Entropy, Value, Writer};
 use std::time::Instant;
@@ -15,7 +15,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let dir = std::path::PathBuf::from(
         args.next()
-            .expect("usage: append_bench DIR [SMALL [LARGE [LARGE_KIB]]]"),
+            .expect("usage: profile_append_bench DIR [SMALL [LARGE [LARGE_KIB]]]"),
     );
     let mut num = |d: usize| args.next().map_or(d, |a| a.parse().expect("a number"));
     let (small, large, kib) = (num(10_000), num(200), num(256));

@@ -1,12 +1,12 @@
 //! Times `index::build` over a file held in memory, single-threaded and on all threads
 //! (a profiling aid for the index scanner).
 //!
-//!     cargo run --release --features aids --example index_speed -- FILE [REPS]
+//!     cargo run --release --features aids --example profile_index_speed -- FILE [REPS]
 use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: index_speed FILE [REPS]");
+    let path = args.next().expect("usage: profile_index_speed FILE [REPS]");
     let reps: usize = args.next().map_or(10, |s| s.parse().expect("reps"));
     let bytes = std::fs::read(&path).expect("read");
     for (name, threads) in [("1 thread", 1), ("all threads", 0)] {

@@ -1,12 +1,12 @@
 //! Times the per-line scanner alone (`scan_object_line` over every line, no records) on
 //! one thread, next to `index::build` on one thread, to split the index's cost.
 //!
-//!     cargo run --release --features aids --example scan_speed -- FILE [REPS]
+//!     cargo run --release --features aids --example profile_scan_speed -- FILE [REPS]
 use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let path = args.next().expect("usage: scan_speed FILE [REPS]");
+    let path = args.next().expect("usage: profile_scan_speed FILE [REPS]");
     let reps: usize = args.next().map_or(10, |s| s.parse().expect("reps"));
     let bytes = std::fs::read(&path).expect("read");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");

@@ -1,5 +1,5 @@
 //! Peak heap of `check`'s work on a file (index, tree, context, name), measured with a
-//! counting global allocator: `cargo run --release --features aids --example heap -- FILE`.
+//! counting global allocator: `cargo run --release --features aids --example profile_heap -- FILE`.
 use pi_session::Session;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,13 +1,13 @@
 //! Times `session_info_from_bytes` single-threaded over files held in memory (a profiling
 //! aid for the listing walker: no page faults, no threads).
 //!
-//!     cargo run --release --features aids --example list_parse -- DIR_OF_PROJECT_FOLDERS [MAX_MB] [REPS]
+//!     cargo run --release --features aids --example profile_list_parse -- DIR_OF_PROJECT_FOLDERS [MAX_MB] [REPS]
 use pi_session::listing::{Scratch, session_info_from_bytes};
 use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let root = args.next().expect("usage: list_parse SESSIONS_ROOT [MAX_MB] [REPS]");
+    let root = args.next().expect("usage: profile_list_parse SESSIONS_ROOT [MAX_MB] [REPS]");
     let max: u64 = args.next().map_or(300, |s| s.parse().expect("MB")) << 20;
     let reps: usize = args.next().map_or(5, |s| s.parse().expect("reps"));
     let mut files = Vec::new();
