@@ -7,7 +7,9 @@ use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
-    let root = args.next().expect("usage: profile_list_parse SESSIONS_ROOT [MAX_MB] [REPS]");
+    let root = args
+        .next()
+        .expect("usage: profile_list_parse SESSIONS_ROOT [MAX_MB] [REPS]");
     let max: u64 = args.next().map_or(300, |s| s.parse().expect("MB")) << 20;
     let reps: usize = args.next().map_or(5, |s| s.parse().expect("reps"));
     let mut files = Vec::new();

@@ -79,7 +79,9 @@ fn scan_other(line: &[u8], i: usize) -> Result<Line, SyntaxError> {
             // A JSON number token always parses as f64; only bytes that changed under a
             // mapping since the walk read them could fail here, and then the line is
             // malformed, never a panic.
-            let n = std::str::from_utf8(&line[i..end]).ok().and_then(|t| t.parse::<f64>().ok());
+            let n = std::str::from_utf8(&line[i..end])
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok());
             match n {
                 Some(n) => n != 0.0,
                 None => return Err(SyntaxError::new(i, "invalid number")),

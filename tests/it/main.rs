@@ -14,6 +14,7 @@ mod crash_safety;
 mod crashes;
 mod incremental;
 mod listing;
+mod readme;
 mod real;
 mod robustness;
 mod views;
