@@ -6,7 +6,7 @@
 #
 # DATA_DIR (default /work/bench-data/listing-10k) gets DATA_DIR/sessions: 10,000 realistic
 # sessions in 200 project folders, ~2.9 GB, written once by the project's generator
-# (`pi-session gen tree`, src/gen.rs; delete DATA_DIR when done). The
+# (`pi-session gen tree`, src/generator/; delete DATA_DIR when done). The
 # files are read right before each timed command (warm page cache). pi's side is
 # `node --expose-gc ../shared/oracle/bench.mjs listall DATA_DIR/sessions --reps 1`, timed
 # from outside, so node's start-up counts as ours does. Medians of REPS (default 3) runs;

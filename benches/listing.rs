@@ -3,7 +3,7 @@
 //! small lines), single-threaded.
 //!
 //! The tree (200 sessions in 10 folders, ~60 MB) is generated once per run into a temp
-//! dir by the project's generator (src/gen.rs). The session count is asserted inside the
+//! dir by the project's generator (src/generator/). The session count is asserted inside the
 //! timed part. Larger trees: `benches/compare_listing.sh`.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};

@@ -201,7 +201,8 @@ impl Error {
                 let kind = if *walk == Walk::GetTree { "child" } else { "parent" };
                 format!("non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})")
             }
-            ErrorKind::Io { .. } | ErrorKind::FileChanged { .. } => self.to_string(),
+            ErrorKind::Io { source, .. } => format!("{self}: {source}"),
+            ErrorKind::FileChanged { .. } => self.to_string(),
         }
     }
     pub(crate) fn with_path(mut self, p: &Path) -> Error {

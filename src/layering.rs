@@ -1,6 +1,12 @@
 //! The house rule, checked on every `cargo test`: folders follow the data flow from bytes
 //! to answers, and each imports only from the folders below it; inside a folder, no two
 //! files import each other, directly or round a circle. Test modules are left out.
+//!
+//! Every `crate::` and `super::` path is read (use-trees expanded). One thing is allowed
+//! on purpose: a folder's `mod.rs` is its facade and declares its files with `mod x;` and
+//! re-exports with `pub use x::Y;` (relative paths, not read here), while those files use
+//! the types the facade defines (`super::SyntaxError`); that is how Rust folders work, and
+//! it is no circle between files.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -56,14 +62,24 @@ fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without its test modules and comments.
+/// The code of a file without its test modules and comments: a `#[cfg(test)] mod x { .. }`
+/// block is left out up to its closing brace, a `#[cfg(test)] mod x;` line alone.
 fn code(text: &str) -> String {
     let mut out = String::new();
     let mut lines = text.lines().peekable();
     while let Some(l) = lines.next() {
         let t = l.trim_start();
         if t.starts_with("#[cfg(test)]") && lines.peek().is_some_and(|n| n.trim_start().starts_with("mod ")) {
-            break; // test modules sit at the end of their files
+            let decl = lines.next().unwrap_or_default();
+            if !decl.contains('{') {
+                continue; // `mod props;`: its file is read on its own
+            }
+            let mut depth = brace_balance(decl);
+            while depth > 0 {
+                let Some(l) = lines.next() else { break };
+                depth += brace_balance(l);
+            }
+            continue;
         }
         if t.starts_with("//") {
             continue;
@@ -74,33 +90,128 @@ fn code(text: &str) -> String {
     out
 }
 
-/// Every module path a file names through `crate::` or `super::`, resolved.
-fn imports(module: &[String], code: &str) -> BTreeSet<Vec<String>> {
-    let mut found = BTreeSet::new();
-    let words: Vec<&str> = code
-        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
-        .collect();
-    for w in words {
-        let (mut base, rest) = if let Some(r) = w.strip_prefix("crate::") {
-            (Vec::new(), r)
-        } else if let Some(r) = w.strip_prefix("super::") {
-            // `super` of `json::walk` is `json`; of `json` (json/mod.rs) it is the root.
-            let mut b = module.to_vec();
-            b.pop();
-            (b, r)
-        } else {
-            continue;
-        };
-        for seg in rest.split("::").filter(|s| !s.is_empty()) {
-            if seg == "super" {
-                base.pop();
-            } else {
-                base.push(seg.to_string());
-            }
+/// Opening minus closing braces of a line, outside string and char literals (roughly:
+/// enough for test modules, whose braces balance per line in practice).
+fn brace_balance(line: &str) -> i64 {
+    let mut depth = 0;
+    let mut in_str = false;
+    let mut prev = ' ';
+    for c in line.chars() {
+        match c {
+            '"' if prev != '\\' => in_str = !in_str,
+            '{' if !in_str && prev != '\'' => depth += 1,
+            '}' if !in_str && prev != '\'' => depth -= 1,
+            _ => {}
         }
-        found.insert(base);
+        prev = c;
+    }
+    depth
+}
+
+/// Every module path a file names through `crate::` or `super::`, resolved; use-trees
+/// (`crate::{a::X, b::{Y, Z}}`, `super::super::x`) are expanded.
+fn imports(module: &[String], code: &str) -> BTreeSet<Vec<String>> {
+    let b = code.as_bytes();
+    let mut found = BTreeSet::new();
+    let mut i = 0;
+    while i < b.len() {
+        let boundary = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b':');
+        let base = if boundary && b[i..].starts_with(b"crate::") {
+            Some(Vec::new())
+        } else if boundary && b[i..].starts_with(b"super::") {
+            // `super` of `json::walk` is `json`; of `json` (json/mod.rs) it is the root.
+            let mut m = module.to_vec();
+            m.pop();
+            Some(m)
+        } else {
+            None
+        };
+        match base {
+            Some(base) => i = use_tree(b, i + 7, base, &mut found),
+            None => i += 1,
+        }
     }
     found
+}
+
+/// Reads the path (or `{..}` group) at `i` below `base`; records each path; returns where
+/// it ends.
+fn use_tree(b: &[u8], mut i: usize, mut base: Vec<String>, found: &mut BTreeSet<Vec<String>>) -> usize {
+    let skip_ws = |mut i: usize| {
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        i
+    };
+    loop {
+        i = skip_ws(i);
+        if b.get(i) == Some(&b'{') {
+            i += 1;
+            loop {
+                i = skip_ws(i);
+                match b.get(i) {
+                    None => return i,
+                    Some(b'}') => return i + 1,
+                    Some(b',') => i += 1,
+                    Some(_) => {
+                        let end = use_tree(b, i, base.clone(), found);
+                        // `X as Y` and the like: on to the next item.
+                        i = end.max(i + 1);
+                        while i < b.len() && !matches!(b[i], b',' | b'}') {
+                            i += 1;
+                        }
+                    }
+                }
+            }
+        }
+        let start = i;
+        while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+            i += 1;
+        }
+        let seg = std::str::from_utf8(&b[start..i]).unwrap_or_default();
+        match seg {
+            "" => {
+                found.insert(base);
+                return i;
+            }
+            "super" => {
+                base.pop();
+            }
+            "self" => {}
+            _ => base.push(seg.to_string()),
+        }
+        if b[i..].starts_with(b"::") {
+            i += 2;
+        } else {
+            found.insert(base);
+            return i;
+        }
+    }
+}
+
+#[test]
+fn the_reader_sees_groups_nested_paths_and_code_after_test_modules() {
+    let m = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+    let found = imports(
+        &m("json::walk"),
+        "use crate::{session::Session, index::{line::X, pos}};\nuse super::{dispatch, string::f as g};\nlet _ = super::super::write::W;",
+    );
+    for want in [
+        "session::Session",
+        "index::line::X",
+        "index::pos",
+        "json::dispatch",
+        "json::string::f",
+        "write::W",
+    ] {
+        assert!(found.contains(&m(want)), "{want} not found in {found:?}");
+    }
+    let text = "#[cfg(test)]\nmod props;\nuse crate::a::B;\n#[cfg(test)]\nmod tests {\n    use crate::c::D;\n    fn f() { let s = \"}\"; }\n}\nuse crate::e::F;\n";
+    let c = code(text);
+    assert!(
+        c.contains("crate::a::B") && c.contains("crate::e::F") && !c.contains("crate::c::D"),
+        "{c}"
+    );
 }
 
 #[test]

@@ -92,7 +92,7 @@ mod write;
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};
 pub use index::{ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Position, Role, SkipReason, Skipped};
 pub use js::string::JsStr;
-pub use json::{Object, SyntaxError, Value};
+pub use json::{Field, Kind, Object, SyntaxError, Value};
 pub use listing::dirs::{self, Env, Flavor};
 pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
 pub use session::context::{Context, RetainedTail, current_system_message};

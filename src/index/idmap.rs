@@ -74,7 +74,7 @@ impl IdMap {
         self.insert_tagged(entries, tag, p.0);
     }
 
-    /// [`IdMap::insert`] of each of `ps` in order, grouped by table region first.
+    /// `IdMap::insert` of each of `ps` in order, grouped by table region first.
     pub(crate) fn extend(&mut self, entries: &[EntryRec], ps: &[EntryPos]) {
         self.reserve(ps.len());
         // Group by the top bits of the tag (the region of the table), keeping order.

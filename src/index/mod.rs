@@ -292,6 +292,7 @@ impl EntryRec {
 
 /// Why a line was skipped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SkipReason {
     /// Empty or white space only.
     Blank,
@@ -304,6 +305,9 @@ pub enum SkipReason {
     },
     /// Valid JSON, but `null`, `false`, `0` or `""`, which pi drops.
     Falsy,
+    /// Its bytes changed while they were indexed (another process rewrote a mapped file):
+    /// what was checked no longer decodes. Open the file again for what it holds now.
+    Changed,
 }
 
 impl fmt::Display for SkipReason {
@@ -314,6 +318,7 @@ impl fmt::Display for SkipReason {
                 write!(f, "invalid JSON: {reason} (at byte {at} of the line)")
             }
             SkipReason::Falsy => f.write_str("JSON value that is null, false, 0 or \"\""),
+            SkipReason::Changed => f.write_str("the line changed while it was read (another process rewrote the file)"),
         }
     }
 }
@@ -362,10 +367,7 @@ pub struct Index {
 pub(crate) struct Changed;
 
 /// Why a line whose bytes changed while it was indexed is skipped.
-const CHANGED: SkipReason = SkipReason::Malformed {
-    at: 0,
-    reason: "the line changed while it was read",
-};
+const CHANGED: SkipReason = SkipReason::Changed;
 
 /// Kinds of string data a key or type may carry, decoded.
 fn string_bytes<'a>(line: &'a [u8], f: &Field) -> Result<JsStr<'a>, Changed> {

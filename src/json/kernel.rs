@@ -1,4 +1,5 @@
-//! CPU-specific mask kernels: the only `unsafe` CPU code of the fast path.
+//! CPU-specific mask kernels, with `string.rs`'s short-string look and `dispatch.rs`'s
+//! `target_feature` entry points the crate's only CPU `unsafe`.
 //!
 //! A kernel turns a 64-byte block into bit masks (bit k = byte k): quotes, backslashes,
 //! control bytes (< 0x20), the letter `u`, the letters that may follow a backslash, and
@@ -16,7 +17,7 @@ pub(crate) struct Masks {
     pub ctrl: u64,
 }
 
-/// The byte classes of one block that the structural walker ([`crate::structural`])
+/// The byte classes of one block that the structural walker ([`super::structural`])
 /// needs, besides [`Masks`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Classes {

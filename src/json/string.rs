@@ -9,9 +9,9 @@
 //! stops only at the first unescaped quote. Escapes are validated from the masks too; only
 //! `\u` escapes (four hex digits) take a scalar look.
 //!
-//! The masks come from a [`Kernel`] ([`super::kernel`]); [`skip_string_naive`] is the
+//! The masks come from a [`Kernel`] ([`super::kernel`]); `skip_string_naive` is the
 //! obvious twin every kernel is tested against, at every block offset
-//! ([`super::twins`]). Which kernel runs is decided in [`super::dispatch`].
+//! (`super::twins`). Which kernel runs is decided in [`super::dispatch`].
 #![allow(unsafe_code)] // short_string_end: two SSE2 loads, baseline on x86_64
 
 use super::SyntaxError;

@@ -1,6 +1,6 @@
 //! Skipping a whole array or object through a structural index of its blocks.
 //!
-//! The descent walkers ([`crate::scan`], [`crate::jsonskip`]) spend ~10 ns per token:
+//! The descent walker ([`super::walk`]) spends ~10 ns per token:
 //! a branch per byte class, a vector look per short string. Message bodies (content
 //! arrays, usage objects, tool arguments) are nothing but short tokens, and they are
 //! skipped, not read. This walker classifies 64 bytes at a time instead (as simdjson's

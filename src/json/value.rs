@@ -1,7 +1,7 @@
 //! JSON values exactly as JavaScript's `JSON.parse` produces them, borrowed from the file.
 //!
 //! This is the *obvious* decoder: a complete parser that builds a value tree. The index
-//! never uses it (see [`crate::scan`]); it runs only for the entries that a caller, or the
+//! never uses it (see `crate::index::line`); it runs only for the entries that a caller, or the
 //! context builder, actually reaches, and it is the differential twin of the fast scanner.
 //!
 //! Fidelity to pi (which decodes a line as UTF-8 with replacement and then calls

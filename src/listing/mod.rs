@@ -152,6 +152,8 @@ pub enum SkipFileReason {
     Changed,
     /// pi-session itself failed on it (a bug, caught so that the other files are listed).
     Failed(String),
+    /// The listing was cancelled before this file was read.
+    Cancelled,
 }
 
 impl SkipFileReason {
@@ -169,6 +171,7 @@ impl std::fmt::Display for SkipFileReason {
         match self {
             SkipFileReason::Unreadable { text, .. } => write!(f, "unreadable: {text}"),
             SkipFileReason::Failed(what) => write!(f, "pi-session failed on it (a bug): {what}"),
+            SkipFileReason::Cancelled => f.write_str("cancelled"),
             SkipFileReason::NotSession => f.write_str("not a session (no header first)"),
             SkipFileReason::PiThrows(why) => write!(f, "pi drops it: {why}"),
             SkipFileReason::Changed => f.write_str("changed while being read (rewritten by another process?)"),

@@ -111,12 +111,7 @@ fn build_all<'a>(
         .map(|&index| {
             let c = &cands[index];
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-                return (
-                    index,
-                    Err(SkipFileReason::io(&std::io::Error::from(
-                        std::io::ErrorKind::Interrupted,
-                    ))),
-                );
+                return (index, Err(SkipFileReason::Cancelled));
             }
             let res = guarded(|| {
                 SCRATCH.with(|s| {

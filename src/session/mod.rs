@@ -272,7 +272,10 @@ impl Session {
                     path: self.path.clone(),
                 })
             } else {
-                Error::from(e)
+                match &self.path {
+                    Some(p) => Error::from(e).with_path(p),
+                    None => Error::from(e),
+                }
             }
         })?;
         self.index_appended().map_err(|e| match &self.path {
@@ -384,7 +387,10 @@ impl Session {
                 path: self.path.clone(),
             }
             .into()),
-            Err(e) => Err(Error::from(e)),
+            Err(e) => Err(match &self.path {
+                Some(p) => Error::from(e).with_path(p),
+                None => Error::from(e),
+            }),
         }
     }
 

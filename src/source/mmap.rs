@@ -1,6 +1,6 @@
 //! The OS side of [`super::Source`] and of the listing's reads: file mappings, the map
 //! arena, page advice (`madvise`) and transparent huge pages. The only OS `unsafe` of the
-//! crate lives here (the other is the CPU kernels in `crate::json::kernel`); see
+//! crate lives here (the rest is CPU intrinsics in `crate::json`); see
 //! [`super::should_map`] for when files are mapped and what happens when another process
 //! truncates one.
 

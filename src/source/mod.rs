@@ -3,8 +3,8 @@
 //! mmap is an optimisation, never a meaning: [`ReadMode`] chooses, [`should_map`] is the one
 //! place that decides (for opening a session and for the listing, with its two thresholds),
 //! and every test runs each corpus file through both. The OS calls (mappings, the map
-//! arena, page advice) live in `mmap.rs`: with `crate::json::kernel` (CPU kernels) it holds
-//! the crate's only `unsafe` code.
+//! arena, page advice) live in `mmap.rs`, the crate's only OS `unsafe`; the other `unsafe`
+//! code is CPU intrinsics in `crate::json` (`kernel.rs`, `string.rs`, `dispatch.rs`).
 //!
 //! # Files that change under us
 //! See [`should_map`] for the SIGBUS contract. pi-session never writes through a mapping

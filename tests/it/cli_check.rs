@@ -112,7 +112,11 @@ fn a_missing_file_is_one_line_saying_each_part_once() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             err,
-            format!("pi-session: {p}: No such file or directory (os error 2)\n"),
+            if args[0] == "migrate" {
+                format!("pi-session: cannot migrate: {p}: No such file or directory (os error 2)\n")
+            } else {
+                format!("pi-session: {p}: No such file or directory (os error 2)\n")
+            },
             "{args:?}"
         );
         assert!(out.stdout.is_empty(), "{args:?}");

@@ -9,7 +9,8 @@ fn open(file: &Path) -> Result<Writer> {
     if !file.exists() {
         bail!("{}: no such file", file.display());
     }
-    let w = Writer::open(file, None, Entropy::default()).map_err(crate::show::at(file))?;
+    let w =
+        Writer::open(file, None, Entropy::default()).map_err(crate::show::doing("cannot open for writing", file))?;
     note_recovery(file, w.recovery());
     Ok(w)
 }
@@ -26,7 +27,7 @@ pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
     if !file.exists() {
         bail!("{}: no such file", file.display());
     }
-    let r = pi_session::recover(file).map_err(crate::show::at(file))?;
+    let r = pi_session::recover(file).map_err(crate::show::doing("cannot recover", file))?;
     if json {
         let str = |s: &str| Value::str(s).stringify();
         let (len, removed, reason) = match &r {
@@ -96,7 +97,7 @@ pub fn fork(
         None => env.default_session_dir(&cwd_abs, &env.agent_dir(agent_dir)),
     };
     let w = Writer::fork_from(file, &cwd_abs.display().to_string(), &dir, None, Entropy::default())
-        .map_err(crate::show::at(file))?;
+        .map_err(crate::show::doing("cannot fork", file))?;
     writeln!(out, "{}", w.file().map(|p| p.display().to_string()).unwrap_or_default())?;
     Ok(0)
 }
@@ -120,10 +121,10 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
 /// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
 pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
     if file.exists() {
-        let r = pi_session::recover(file).map_err(crate::show::at(file))?;
+        let r = pi_session::recover(file).map_err(crate::show::doing("cannot recover", file))?;
         note_recovery(file, &r);
     }
-    let change = pi_session::migrate_file(file).map_err(crate::show::at(file))?;
+    let change = pi_session::migrate_file(file).map_err(crate::show::doing("cannot migrate", file))?;
     let msg = match change {
         FileChange::None => "already current: nothing to do",
         FileChange::AppendedNewline => "appended the missing final newline",
