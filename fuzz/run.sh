@@ -25,6 +25,7 @@ case $target in
   header_parser) max_len=65536 ;;
   parent_links)  max_len=131072 ;;
   structural)    max_len=65536 ;;
+  listing_walk)  max_len=131072 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

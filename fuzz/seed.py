@@ -9,6 +9,7 @@ usage: seed.py TARGET
                  + each file; 0x01 + each file without its first line;
 - structural:    selector bytes 0x00, 0x01, 0x02 (white space flavours) and 0x81 (portable
                  classes) + each line of each file;
+- listing_walk:  each file, each file without its first line, and the listing fixtures;
 - parent_links:  nothing (its inputs are `arbitrary` byte streams; libFuzzer starts from
                  scratch and the corpus it keeps is reused on the next run).
 Seeds are named by content hash, so re-seeding is idempotent.
@@ -64,7 +65,20 @@ for data in files():
                 put(sel + line, 65536)
     elif target == "parent_links":
         pass
+    elif target == "listing_walk":
+        put(data, 131072)
+        first, _, rest = data.partition(b"\n")
+        put(rest, 131072)
     else:
         sys.exit("unknown target " + target)
     n += 1
+if target == "listing_walk":
+    # The listing fixtures too (one is a symlink loop: skipped).
+    for dp, dn, fn in os.walk(os.path.join(root, "corpus", "listing")):
+        for name in fn:
+            if name.endswith(".jsonl"):
+                try:
+                    put(open(os.path.join(dp, name), "rb").read(), 131072)
+                except OSError:
+                    pass
 print(f"seeded {target} from {n} files: {len(os.listdir(out))} files in {out}")
