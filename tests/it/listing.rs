@@ -36,8 +36,15 @@ fn copy_tree(from: &Path, to: &Path) {
 /// A copy of the corpus with its mtimes applied.
 fn corpus_copy() -> tempfile::TempDir {
     let tmp = tempfile::tempdir().expect("tempdir");
+    copy_corpus_into(tmp.path());
+    tmp
+}
+
+/// `corpus/listing/{agent,linked-target,flat}` copied into `dst`, symlinks as symlinks,
+/// with `mtimes.json` applied (also the README test's setup).
+pub(crate) fn copy_corpus_into(dst: &Path) {
     for d in ["agent", "linked-target", "flat"] {
-        copy_tree(&corpus().join(d), &tmp.path().join(d));
+        copy_tree(&corpus().join(d), &dst.join(d));
     }
     let manifest = std::fs::read(corpus().join("mtimes.json")).expect("mtimes.json");
     let manifest = Value::parse(&manifest).expect("valid json");
@@ -47,10 +54,9 @@ fn corpus_copy() -> tempfile::TempDir {
             _ => panic!("mtime is a number"),
         };
         let t = UNIX_EPOCH + Duration::from_nanos(ns);
-        let f = std::fs::File::open(tmp.path().join(&*rel.to_str_lossy())).expect("open to set mtime");
+        let f = std::fs::File::open(dst.join(&*rel.to_str_lossy())).expect("open to set mtime");
         f.set_modified(t).expect("set mtime");
     }
-    tmp
 }
 
 /// node's `path.relative(from, to)` for absolute, normalized paths.

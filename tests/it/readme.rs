@@ -22,7 +22,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::{Duration, UNIX_EPOCH};
 
 /// The entry id the README's write examples use for the entry `append` printed.
 const README_APPENDED_ID: &str = "8cecc1bf";
@@ -715,35 +714,6 @@ fn run_start_here_line(line_no: usize, line: &str, home: &Path, report: &mut Rep
 /// directory to run from, where `corpus/listing/...` names the copy.
 fn listing_copy(work: &Path) -> PathBuf {
     let base = work.join("listing");
-    let src = root().join("corpus/listing");
-    let dst = base.join("corpus/listing");
-    for d in ["agent", "linked-target", "flat"] {
-        copy_tree(&src.join(d), &dst.join(d));
-    }
-    let manifest = std::fs::read(src.join("mtimes.json")).expect("corpus/listing/mtimes.json");
-    let manifest: serde_json::Value = serde_json::from_slice(&manifest).expect("mtimes.json is JSON");
-    for (rel, ns) in manifest.as_object().expect("an object") {
-        let ns = ns.as_u64().expect("mtime in ns");
-        let f = std::fs::File::open(dst.join(rel)).expect("open to set mtime");
-        f.set_modified(UNIX_EPOCH + Duration::from_nanos(ns))
-            .expect("set mtime");
-    }
+    crate::listing::copy_corpus_into(&base.join("corpus/listing"));
     base
-}
-
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("mkdir");
-    for e in std::fs::read_dir(from).expect("read corpus") {
-        let e = e.expect("entry");
-        let t = e.file_type().expect("type");
-        let dst = to.join(e.file_name());
-        if t.is_symlink() {
-            let target = std::fs::read_link(e.path()).expect("readlink");
-            std::os::unix::fs::symlink(target, &dst).expect("symlink");
-        } else if t.is_dir() {
-            copy_tree(&e.path(), &dst);
-        } else {
-            std::fs::copy(e.path(), &dst).expect("copy");
-        }
-    }
 }
