@@ -272,16 +272,18 @@ impl Session {
                     path: self.path.clone(),
                 })
             } else {
-                match &self.path {
-                    Some(p) => Error::from(e).with_path(p),
-                    None => Error::from(e),
-                }
+                self.about_file(e.into())
             }
         })?;
-        self.index_appended().map_err(|e| match &self.path {
+        self.index_appended().map_err(|e| self.about_file(e))
+    }
+
+    /// `e`, naming this session's file when it has one and `e` none yet.
+    fn about_file(&self, e: Error) -> Error {
+        match &self.path {
             Some(p) => e.with_path(p),
             None => e,
-        })
+        }
     }
 
     /// Append whole lines to a session held in memory ([`Session::from_bytes`]) and index
@@ -387,10 +389,7 @@ impl Session {
                 path: self.path.clone(),
             }
             .into()),
-            Err(e) => Err(match &self.path {
-                Some(p) => Error::from(e).with_path(p),
-                None => Error::from(e),
-            }),
+            Err(e) => Err(self.about_file(e.into())),
         }
     }
 
