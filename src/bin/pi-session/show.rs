@@ -50,16 +50,8 @@ pub(crate) fn at(file: &Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error
     }
 }
 
-/// [`at`], for a command that changes `file`: says what failed first (`cannot migrate:
-/// x.jsonl: No such file or directory (os error 2)`), each part once.
-pub(crate) fn doing<'a>(verb: &'a str, file: &'a Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error + 'a {
-    move |e| {
-        let named = e.path().is_some();
-        let e = anyhow::Error::from(e);
-        if named {
-            e.context(verb.to_string())
-        } else {
-            e.context(format!("{verb} {}", file.display()))
-        }
-    }
+/// [`at`], for a command that changes `file`, saying first what failed (`cannot migrate:
+/// x.jsonl: No such file or directory (os error 2)`).
+pub(crate) fn doing<'a>(verb: &'static str, file: &'a Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error + 'a {
+    move |e| at(file)(e).context(verb)
 }
