@@ -12,7 +12,7 @@ fn main() -> Result<(), pi_session::Error> {
     let context = session.context(session.leaf())?;
     println!("{path}: {} messages in the model context", context.messages.len());
     for (message, source) in context.messages.iter().zip(&context.sources) {
-        let role = message.get("role").and_then(Value::as_str).unwrap_or("?");
+        let role = printable(message.get("role").and_then(Value::as_str).unwrap_or("?"));
         let text = match message.get("content") {
             Some(Value::String(s)) => s.to_str_lossy().into_owned(),
             Some(Value::Array(blocks)) => blocks
@@ -22,11 +22,25 @@ fn main() -> Result<(), pi_session::Error> {
                 .join(" "),
             _ => String::new(),
         };
-        let first_line = text.lines().next().unwrap_or("");
+        let first_line = printable(text.lines().next().unwrap_or(""));
         println!("line {:>4}  {role:<18} {first_line:.60}", session.line_of(*source));
     }
     for skipped in session.skipped() {
         eprintln!("skipped line {}: {}", skipped.line, skipped.reason);
     }
     Ok(())
+}
+
+/// Session text for a terminal: control characters (an escape sequence in a tool output
+/// would drive the terminal) shown escaped, everything else as it is.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }

@@ -16,7 +16,7 @@ fn main() -> Result<(), listing::Cancelled> {
     eprintln!();
     for s in &found.sessions {
         let title = s.name.as_ref().unwrap_or(&s.first_message).to_str_lossy();
-        let title = title.lines().next().unwrap_or("");
+        let title = printable(title.lines().next().unwrap_or(""));
         let when = s.modified_iso().unwrap_or_default();
         println!("{when}  {:>4} msgs  {title:.60}", s.message_count);
     }
@@ -24,4 +24,18 @@ fn main() -> Result<(), listing::Cancelled> {
         eprintln!("skipped {}: {}", f.path.display(), f.reason);
     }
     Ok(())
+}
+
+/// Session text for a terminal: control characters (an escape sequence in a tool output
+/// would drive the terminal) shown escaped, everything else as it is.
+fn printable(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
