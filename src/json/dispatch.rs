@@ -162,20 +162,16 @@ pub(crate) fn kernels() -> Vec<Isa> {
 /// Skip a string with kernel `isa` (one the CPU has: see [`kernels`]; others run SWAR).
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn skip_string_kernel(isa: Isa, b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
-    let c = cpu();
     match isa {
         #[cfg(target_arch = "x86_64")]
         Isa::Sse2 => skip_string_with::<Sse2>(b, i),
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX2 support was checked in the match guard.
-        Isa::Avx2 if c & AVX2 != 0 => unsafe { skip_string_avx2(b, i) },
+        Isa::Avx2 if cpu() & AVX2 != 0 => unsafe { skip_string_avx2(b, i) },
         #[cfg(target_arch = "x86_64")]
         // SAFETY: AVX-512BW support was checked in the match guard.
-        Isa::Avx512 if c & AVX512BW != 0 => unsafe { skip_string_avx512(b, i) },
-        _ => {
-            let _ = c;
-            skip_string_with::<super::kernel::Swar>(b, i)
-        }
+        Isa::Avx512 if cpu() & AVX512BW != 0 => unsafe { skip_string_avx512(b, i) },
+        _ => skip_string_with::<super::kernel::Swar>(b, i),
     }
 }
 
