@@ -5,9 +5,8 @@
 
 use super::info::{self, InfoScratch};
 use super::{SessionInfo, SkipFileReason};
-use crate::source::{Purpose, ReadMode, Source, should_map};
+use crate::source::{Purpose, ReadMode, Source, Stamp, read_upto, regular, should_map, still_holds};
 use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
 
@@ -74,7 +73,7 @@ pub fn session_info_from_bytes(
 /// # Errors
 /// Why the file is not listed.
 pub fn read_session_info(path: &Path, mode: ReadMode, scratch: &mut Scratch) -> Result<SessionInfo, SkipFileReason> {
-    let file = File::open(path).map_err(unreadable)?;
+    let file = crate::source::open_for_reading(path).map_err(unreadable)?;
     read_opened_session_info(path, file, mode, scratch)
 }
 
@@ -83,33 +82,81 @@ fn unreadable(e: std::io::Error) -> SkipFileReason {
 }
 
 /// [`read_session_info`] of a file already opened.
+///
+/// Only regular files are read (a FIFO, a device or a socket is skipped as unreadable,
+/// before a byte of it is read), and no further than the size `fstat` gave. A file that
+/// changed while it was read (see `crate::source`: its `fstat` differs afterwards, or a
+/// mapping of it faulted) is read again, into memory, up to twice; then it is skipped as
+/// [`SkipFileReason::Changed`].
 pub(super) fn read_opened_session_info(
     path: &Path,
-    mut file: File,
+    file: File,
     mode: ReadMode,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
-    let meta = file.metadata().map_err(unreadable)?;
-    if meta.is_dir() {
-        return Err(SkipFileReason::io(&std::io::Error::from(
-            std::io::ErrorKind::IsADirectory,
-        )));
-    }
-    let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
-    if should_map(mode, meta.len(), Purpose::List) {
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        if let Some(r) = info_in_arena(path, &file, meta.len(), mtime, scratch) {
-            return r;
+    for attempt in 0..3 {
+        let meta = file.metadata().map_err(unreadable)?;
+        regular(&meta).map_err(unreadable)?;
+        let stamp = Stamp::of(&meta);
+        let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
+        let res = if attempt == 0 && should_map(mode, meta.len(), Purpose::List) {
+            mapped_info(path, &file, &stamp, mtime, scratch)
+        } else {
+            read_info(path, &file, &stamp, mtime, scratch)
+        };
+        match res {
+            Some(r) => return r,
+            None => continue,
         }
-        let src = Source::from_file(file, ReadMode::Mmap).map_err(unreadable)?;
-        return session_info_from_bytes(path, src.bytes(), mtime, scratch);
     }
+    Err(SkipFileReason::Changed)
+}
+
+/// The file mapped (into the arena where there is one): `None` when it changed while it
+/// was read (its `fstat` differs, or the mapping faulted).
+fn mapped_info(
+    path: &Path,
+    file: &File,
+    stamp: &Stamp,
+    mtime: f64,
+    scratch: &mut Scratch,
+) -> Option<Result<SessionInfo, SkipFileReason>> {
+    let len = stamp.size();
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if let Some((r, faulted)) = info_in_arena(path, file, len, mtime, scratch) {
+        return (!faulted && unchanged(file, stamp)).then_some(r);
+    }
+    let src = match file.try_clone().and_then(|f| Source::from_file(f, ReadMode::Mmap)) {
+        Ok(s) => s,
+        Err(e) => return Some(Err(unreadable(e))),
+    };
+    let r = session_info_from_bytes(path, src.bytes(), mtime, scratch);
+    src.settled().ok().filter(|&ok| ok)?;
+    unchanged(file, stamp).then_some(r)
+}
+
+/// The file read into the scratch buffer: `None` when it changed while it was read (it
+/// no longer holds the bytes read, judged by its ends: an append since is fine).
+fn read_info(
+    path: &Path,
+    file: &File,
+    stamp: &Stamp,
+    mtime: f64,
+    scratch: &mut Scratch,
+) -> Option<Result<SessionInfo, SkipFileReason>> {
     let mut buf = std::mem::take(&mut scratch.buf);
     buf.clear();
-    let res = file
-        .read_to_end(&mut buf)
-        .map_err(unreadable)
-        .and_then(|_| session_info_from_bytes(path, &buf, mtime, scratch));
+    let len = stamp.size();
+    let res = match read_upto(file, 0, len, &mut buf) {
+        Ok(got) if got < len => None,
+        Ok(_) => {
+            let r = session_info_from_bytes(path, &buf, mtime, scratch);
+            let keep = 4096.min(buf.len());
+            let holds = still_holds(file, stamp, len, &buf[..keep], &buf[buf.len() - keep..]);
+            holds.ok().filter(|&ok| ok).map(|_| r)
+        }
+        Err(e) => Some(Err(unreadable(e))),
+    };
     if buf.capacity() > (64 << 20) {
         buf = Vec::new();
     }
@@ -117,8 +164,14 @@ pub(super) fn read_opened_session_info(
     res
 }
 
-/// [`session_info_from_bytes`] over the file mapped into the scratch's arena; `None` when
-/// it cannot be mapped there (too big, or mapping failed: the caller maps it alone).
+/// Whether `fstat` still says what it said when the file was stamped.
+fn unchanged(file: &File, stamp: &Stamp) -> bool {
+    file.metadata().is_ok_and(|m| Stamp::of(&m) == *stamp)
+}
+
+/// [`session_info_from_bytes`] over the file mapped into the scratch's arena, and whether
+/// the mapping faulted (the file shrank under it); `None` when it cannot be mapped there
+/// (too big, or mapping failed: the caller maps it alone).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 fn info_in_arena(
     path: &Path,
@@ -126,14 +179,17 @@ fn info_in_arena(
     len: u64,
     mtime: f64,
     scratch: &mut Scratch,
-) -> Option<Result<SessionInfo, SkipFileReason>> {
+) -> Option<(Result<SessionInfo, SkipFileReason>, bool)> {
     let len = usize::try_from(len).ok()?;
     let mut arena = match scratch.arena.take() {
         Some(a) => a,
         None => crate::source::MapArena::new(ARENA).ok()?,
     };
     let res = match arena.map(file, len) {
-        Ok(Some(bytes)) => Some(session_info_from_bytes(path, bytes, mtime, scratch)),
+        Ok(Some(bytes)) => {
+            let r = session_info_from_bytes(path, bytes, mtime, scratch);
+            Some((r, arena.faulted()))
+        }
         _ => None,
     };
     scratch.arena = Some(arena);

@@ -102,17 +102,24 @@ pub struct Session {
     /// Parent links resolved through `byId`, built on first use and dropped whenever the
     /// entries change.
     links: std::sync::OnceLock<Links>,
-    /// Bytes covered by whole indexed lines (refresh starts here).
+    /// Bytes indexed (refresh goes on from here).
     indexed_end: u64,
+    /// How it was opened (a rewritten file is opened again the same way).
+    opts: OpenOptions,
 }
 
 /// What [`Session::refresh`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Refresh {
-    /// Kept lines (entries or headers) added to the index.
+    /// Kept lines (entries or headers) the index gained (after a rebuild: all of them).
     pub entries: usize,
-    /// Bytes of a last line still waiting for its `\n`.
+    /// Bytes after the last `\n`: a line still being written (indexed as a fresh open
+    /// would, and read again once the rest of it arrives).
     pub pending_bytes: u64,
+    /// The file was rewritten or replaced rather than appended to, and the session was
+    /// opened again from scratch: the leaf is the last entry again.
+    pub rebuilt: bool,
 }
 
 impl Session {
@@ -130,12 +137,24 @@ impl Session {
     ///
     /// # Errors
     /// As [`Session::open`].
+    ///
+    /// A file that another process rewrites while it is read is read again, up to three
+    /// times in all, then [`ErrorKind::FileChanged`].
     pub fn open_with(path: impl AsRef<Path>, opts: OpenOptions) -> Result<Session> {
         let path = path.as_ref();
-        let source = Source::open(path, opts.read_mode).map_err(|e| Error::from(e).with_path(path))?;
-        let mut s = Session::from_source(source, opts).map_err(|e| e.with_path(path))?;
-        s.path = Some(path.to_path_buf());
-        Ok(s)
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let source = Source::open(path, opts.read_mode).map_err(|e| Error::from(e).with_path(path))?;
+            match Session::from_source(source, opts) {
+                Ok(mut s) => {
+                    s.path = Some(path.to_path_buf());
+                    return Ok(s);
+                }
+                Err(e) if tries < 3 && matches!(e.kind(), ErrorKind::FileChanged { .. }) => {}
+                Err(e) => return Err(e.with_path(path)),
+            }
+        }
     }
 
     /// Open session text held in memory.
@@ -183,6 +202,7 @@ impl Session {
             decoded: AtomicU64::new(0),
             links: std::sync::OnceLock::new(),
             indexed_end: 0,
+            opts,
         };
         s.indexed_end = s.source.len();
         if s.index.entries.is_empty() {
@@ -198,7 +218,21 @@ impl Session {
         }
         s.migrate(uuid4)?;
         s.build_state()?;
+        s.settled()?;
         Ok(s)
+    }
+
+    /// [`ErrorKind::FileChanged`] unless the bytes used so far are one version of the file
+    /// (see [`Source::settled`]).
+    fn settled(&self) -> Result<()> {
+        match self.source.settled() {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            }
+            .into()),
+            Err(e) => Err(self.about_file(e.into())),
+        }
     }
 
     fn build_state(&mut self) -> Result<()> {
@@ -248,15 +282,24 @@ impl Session {
             .get_or_init(|| Links::build(&self.index.entries, &self.list, &self.by_id))
     }
 
-    /// Pick up what was appended to the file since it was opened (or last refreshed),
-    /// indexing only the new bytes. A last line without `\n` is pending: it is read again
-    /// once the rest of it arrives. The leaf moves to the last entry, as on open.
+    /// Bring the session up to date with its file, exactly: afterwards it answers as a
+    /// fresh [`Session::open_with`] of the file would, with the same options.
+    ///
+    /// - Bytes appended since the open (or the last refresh) are indexed alone, and the
+    ///   leaf moves to the last entry, as on open. A last line without `\n` is indexed as
+    ///   an open would index it and read again once the rest of it arrives.
+    /// - A file rewritten in place (it shrank, was written to without growing, or its
+    ///   first or last 4 KiB before the old end differ: pi's migration, pi-session's own
+    ///   recovery cutting a torn append back) or replaced (the path names another inode:
+    ///   a rename over it) is opened again from scratch: [`Refresh::rebuilt`] says so,
+    ///   and the leaf is the last entry again. See [`crate::source`] for how rewrites are
+    ///   told from appends.
     ///
     /// # Errors
-    /// I/O errors; [`ErrorKind::FileChanged`] when the file became shorter (rewritten), was
-    /// migrated in memory (reopen it instead), or changed under a mapping so that pi's
-    /// state (labels) could not be brought up to date. After that last error the index
-    /// holds the new lines but the state is incomplete: open the file again.
+    /// I/O errors (a file removed since is one); [`ErrorKind::FileChanged`] for a session
+    /// pi migrated in memory (its entries are not its file's bytes: open it again) or one
+    /// without a path whose file was rewritten; the errors of [`Session::open_with`] when
+    /// it is opened again.
     pub fn refresh(&mut self) -> Result<Refresh> {
         // A migrated session differs from its bytes in memory; one pi only rewrites
         // (a version that is not a number) does not.
@@ -266,16 +309,66 @@ impl Session {
             }
             .into());
         }
-        self.source.refresh().map_err(|e| {
-            if e.kind() == std::io::ErrorKind::InvalidData {
-                Error::from(ErrorKind::FileChanged {
-                    path: self.path.clone(),
-                })
-            } else {
-                self.about_file(e.into())
+        if let (Some(path), Some(stamp)) = (&self.path, self.source.stamp()) {
+            let now = std::fs::metadata(path).map_err(|e| Error::from(e).with_path(path))?;
+            if !crate::source::Stamp::of(&now).same_file(stamp) {
+                return self.rebuild();
             }
-        })?;
-        self.index_appended().map_err(|e| self.about_file(e))
+        }
+        match self.source.refresh().map_err(|e| self.about_file(e.into()))? {
+            crate::source::Update::Same => Ok(Refresh {
+                entries: 0,
+                pending_bytes: self.pending(),
+                rebuilt: false,
+            }),
+            crate::source::Update::Rewritten => self.rebuild(),
+            crate::source::Update::Appended(_) => {
+                let r = self.index_appended().map_err(|e| self.about_file(e));
+                match r {
+                    Ok(r) if self.source.settled().unwrap_or(false) => Ok(r),
+                    // The file changed again while the new bytes were read.
+                    _ => self.rebuild(),
+                }
+            }
+        }
+    }
+
+    /// Open the file again from scratch, in place of this session.
+    fn rebuild(&mut self) -> Result<Refresh> {
+        let Some(path) = self.path.clone() else {
+            return Err(ErrorKind::FileChanged { path: None }.into());
+        };
+        *self = Session::open_with(&path, self.opts)?;
+        Ok(Refresh {
+            entries: self.index.entries.len(),
+            pending_bytes: self.pending(),
+            rebuilt: true,
+        })
+    }
+
+    /// Bytes after the last `\n`.
+    fn pending(&self) -> u64 {
+        let b = self.source.bytes();
+        (b.len() - memchr::memrchr(b'\n', b).map_or(0, |i| i + 1)) as u64
+    }
+
+    /// [`ErrorKind::FileChanged`] unless every byte this session read is still its file's
+    /// (mapped or read; bytes appended since do not count):
+    /// for callers of [`Session::bytes`] and [`Session::raw`], whose slices of a mapped
+    /// file read zeros where another process cut the file short (instead of killing the
+    /// process). Check after using them: `Ok` then means what was read was the file.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`]; I/O errors of `fstat`.
+    pub fn verify(&self) -> Result<()> {
+        match self.source.current() {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            }
+            .into()),
+            Err(e) => Err(self.about_file(e.into())),
+        }
     }
 
     /// `e`, naming this session's file when it has one and `e` none yet.
@@ -316,35 +409,34 @@ impl Session {
         if len == self.indexed_end {
             return Ok(Refresh {
                 entries: 0,
-                pending_bytes: 0,
+                pending_bytes: self.pending(),
+                rebuilt: false,
             });
         }
         let mut from = self.indexed_end as usize;
         let mut rebuild = false;
-        if let Some((start, was_entry)) = self.index.drop_unterminated_tail() {
-            from = start as usize;
-            rebuild = was_entry;
+        let had = self.index.entries.len();
+        if self.index.unterminated_tail {
+            // The last line is read again from its start, whether it was an entry, a
+            // skipped line or a blank one (which has no record to say where it began).
+            let bytes = &self.source.bytes()[..from];
+            from = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
+            rebuild = self.index.drop_unterminated_tail().is_some_and(|(_, entry)| entry);
         }
-        // Only whole lines: a partial last line waits for its newline.
-        let bytes = self.source.bytes();
-        let end = match memchr::memrchr(b'\n', &bytes[from..]) {
-            Some(i) => from + i + 1,
-            None => from,
-        };
         let before = self.index.entries.len();
-        let view = &bytes[..end];
-        let added = self.index.extend(view, from);
-        let pending = (len as usize - end) as u64;
-        self.index.unterminated_tail = false;
-        self.indexed_end = end as u64;
+        // Every byte, as an open indexes it: a last line without `\n` is marked so, and
+        // dropped and read again by the next refresh.
+        self.index.extend(self.source.bytes(), from);
+        self.indexed_end = len;
         if rebuild {
             self.build_state()?;
         } else {
             self.add_state(before)?;
         }
         Ok(Refresh {
-            entries: added,
-            pending_bytes: pending,
+            entries: self.index.entries.len().saturating_sub(had),
+            pending_bytes: self.pending(),
+            rebuilt: false,
         })
     }
 

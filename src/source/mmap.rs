@@ -6,15 +6,17 @@
 
 use std::fs::File;
 
+/// Map the first `len` bytes of `file` read-only (the caller watches the mapping with
+/// `guard::Watch` before reading it).
 #[allow(unsafe_code)]
-pub(super) fn map_file(file: &File) -> std::io::Result<memmap2::Mmap> {
+pub(super) fn map_file(file: &File, len: usize) -> std::io::Result<memmap2::Mmap> {
     // SAFETY: the mapping is read-only and private to this process; pi-session never
-    // writes through it. The remaining hazard is another process truncating the file,
-    // which makes later reads past the new end fault (SIGBUS) instead of being UB in the
-    // Rust sense of aliasing; see `should_map` and the `source` module docs for how pi-session narrows that window
-    // (one indexing pass at open, a length check before every later access) and for
-    // `ReadMode::Read`, which avoids it entirely.
-    unsafe { memmap2::MmapOptions::new().map(file) }
+    // writes through it. Another process may still change the file: bytes then change
+    // under the mapping (never a Rust aliasing violation for `u8`s read through a shared
+    // slice), and reads past a new, shorter end fault with SIGBUS, which the guard
+    // (`guard.rs`) turns into zero pages and a count every reader checks; see the module
+    // docs of `source`.
+    unsafe { memmap2::MmapOptions::new().len(len).map(file) }
 }
 
 /// Ask for transparent huge pages under `buf` (`MADV_HUGEPAGE`, Linux; a hint, errors
@@ -114,6 +116,8 @@ pub(crate) struct MapArena {
     base: std::ptr::NonNull<std::ffi::c_void>,
     size: usize,
     used: usize,
+    /// The file mapped last, watched for faults (see `guard.rs`).
+    watch: super::guard::Watch,
 }
 
 // SAFETY: the arena owns a range of this process's address space; nothing in it is tied
@@ -142,7 +146,16 @@ impl MapArena {
             )
         }?;
         let base = std::ptr::NonNull::new(p).ok_or_else(|| std::io::Error::other("mmap returned null"))?;
-        Ok(MapArena { base, size, used: 0 })
+        let arena = |watch| MapArena { base, size, used: 0, watch };
+        match super::guard::Watch::new(p.cast(), 0) {
+            Some(w) => Ok(arena(w)),
+            None => {
+                // Dropped by hand: no watch, no arena (the listing then reads or maps alone).
+                // SAFETY: the reservation made above, referenced by nothing else.
+                let _ = unsafe { rustix::mm::munmap(p, size) };
+                Err(std::io::Error::other("no free slot to watch a mapping"))
+            }
+        }
     }
 
     /// Map the first `len` bytes of `file` read-only. `Ok(None)` when `len` is 0 or larger
@@ -173,11 +186,18 @@ impl MapArena {
                 0,
             )
         }?;
+        self.watch.set(p.cast::<u8>(), span);
         self.used += span;
         // SAFETY: `p` starts a readable mapping of at least `len` bytes that lives until a
         // later `map` starts over, `release` or drop, which all need `&mut self`, so not
         // while the returned borrow lives.
         Ok(Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), len) }))
+    }
+
+    /// Whether the file mapped last faulted under its mapping (it shrank while it was
+    /// read): its bytes from some page on read as zeros.
+    pub(crate) fn faulted(&self) -> bool {
+        self.watch.faulted()
     }
 
     /// Start over when full: drop the pages of every mapping at once (one TLB shootdown)
@@ -220,6 +240,9 @@ impl MapArena {
 #[allow(unsafe_code)]
 impl Drop for MapArena {
     fn drop(&mut self) {
+        // No longer watched before it is unmapped: a fault at these addresses from now on
+        // is not ours.
+        self.watch.set(std::ptr::null(), 0);
         // SAFETY: unmaps exactly the range this arena reserved; no borrow of it can
         // outlive the arena.
         let _ = unsafe { rustix::mm::munmap(self.base.as_ptr(), self.size) };

@@ -7,11 +7,34 @@
 //! code is CPU intrinsics in `crate::json` (`kernel.rs`, `string.rs`, `dispatch.rs`).
 //!
 //! # Files that change under us
-//! See [`should_map`] for the SIGBUS contract. pi-session never writes through a mapping
-//! and maps read-only. To keep the window small it (1) indexes the mapping once at open,
-//! in one pass; (2) before decoding any body later, checks with `fstat` that the file is
-//! still at least as long as when it was mapped ([`Source::check_unchanged`]), failing with
-//! [`crate::ErrorKind::FileChanged`] otherwise.
+//! Another process may truncate, rewrite, replace or grow a file while pi-session reads
+//! it (pi migrates a session by rewriting it in place: `open(f, "w")`, then one write).
+//! pi-session answers for one consistent version of the bytes or says the file changed
+//! ([`crate::ErrorKind::FileChanged`]; a listing skips or re-reads that one file); it is
+//! never killed and never takes a mixture of two versions for a session. The mechanism:
+//!
+//! - **Mapped bytes cannot kill the process.** Every mapping is watched (`guard.rs`): a
+//!   read past the end of a file that shrank under it raises SIGBUS, which a handler turns
+//!   into zero pages and a fault count for that mapping. Readers check the count after
+//!   each pass over the bytes; zeros never decode as JSON. Mapping is kept because it pays
+//!   for large files: reading a 1 GiB session into memory costs about as much again as
+//!   indexing it.
+//! - **Each open is checked against the file afterwards.** [`Source`] remembers the file's
+//!   identity and times (`fstat` at open: device, inode, size, mtime, ctime) and a copy of
+//!   its first and last 4 KiB. After the bytes were used ([`Source::settled`]), a file
+//!   whose `fstat` is unchanged is taken as read whole; one that shrank, faulted, or whose
+//!   remembered first or last bytes differ now was rewritten (an error); one that only
+//!   grew with those bytes unchanged was appended to, which leaves the bytes read a true
+//!   prefix. Read bytes are read with `pread` up to the size `fstat` gave, never past it,
+//!   so a file that grows without end (a device, a log someone is writing) costs what it
+//!   was when opened.
+//! - **Only regular files are read.** Files are opened with `O_NONBLOCK | O_NOCTTY`, so a
+//!   FIFO or a terminal does not block the open, and anything that is not a regular file
+//!   (after symlinks: a link to `/dev/zero` too) is refused before a byte is read.
+//!
+//! The checks are as exact as the file system's timestamps: a rewrite to the same size
+//! that keeps the first and last 4 KiB and lands within one timestamp tick of the open
+//! would go unseen.
 
 // pi-session is written for and tested on Unix: file locks (`flock`) keep its appends and
 // pi's apart, listing opens files relative to their folder, and the map arena reserves
@@ -23,6 +46,7 @@ compile_error!(
      and it is neither built nor tested elsewhere"
 );
 
+mod guard;
 mod mmap;
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
@@ -30,7 +54,6 @@ pub(crate) use mmap::MapArena;
 pub(crate) use mmap::prefer_huge_pages;
 
 use std::fs::File;
-use std::io::Read;
 use std::path::Path;
 
 /// How to get at a file's bytes.
@@ -102,48 +125,214 @@ pub(crate) fn should_map(mode: ReadMode, len: u64, purpose: Purpose) -> bool {
     }
 }
 
+/// Bytes of the file's start and end that [`Source`] keeps a copy of, to tell an append
+/// (they stay) from a rewrite (they change).
+const KEEP: usize = 4096;
+
+/// What `fstat` says of a file, as far as telling versions apart goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    dev: u64,
+    ino: u64,
+    size: u64,
+    mtime: (i64, i64),
+    ctime: (i64, i64),
+}
+
+impl Stamp {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        use std::os::unix::fs::MetadataExt;
+        Stamp {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            size: meta.size(),
+            mtime: (meta.mtime(), meta.mtime_nsec()),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+
+    /// The size.
+    pub(crate) fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Whether `other` is the same file (device and inode).
+    pub(crate) fn same_file(&self, other: &Stamp) -> bool {
+        (self.dev, self.ino) == (other.dev, other.ino)
+    }
+}
+
+/// Refuse what is not a regular file (a FIFO, a device, a socket, a folder) before a byte
+/// of it is read: reading one could block forever or never end.
+pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        return Ok(());
+    }
+    if t.is_dir() {
+        return Err(std::io::Error::from(std::io::ErrorKind::IsADirectory));
+    }
+    let what = if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "a special file"
+    };
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("not a regular file ({what})"),
+    ))
+}
+
+/// Open `path` for reading without blocking on a FIFO or taking a terminal, following
+/// symlinks; [`regular`] then says whether to read it.
+pub(crate) fn open_for_reading(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32 | rustix::fs::OFlags::NOCTTY.bits() as i32)
+        .open(path)
+}
+
+/// Read `len` bytes of `file` from `at` onto `buf`, with `pread` (the file position does
+/// not matter and is not moved); fewer when the file ends sooner. Returns how many.
+pub(crate) fn read_upto(file: &File, at: u64, len: u64, buf: &mut Vec<u8>) -> std::io::Result<u64> {
+    use std::os::unix::fs::FileExt;
+    let want = usize::try_from(len).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    let start = buf.len();
+    buf.try_reserve_exact(want)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    buf.resize(start + want, 0);
+    let mut got = 0;
+    while got < want {
+        match file.read_at(&mut buf[start + got..], at + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                buf.truncate(start);
+                return Err(e);
+            }
+        }
+    }
+    buf.truncate(start + got);
+    Ok(got as u64)
+}
+
+/// Whether `file` still holds `bytes` as its first `bytes.len()` bytes, judged by `fstat`
+/// against `before` (taken when the bytes were read) and, when the file was written to
+/// since, by its first and last [`KEEP`] bytes: `head` and `tail` are copies of those of
+/// `bytes` made before the bytes were used (a mapping shows the file as it is now).
+pub(crate) fn still_holds(file: &File, before: &Stamp, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
+    let now = Stamp::of(&file.metadata()?);
+    if now == *before {
+        return Ok(true);
+    }
+    if !now.same_file(before) || now.size < len || (now.size == len && now.size == before.size) {
+        // Shorter; or as long as before but written to: rewritten in place.
+        return Ok(false);
+    }
+    ends_hold(file, len, head, tail)
+}
+
+/// Whether `file` starts with `head` and its first `len` bytes end with `tail` (two
+/// `pread`s).
+fn ends_hold(file: &File, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
+    let mut buf = Vec::with_capacity(2 * KEEP);
+    read_upto(file, 0, head.len() as u64, &mut buf)?;
+    read_upto(file, len - tail.len() as u64, tail.len() as u64, &mut buf)?;
+    Ok(buf.len() == head.len() + tail.len() && buf[..head.len()] == *head && buf[head.len()..] == *tail)
+}
+
 /// A file's bytes.
 #[derive(Debug)]
 pub struct Source {
     inner: Inner,
     file: Option<File>,
     len: u64,
+    /// `fstat` when the bytes were read (or last refreshed); `None` without a file.
+    stamp: Option<Stamp>,
+    /// Copies of the first and last [`KEEP`] bytes, made before the bytes were used.
+    head: Box<[u8]>,
+    tail: Box<[u8]>,
+    /// Fewer bytes could be read than `fstat` said: the file shrank while it was read.
+    short: bool,
+    /// The last `fstat` found to leave the bytes valid (an append since), so that checks
+    /// before each body decode read the file's ends again only when it changed again.
+    verified: std::sync::Mutex<Option<Stamp>>,
 }
 
 #[derive(Debug)]
 enum Inner {
-    Mapped(memmap2::Mmap),
+    /// The watch is dropped (deregistered) before the mapping is unmapped.
+    Mapped(guard::Watch, memmap2::Mmap),
     Owned(Vec<u8>),
+}
+
+/// What [`Source::refresh`] found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Update {
+    /// The file is as it was.
+    Same,
+    /// Bytes were appended; the old length.
+    Appended(u64),
+    /// The file was rewritten (shorter, written to without growing, or with changed
+    /// bytes before the old end): nothing was read, open it again.
+    Rewritten,
 }
 
 impl Source {
     /// Open `path` with the chosen mode.
+    ///
+    /// # Errors
+    /// I/O errors, and `InvalidInput` ("not a regular file (a FIFO)") for anything but a
+    /// regular file (after symlinks).
     pub fn open(path: &Path, mode: ReadMode) -> std::io::Result<Source> {
-        let file = File::open(path)?;
-        Source::from_file(file, mode)
+        Source::from_file(open_for_reading(path)?, mode)
     }
 
-    /// Use an open file.
-    pub fn from_file(mut file: File, mode: ReadMode) -> std::io::Result<Source> {
-        let len = file.metadata()?.len();
+    /// Use an open file. Its bytes are read from offset 0 whatever the file position.
+    ///
+    /// # Errors
+    /// As [`Source::open`].
+    pub fn from_file(file: File, mode: ReadMode) -> std::io::Result<Source> {
+        let meta = file.metadata()?;
+        regular(&meta)?;
+        let stamp = Stamp::of(&meta);
+        let len = meta.len();
         if should_map(mode, len, Purpose::Open)
-            && let Ok(m) = mmap::map_file(&file)
+            && let Some((watch, m)) = map_watched(&file, len)
         {
-            let len = m.len() as u64;
+            let (head, tail) = ends(&m);
             return Ok(Source {
-                inner: Inner::Mapped(m),
+                inner: Inner::Mapped(watch, m),
                 file: Some(file),
                 len,
+                stamp: Some(stamp),
+                head,
+                tail,
+                short: false,
+                verified: std::sync::Mutex::new(None),
             });
         }
-        // `len` is a hint only: the file may grow or shrink while we read it.
         let mut buf = Vec::new();
-        file.read_to_end(&mut buf)?;
-        let len = buf.len() as u64;
+        let got = read_upto(&file, 0, len, &mut buf)?;
+        let (head, tail) = ends(&buf);
         Ok(Source {
             inner: Inner::Owned(buf),
             file: Some(file),
-            len,
+            len: got,
+            stamp: Some(stamp),
+            head,
+            tail,
+            short: got < len,
+            verified: std::sync::Mutex::new(None),
         })
     }
 
@@ -154,6 +343,11 @@ impl Source {
             inner: Inner::Owned(bytes),
             file: None,
             len,
+            stamp: None,
+            head: Box::default(),
+            tail: Box::default(),
+            short: false,
+            verified: std::sync::Mutex::new(None),
         }
     }
 
@@ -170,17 +364,19 @@ impl Source {
         }
     }
 
-    /// The bytes.
+    /// The bytes. For a mapped file another process truncated, the bytes past its new end
+    /// read as zeros (instead of killing the process); [`Source::settled`] and
+    /// [`Source::check_unchanged`] then say so.
     pub fn bytes(&self) -> &[u8] {
         match &self.inner {
-            Inner::Mapped(m) => m,
+            Inner::Mapped(_, m) => m,
             Inner::Owned(v) => v,
         }
     }
 
     /// Whether the bytes are memory-mapped.
     pub fn is_mapped(&self) -> bool {
-        matches!(self.inner, Inner::Mapped(_))
+        matches!(self.inner, Inner::Mapped(..))
     }
 
     /// Length at open.
@@ -193,40 +389,72 @@ impl Source {
         self.len == 0
     }
 
-    /// Pick up bytes another process (or this one) appended to the file since it was
-    /// opened or last refreshed: a mapping is re-made over the new length, read bytes are
-    /// extended with the new ones. Returns the previous length.
+    /// The file's device and inode when the bytes were read, to compare with what a path
+    /// names now (a file replaced by rename is another inode).
+    pub(crate) fn stamp(&self) -> Option<&Stamp> {
+        self.stamp.as_ref()
+    }
+
+    fn faulted(&self) -> bool {
+        matches!(&self.inner, Inner::Mapped(w, _) if w.faulted())
+    }
+
+    /// Whether the bytes are one version of the file, now that they were used (indexed,
+    /// listed): `false` when the file shrank, was rewritten, or faulted under the mapping
+    /// while they were read (see the module docs). Always `true` without a file.
     ///
     /// # Errors
-    /// I/O errors; `InvalidData` when the file became shorter (it was rewritten, not
-    /// appended to: open it again).
-    pub fn refresh(&mut self) -> std::io::Result<u64> {
-        let old = self.len;
-        let Some(file) = &mut self.file else { return Ok(old) };
-        let len = file.metadata()?.len();
-        if len < old {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidData,
-                "the file became shorter: it was rewritten, not appended to",
-            ));
+    /// I/O errors of `fstat` or `pread`.
+    pub fn settled(&self) -> std::io::Result<bool> {
+        if self.short || self.faulted() {
+            return Ok(false);
         }
-        if len == old {
-            return Ok(old);
+        match (&self.file, &self.stamp) {
+            (Some(f), Some(st)) => still_holds(f, st, self.len, &self.head, &self.tail),
+            _ => Ok(true),
+        }
+    }
+
+    /// Pick up bytes another process (or this one) appended to the file since it was
+    /// opened or last refreshed: a mapping is re-made over the new length, read bytes are
+    /// extended with the new ones (read with `pread` up to the size `fstat` gives). Says
+    /// [`Update::Rewritten`], and changes nothing, when the file is no longer what was read
+    /// followed by new bytes.
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub(crate) fn refresh(&mut self) -> std::io::Result<Update> {
+        let old = self.len;
+        let (Some(file), Some(stamp)) = (&self.file, self.stamp) else { return Ok(Update::Same) };
+        let meta = file.metadata()?;
+        let now = Stamp::of(&meta);
+        if now == stamp {
+            // Also compare the ends: a rewrite to the same size within one timestamp tick
+            // leaves `fstat` as it was (refresh is no hot path; two small reads).
+            let same = !self.short && !self.faulted() && ends_hold(file, old, &self.head, &self.tail)?;
+            return Ok(if same { Update::Same } else { Update::Rewritten });
+        }
+        if !self.settled()? || now.size == old {
+            return Ok(Update::Rewritten);
         }
         match &mut self.inner {
-            Inner::Mapped(m) => {
-                let new = mmap::map_file(file)?;
-                self.len = new.len() as u64;
-                *m = new;
+            Inner::Mapped(..) => {
+                let Some((watch, m)) = map_watched(file, now.size) else {
+                    return Err(std::io::Error::other("the grown file could not be mapped again"));
+                };
+                self.inner = Inner::Mapped(watch, m);
             }
             Inner::Owned(v) => {
-                use std::io::{Seek, SeekFrom};
-                file.seek(SeekFrom::Start(old))?;
-                file.read_to_end(v)?;
-                self.len = v.len() as u64;
+                let got = read_upto(file, old, now.size - old, v)?;
+                self.short = got < now.size - old;
             }
         }
-        Ok(old)
+        self.len = self.bytes().len() as u64;
+        self.stamp = Some(now);
+        let (head, tail) = ends(self.bytes());
+        (self.head, self.tail) = (head, tail);
+        *self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        Ok(Update::Appended(old))
     }
 
     /// For a mapped file on Linux: ask the kernel to map every page now
@@ -234,19 +462,63 @@ impl Source {
     /// the whole file is about to be read. A no-op for bytes in memory; errors (older
     /// kernels) are ignored.
     pub fn populate(&self) {
-        if let Inner::Mapped(m) = &self.inner {
+        if let Inner::Mapped(_, m) = &self.inner {
             mmap::populate(m);
         }
     }
 
-    /// For a mapped file: fail if the file is now shorter than when it was mapped, so that
-    /// touching the mapping could fault. Always `Ok` for bytes held in memory.
+    /// Before (and after) using mapped bytes: `false` if the file no longer holds them (it
+    /// shrank, faulted under the mapping, or was rewritten; see [`Source::settled`]).
+    /// Always `true` for bytes held in memory, which were checked when they were read.
+    ///
+    /// # Errors
+    /// I/O errors of `fstat` or `pread`.
     pub fn check_unchanged(&self) -> std::io::Result<bool> {
-        match (&self.inner, &self.file) {
-            (Inner::Mapped(_), Some(f)) => Ok(f.metadata()?.len() >= self.len),
-            _ => Ok(true),
+        if !self.is_mapped() {
+            return Ok(true);
         }
+        self.current()
     }
+
+    /// Whether the file still holds these bytes, mapped or read: `false` once it shrank,
+    /// was rewritten, or faulted under the mapping (an append since leaves it `true`).
+    /// Always `true` without a file.
+    ///
+    /// # Errors
+    /// I/O errors of `fstat` or `pread`.
+    pub fn current(&self) -> std::io::Result<bool> {
+        let (Some(f), Some(stamp)) = (&self.file, &self.stamp) else {
+            return Ok(true);
+        };
+        if self.short || self.faulted() {
+            return Ok(false);
+        }
+        let now = Stamp::of(&f.metadata()?);
+        let mut verified = self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if now == *stamp || *verified == Some(now) {
+            return Ok(true);
+        }
+        let ok = still_holds(f, stamp, self.len, &self.head, &self.tail)?;
+        if ok {
+            *verified = Some(now);
+        }
+        Ok(ok)
+    }
+}
+
+/// Map `len` bytes of `file` and watch the mapping (see `guard.rs`); `None` when it cannot
+/// be mapped or watched: the caller reads instead.
+fn map_watched(file: &File, len: u64) -> Option<(guard::Watch, memmap2::Mmap)> {
+    let m = mmap::map_file(file, usize::try_from(len).ok()?).ok()?;
+    let watch = guard::Watch::new(m.as_ptr(), m.len())?;
+    Some((watch, m))
+}
+
+/// Copies of the first and last [`KEEP`] bytes.
+fn ends(bytes: &[u8]) -> (Box<[u8]>, Box<[u8]>) {
+    let head = &bytes[..bytes.len().min(KEEP)];
+    let tail = &bytes[bytes.len().saturating_sub(KEEP)..];
+    (head.into(), tail.into())
 }
 
 impl Drop for Source {
@@ -255,7 +527,7 @@ impl Drop for Source {
     /// are cleared side by side on the rayon threads first (`mmap::release_in_parallel`),
     /// and the unmap that follows finds nothing left to clear.
     fn drop(&mut self) {
-        if let Inner::Mapped(m) = &self.inner {
+        if let Inner::Mapped(_, m) = &self.inner {
             mmap::release_in_parallel(m);
         }
     }

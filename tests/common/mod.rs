@@ -120,9 +120,8 @@ fn dump_text_mode(
 ///   refuses such sessions by design (they differ from their bytes; a v1 migration also
 ///   draws fresh random ids).
 ///
-/// A last line without `\n` stays pending in `refresh` (it waits for its newline), where
-/// opening indexes it: such files are compared with the whole file cut after its last
-/// `\n`, and the pending byte count must be the length of the cut.
+/// A last line without `\n` is indexed by `refresh` as opening indexes it (and read again
+/// when more arrives): the pending byte count must be its length.
 pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
     let bytes = std::fs::read(file).map_err(|e| format!("unreadable: {e}"))?;
     let read = OpenOptions {
@@ -145,12 +144,9 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
     if header_end > end {
         return Err("the header is the last line and has no newline: nothing to append".into());
     }
-    let mut whole = if end < bytes.len() {
-        Session::from_bytes(bytes[..end].to_vec())
-            .map_err(|e| format!("the file cut after its last newline fails to open ({e})"))?
-    } else {
-        whole
-    };
+    // Refresh indexes a last line without `\n` as an open does: the grown session answers
+    // as the whole file opened at once.
+    let mut whole = whole;
     let dir = tempfile::tempdir().expect("tempdir");
     let copy = dir.path().join(file.file_name().expect("a file name"));
     // Up to a line's end but not its `\n`: the prefix's last line is whole but unterminated,
