@@ -146,8 +146,8 @@ pub enum SkipFileReason {
     NotSession,
     /// pi's `buildSessionInfo` throws on it (see the module docs), so pi drops it.
     PiThrows(&'static str),
-    /// It changed while it was read: bytes found valid no longer decode (another process
-    /// rewrote a mapped file under the listing). pi would have read one version or the
+    /// It was rewritten while it was read (its `fstat` or its ends differ afterwards, or
+    /// its mapping faulted), on each of three reads: pi would have read one version or the
     /// other; list again for the new one.
     Changed,
     /// pi-session itself failed on it (a bug, caught so that the other files are listed).
@@ -174,7 +174,7 @@ impl std::fmt::Display for SkipFileReason {
             SkipFileReason::Cancelled => f.write_str("cancelled"),
             SkipFileReason::NotSession => f.write_str("not a session (no header first)"),
             SkipFileReason::PiThrows(why) => write!(f, "pi drops it: {why}"),
-            SkipFileReason::Changed => f.write_str("changed while being read (rewritten by another process?)"),
+            SkipFileReason::Changed => f.write_str("rewritten by another process while it was read, three times: list again"),
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::error::{ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value};
-use crate::session::{Migration, Patch, Session, changed, key_to_value, line_of};
+use crate::session::{Migration, Patch, Session, key_to_value, line_of};
 
 impl Session {
     /// Decide pi's migration from the header's `version` and, for a v1 file, give every
@@ -16,7 +16,7 @@ impl Session {
     /// v2 -> v3 step and v1's compaction fields are applied per entry by [`Session::patch`].
     pub(super) fn migrate(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
         let bytes = self.source.bytes();
-        let header = value::parse(line_of(bytes, &self.index.entries[0])).map_err(|_| changed())?;
+        let header = value::parse(line_of(bytes, &self.index.entries[0])).map_err(|_| self.changed())?;
         let version = match header.get("version") {
             None | Some(Value::Null) => Some(1.0),
             Some(v) => Some(crate::json::value::js_to_number(v)),
@@ -52,7 +52,7 @@ impl Session {
                     .find(|&c| !<crate::json::ws::Json as crate::json::ws::WhiteSpace>::is_ws(c))
                     .unwrap_or(b'[');
                 if first != b'[' {
-                    let v = value::parse(line).map_err(|_| changed())?;
+                    let v = value::parse(line).map_err(|_| self.changed())?;
                     let pi_message = format!(
                         "TypeError: Cannot create property 'id' on {} '{}'",
                         v.type_of(),
@@ -76,7 +76,7 @@ impl Session {
             e.id_is_string = true;
             e.parent = std::mem::replace(&mut prev, id);
             if is_compaction {
-                let v = value::parse(line).map_err(|_| changed())?;
+                let v = value::parse(line).map_err(|_| self.changed())?;
                 if let Some(Value::Number(idx)) = v.get("firstKeptEntryIndex") {
                     let target = if idx.fract() == 0.0 && *idx >= 0.0 && (*idx as usize) < n {
                         Some(&self.index.entries[*idx as usize])

@@ -183,6 +183,13 @@ impl Session {
         opts: OpenOptions,
         uuid4: &mut dyn FnMut() -> String,
     ) -> Result<Session> {
+        Session::load_source(source, opts, uuid4)
+    }
+
+    /// Index, migrate, fold; then, whatever that gave (a
+    /// session, or an error such as "not a session"), it is only an answer if the bytes
+    /// were one version of the file, else [`ErrorKind::FileChanged`].
+    fn load_source(source: Source, opts: OpenOptions, uuid4: &mut dyn FnMut() -> String) -> Result<Session> {
         let index = match opts.chunk {
             Some(c) => index::build_with(source.bytes(), c),
             None => index::build(source.bytes()),
@@ -205,21 +212,35 @@ impl Session {
             opts,
         };
         s.indexed_end = s.source.len();
-        if s.index.entries.is_empty() {
-            if s.source.is_empty() {
-                s.new_header = Some(Session::new_header_value());
-                return Ok(s);
+        let r = s.load(uuid4);
+        s.settled()?;
+        r.map(|()| s)
+    }
+
+    /// Check the header, migrate, fold pi's state.
+    fn load(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
+        if self.index.entries.is_empty() {
+            if self.source.is_empty() {
+                self.new_header = Some(Session::new_header_value());
+                return Ok(());
             }
             return Err(ErrorKind::NotASession { path: None }.into());
         }
-        let first = &s.index.entries[0];
+        let first = &self.index.entries[0];
         if first.ty != EntryType::Session || !first.id_is_string {
             return Err(ErrorKind::NotASession { path: None }.into());
         }
-        s.migrate(uuid4)?;
-        s.build_state()?;
-        s.settled()?;
-        Ok(s)
+        self.migrate(uuid4)?;
+        self.build_state()
+    }
+
+    /// [`ErrorKind::FileChanged`] for this session's file: bytes found valid no longer
+    /// decode (they changed under a mapping).
+    fn changed(&self) -> Error {
+        ErrorKind::FileChanged {
+            path: self.path.clone(),
+        }
+        .into()
     }
 
     /// [`ErrorKind::FileChanged`] unless the bytes used so far are one version of the file
@@ -262,7 +283,7 @@ impl Session {
             let e = &self.index.entries[p.0 as usize];
             if e.ty == EntryType::Label {
                 let line = line_of(bytes, e);
-                let v = value::parse(line).map_err(|_| changed())?;
+                let v = value::parse(line).map_err(|_| self.changed())?;
                 let target = key_from_value(v.get("targetId"));
                 if v.get("label").is_some_and(Value::truthy) {
                     let seq = self.label_seq;
@@ -542,7 +563,7 @@ impl Session {
     pub(crate) fn value_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Value<'a>> {
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let e = self.record(pos);
-        let mut v = value::parse(line_of(bytes, e)).map_err(|_| changed())?;
+        let mut v = value::parse(line_of(bytes, e)).map_err(|_| self.changed())?;
         self.patch(pos, &mut v);
         Ok(v)
     }
@@ -556,7 +577,7 @@ impl Session {
             return Ok(None);
         };
         self.decoded.fetch_add(1, Ordering::Relaxed);
-        let mut v = value::parse(f.raw(line)).map_err(|_| changed())?;
+        let mut v = value::parse(f.raw(line)).map_err(|_| self.changed())?;
         if matches!(self.migration, Migration::FromV1 | Migration::FromV2)
             && let Value::Object(m) = &mut v
             && m.get("role").and_then(Value::as_str) == Some("hookMessage")
@@ -588,10 +609,10 @@ impl Session {
                     spans[i] = Some(field);
                 }
             })
-            .map_err(|_| changed())?;
+            .map_err(|_| self.changed())?;
             for (slot, span) in out.iter_mut().zip(spans) {
                 if let Some(s) = span {
-                    *slot = Some(value::parse(s.raw(line)).map_err(|_| changed())?);
+                    *slot = Some(value::parse(s.raw(line)).map_err(|_| self.changed())?);
                 }
             }
             if matches!(self.migration, Migration::FromV1 | Migration::FromV2)
@@ -839,9 +860,6 @@ impl Session {
     }
 }
 
-fn changed() -> Error {
-    ErrorKind::FileChanged { path: None }.into()
-}
 
 pub(crate) fn line_of<'a>(bytes: &'a [u8], e: &EntryRec) -> &'a [u8] {
     let s = e.offset.0 as usize;

@@ -145,6 +145,16 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if listing.sessions.is_empty() && listing.problems.is_empty() {
         eprintln!("pi-session: no sessions in {}", what.display());
     }
+    if !a.show_skipped {
+        // A file rewritten while it was read is not listed, and never silently.
+        for s in listing
+            .skipped
+            .iter()
+            .filter(|s| matches!(s.reason, listing::SkipFileReason::Changed))
+        {
+            eprintln!("pi-session: skipped {}: {}", s.path.display(), s.reason);
+        }
+    }
     if a.show_skipped {
         for s in &listing.skipped {
             eprintln!("skipped {}: {}", s.path.display(), s.reason);
