@@ -256,7 +256,9 @@ mod at {
         Ok(File::from(openat(
             dir,
             name,
-            OFlags::RDONLY | OFlags::CLOEXEC,
+            // Not blocking on a FIFO, not taking a terminal: such files are then refused
+            // by their `fstat` before a byte is read.
+            OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK | OFlags::NOCTTY,
             Mode::empty(),
         )?))
     }
@@ -315,8 +317,8 @@ impl Candidate {
     /// Open the file (relative to its folder when that is open).
     pub(super) fn open(&self) -> std::io::Result<File> {
         match &self.dir {
-            Some(fd) => at::open_at(fd, &self.name),
-            None => File::open(&self.path),
+            Some(fd) => at::open_at(fd, &self.name).map_err(|e| crate::source::explain_open_error(&self.path, e)),
+            None => crate::source::open_for_reading(&self.path),
         }
     }
 

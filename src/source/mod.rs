@@ -198,6 +198,19 @@ pub(crate) fn open_for_reading(path: &Path) -> std::io::Result<File> {
         .read(true)
         .custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32 | rustix::fs::OFlags::NOCTTY.bits() as i32)
         .open(path)
+        .map_err(|e| explain_open_error(path, e))
+}
+
+/// An open of a socket fails with `ENXIO` ("No such device or address"): say what the
+/// file is instead.
+pub(crate) fn explain_open_error(path: &Path, e: std::io::Error) -> std::io::Error {
+    if e.raw_os_error() == Some(rustix::io::Errno::NXIO.raw_os_error())
+        && let Ok(meta) = std::fs::metadata(path)
+        && let Err(why) = regular(&meta)
+    {
+        return why;
+    }
+    e
 }
 
 /// Read `len` bytes of `file` from `at` onto `buf`, with `pread` (the file position does

@@ -378,7 +378,8 @@ fn rewrite_loop(time: std::time::Duration, size: usize) {
         })
     };
     let end = std::time::Instant::now() + time;
-    let (mut opened, mut changed, mut listed, mut skipped) = (0, 0, 0, 0);
+    let (mut opened, mut changed, mut listed, mut skipped, mut refreshed) = (0, 0, 0, 0, 0);
+    let mut watcher: Option<Session> = None;
     while std::time::Instant::now() < end {
         match Session::open_with(&f, opts(ReadMode::Mmap)) {
             Ok(s) => {
@@ -408,6 +409,30 @@ fn rewrite_loop(time: std::time::Duration, size: usize) {
                 changed += 1;
             }
         }
+        // A watcher refreshed meanwhile: brought up to date (rebuilt after each rewrite), or
+        // told that the file changed while it was read again; its bytes are then checked
+        // as an open's are.
+        if watcher.is_none() {
+            watcher = Session::open_with(&f, opts(ReadMode::Mmap)).ok();
+        }
+        if let Some(w) = watcher.as_mut() {
+            match w.refresh() {
+                Ok(_) => {
+                    let prefix = text.as_bytes().starts_with(w.bytes());
+                    if w.verify().is_ok() {
+                        assert!(prefix, "the refreshed watcher holds a prefix of the file");
+                        refreshed += 1;
+                    }
+                }
+                Err(e) => {
+                    assert!(
+                        matches!(e.kind(), ErrorKind::FileChanged { .. } | ErrorKind::NotASession { .. }),
+                        "{e}"
+                    );
+                    watcher = None;
+                }
+            }
+        }
         let mut scratch = pi_session::listing::Scratch::new();
         match pi_session::listing::read_session_info(&f, ReadMode::Mmap, &mut scratch) {
             Ok(_) => listed += 1,
@@ -420,5 +445,59 @@ fn rewrite_loop(time: std::time::Duration, size: usize) {
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let rewrites = rewriter.join().expect("rewriter");
     assert!(rewrites > 0 && opened + changed > 0 && listed + skipped > 0);
-    eprintln!("{rewrites} rewrites: {opened} opened, {changed} changed; {listed} listed, {skipped} skipped");
+    eprintln!(
+        "{rewrites} rewrites: {opened} opened, {changed} changed; {listed} listed, {skipped} skipped; {refreshed} refreshed"
+    );
+}
+
+/// A sessions folder holding a FIFO, a link to `/dev/zero` and a socket named `*.jsonl`
+/// beside a real session: `ls --all` lists the session at once and reports the three as
+/// skipped (before: it hung on the FIFO, and read `/dev/zero` until memory ran out).
+#[test]
+fn ls_skips_fifos_devices_and_sockets() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("agent").join("sessions").join("--p--");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(
+        folder.join("2025-01-01T00-00-00-000Z_ok.jsonl"),
+        format!("{H}\n{}", e("a1", "", "hello")),
+    )
+    .expect("write");
+    let mut special = vec!["z.jsonl"];
+    std::os::unix::fs::symlink("/dev/zero", folder.join("z.jsonl")).expect("symlink");
+    let _sock = std::os::unix::net::UnixListener::bind(folder.join("s.jsonl")).expect("socket");
+    special.push("s.jsonl");
+    if std::process::Command::new("mkfifo")
+        .arg(folder.join("x.jsonl"))
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        special.push("x.jsonl");
+    }
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["ls", "--all", "--show-skipped", "--agent-dir"])
+        .arg(dir.path().join("agent"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let t = std::time::Instant::now();
+    while child.try_wait().expect("wait").is_none() {
+        if t.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("ls --all hangs on a special file");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().expect("output");
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stdout.lines().filter(|l| l.contains("hello")).count(), 1, "{stdout}");
+    for name in special {
+        let line = stderr
+            .lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} is not reported: {stderr}"));
+        assert!(line.contains("not a regular file"), "{line}");
+    }
 }
