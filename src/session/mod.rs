@@ -489,7 +489,9 @@ impl Session {
         self.source.is_mapped()
     }
 
-    /// The file's bytes.
+    /// The file's bytes. For a mapped file that another process cuts short while you hold
+    /// the slice, the bytes past the cut read as zeros (the process is not killed):
+    /// [`Session::verify`] afterwards says whether what you read was the file.
     pub fn bytes(&self) -> &[u8] {
         self.source.bytes()
     }
@@ -521,7 +523,9 @@ impl Session {
         &self.index.entries[pos.0 as usize]
     }
 
-    /// The exact bytes of a kept line (PiG's `GetEntries()` raw JSON), without `\n`.
+    /// The exact bytes of a kept line (PiG's `GetEntries()` raw JSON), without `\n`. As
+    /// with [`Session::bytes`], [`Session::verify`] after use says whether they were the
+    /// file's.
     pub fn raw(&self, pos: EntryPos) -> &[u8] {
         line_of(self.source.bytes(), self.record(pos))
     }
