@@ -3,7 +3,7 @@
 //! the answers of a session opened from the same bytes at once, and must say so when
 //! they cannot.
 
-use pi_session::{Entropy, ErrorKind, OpenOptions, ReadMode, Session, Value, Writer};
+use pi_session::{Entropy, OpenOptions, ReadMode, Session, Value, Writer};
 use std::io::{Seek, SeekFrom, Write};
 
 /// A label line rewritten in place under the mapping, then an append: `refresh` must not
