@@ -6,7 +6,7 @@
 //! `\t`, no DEL, no C1, no bidi override; file names print escaped by their exact bytes
 //! and `ls --json` carries them exactly in `pathBytes`.
 
-use pi_session::text::unescape;
+use pi_session::text::{escape_bytes, unescape};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -104,11 +104,12 @@ fn run_inert(mut cmd: Command, stdin: &[u8], json_stdout: bool) -> Output {
         i.write_all(stdin).expect("stdin written");
     }
     let out = child.wait_with_output().expect("runs");
+    // (The failure itself is printed escaped, for the terminal of whoever runs the test.)
     if !json_stdout && let Some(a) = attack(&out.stdout) {
-        panic!("{what}: stdout: {a}:\n{}", String::from_utf8_lossy(&out.stdout));
+        panic!("{what}: stdout: {a}:\n{}", escape_bytes(&out.stdout));
     }
     if let Some(a) = attack(&out.stderr) {
-        panic!("{what}: stderr: {a}:\n{}", String::from_utf8_lossy(&out.stderr));
+        panic!("{what}: stderr: {a}:\n{}", escape_bytes(&out.stderr));
     }
     out
 }
