@@ -11,7 +11,11 @@ fn main() -> Result<(), pi_session::Error> {
         .unwrap_or_else(|| "corpus/valid/all-entry-types.jsonl".into());
     let session = Session::open(&path)?;
     let context = session.context(session.leaf())?;
-    println!("{}: {} messages in the model context", escape(&path), context.messages.len());
+    println!(
+        "{}: {} messages in the model context",
+        escape(&path),
+        context.messages.len()
+    );
     for (message, source) in context.messages.iter().zip(&context.sources) {
         let role = escape(message.get("role").and_then(Value::as_str).unwrap_or("?"));
         let text = match message.get("content") {
@@ -25,7 +29,11 @@ fn main() -> Result<(), pi_session::Error> {
         };
         // Text from the file goes to a terminal: cut, then control characters shown escaped.
         let first_line: String = text.lines().next().unwrap_or("").chars().take(60).collect();
-        println!("line {:>4}  {role:<18} {}", session.line_of(*source), escape(&first_line));
+        println!(
+            "line {:>4}  {role:<18} {}",
+            session.line_of(*source),
+            escape(&first_line)
+        );
     }
     for skipped in session.skipped() {
         eprintln!("skipped line {}: {}", skipped.line, escape(&skipped.reason.to_string()));

@@ -102,7 +102,9 @@ pub fn unescape(s: &str) -> Result<Vec<u8>, UnescapeError> {
         }
         let err = UnescapeError { offset: i };
         let hex = |digits: usize| {
-            let h = s.get(i + 2..i + 2 + digits).filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
+            let h = s
+                .get(i + 2..i + 2 + digits)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
             h.and_then(|h| u32::from_str_radix(h, 16).ok())
         };
         match b.get(i + 1) {
@@ -209,24 +211,44 @@ mod tests {
             ("a\nb\r\n", r"a\x0ab\x0d\x0a"),
             ("\u{1b}[2J\u{7}\u{7f}\0", r"\x1b[2J\x07\x7f\x00"),
             (r"back\slash\\", r"back\\slash\\\\"),
-            ("\u{9b}31m\u{85}\u{80}\u{9f}\u{a0}", "\\u009b31m\\u0085\\u0080\\u009f\u{a0}"),
+            (
+                "\u{9b}31m\u{85}\u{80}\u{9f}\u{a0}",
+                "\\u009b31m\\u0085\\u0080\\u009f\u{a0}",
+            ),
             ("\u{202a}\u{202e}\u{2066}\u{2069}", r"\u202a\u202e\u2066\u2069"),
-            ("\u{2029}\u{2065}\u{206a}\u{2029}€é", "\u{2029}\u{2065}\u{206a}\u{2029}€é"),
+            (
+                "\u{2029}\u{2065}\u{206a}\u{2029}€é",
+                "\u{2029}\u{2065}\u{206a}\u{2029}€é",
+            ),
         ] {
             assert_eq!(escape(raw), shown, "{raw:?}");
             assert_eq!(unescape(shown).expect("unescapes"), raw.as_bytes(), "{shown:?}");
         }
-        assert_eq!(escape_bytes(b"caf\xe9 \xff\xc2 ok\xe2\x80"), r"caf\xe9 \xff\xc2 ok\xe2\x80");
+        assert_eq!(
+            escape_bytes(b"caf\xe9 \xff\xc2 ok\xe2\x80"),
+            r"caf\xe9 \xff\xc2 ok\xe2\x80"
+        );
         assert_eq!(escape_bytes(b"\xc2\x9b"), r"\u009b");
         assert!(matches!(escape_bytes(b"caf\xc3\xa9"), Cow::Borrowed("café")));
     }
 
     #[test]
     fn unescape_refuses_what_escape_never_writes() {
-        for (bad, at) in [(r"\", 0), (r"a\n", 1), (r"\x1", 0), (r"\xg0", 0), (r"\u12", 0), (r"\ud800", 0), (r"\u{1b}", 0)] {
+        for (bad, at) in [
+            (r"\", 0),
+            (r"a\n", 1),
+            (r"\x1", 0),
+            (r"\xg0", 0),
+            (r"\u12", 0),
+            (r"\ud800", 0),
+            (r"\u{1b}", 0),
+        ] {
             assert_eq!(unescape(bad), Err(UnescapeError { offset: at }), "{bad:?}");
         }
-        assert_eq!(unescape(r"\X").map_err(|e| e.to_string()).unwrap_err(), r"not an escape at byte 0: only \\, \xNN and \uNNNN are");
+        assert_eq!(
+            unescape(r"\X").map_err(|e| e.to_string()).unwrap_err(),
+            r"not an escape at byte 0: only \\, \xNN and \uNNNN are"
+        );
         assert_eq!(unescape(r"\xE9\u00E9").expect("either case"), b"\xe9\xc3\xa9");
     }
 

@@ -141,7 +141,11 @@ impl SessionInfo {
     /// have no `pathBytes`.
     pub fn write_json_line(&self, with_text: bool, out: &mut Vec<u8>) {
         let p = self.path.to_string_lossy();
-        let exact = self.path.to_str().is_none().then(|| self.path.as_os_str().as_encoded_bytes());
+        let exact = self
+            .path
+            .to_str()
+            .is_none()
+            .then(|| self.path.as_os_str().as_encoded_bytes());
         crate::json::stringify::stringify_into(out, &self.to_value_with(&p, exact, with_text));
         out.push(b'\n');
     }

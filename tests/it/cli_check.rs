@@ -137,7 +137,10 @@ fn a_missing_file_is_one_line_saying_each_part_once() {
 
 /// Each fact of an error once: no part between `: ` twice, one OS error, one line.
 fn assert_each_fact_once(err: &str, what: &str) {
-    assert!(err.ends_with('\n') && err.lines().count() == 1, "{what}: one line: {err:?}");
+    assert!(
+        err.ends_with('\n') && err.lines().count() == 1,
+        "{what}: one line: {err:?}"
+    );
     let parts: Vec<&str> = err.trim_end().split(": ").collect();
     for (i, p) in parts.iter().enumerate() {
         assert!(!parts[..i].contains(p), "{what}: {p:?} twice in {err:?}");

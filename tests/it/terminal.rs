@@ -166,7 +166,8 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
         run_inert(cmd, b"", false);
     }
     let mut cmd = bin();
-    cmd.args(["ls", "--all", "--session-dir"]).arg(c.cycle.parent().expect("dir"));
+    cmd.args(["ls", "--all", "--session-dir"])
+        .arg(c.cycle.parent().expect("dir"));
     run_inert(cmd, b"", false);
 
     // What the hostile strings look like.
@@ -177,21 +178,35 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
         "{tree}"
     );
     assert!(tree.contains("* t\\u2066 thinking_level_change\n"), "{tree}");
-    assert!(tree.contains("* a\\u009b1 message assistant  [\\u2067x\\u2069\\x1b[8m]\n"), "{tree}");
+    assert!(
+        tree.contains("* a\\u009b1 message assistant  [\\u2067x\\u2069\\x1b[8m]\n"),
+        "{tree}"
+    );
     let context = text(&run_inert(bin_with(&["context"], e), b"", false));
     assert!(
-        context.starts_with(
-            "leaf n1 · 2 messages · thinking high\\x7f\\u0085\\x0d · model p\\u009b2J/m\\u202etxt.exe\n"
-        ),
+        context
+            .starts_with("leaf n1 · 2 messages · thinking high\\x7f\\u0085\\x0d · model p\\u009b2J/m\\u202etxt.exe\n"),
         "{context}"
     );
-    assert!(context.contains("line 2 hello \\x1b]52;c;cHduZWQ=\\x07 \\x1b[2J\n"), "{context}");
-    assert!(context.contains("\\u202eevil\\u202c \\u0090P\\u009c back\\\\slash\n"), "{context}");
-    assert!(!context.contains("FAKE LINE"), "the preview is the first line: {context}");
+    assert!(
+        context.contains("line 2 hello \\x1b]52;c;cHduZWQ=\\x07 \\x1b[2J\n"),
+        "{context}"
+    );
+    assert!(
+        context.contains("\\u202eevil\\u202c \\u0090P\\u009c back\\\\slash\n"),
+        "{context}"
+    );
+    assert!(
+        !context.contains("FAKE LINE"),
+        "the preview is the first line: {context}"
+    );
     // A journal pi-session did not write: `check` and `dump` report it with the file name.
     let journal = c.folder.join(name(&[b".", NAMES[1], b".append"].concat()));
     std::fs::write(&journal, b"\x1b]0;JOURNAL\x07").expect("journal");
-    assert!(pi_session::pending_recovery(&files[1]).expect("looks").is_some(), "the journal is seen");
+    assert!(
+        pi_session::pending_recovery(&files[1]).expect("looks").is_some(),
+        "the journal is seen"
+    );
     let check = text(&run_inert(bin_with(&["check"], &files[1]), b"", false));
     assert!(check.contains("session name:      name\\x1b]0;NAME\\x07\n"), "{check}");
     assert!(check.contains("/x\\x1b]0;FILE\\x07\\x1b[2J.jsonl\n"), "{check}");
@@ -216,7 +231,11 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
         )
     );
     let unknown = run_inert(bin_with(&["context", "--leaf", "no\x1b[2Jsuch\u{9b}"], e), b"", false);
-    assert!(err(&unknown).ends_with(": entry no\\x1b[2Jsuch\\u009b not found\n"), "{}", err(&unknown));
+    assert!(
+        err(&unknown).ends_with(": entry no\\x1b[2Jsuch\\u009b not found\n"),
+        "{}",
+        err(&unknown)
+    );
 }
 
 fn bin_with(args: &[&str], file: &Path) -> Command {
@@ -252,7 +271,11 @@ fn printed_file_names_give_the_exact_bytes_back() {
     for f in &want {
         let path = Path::new(name(f));
         let check = text(&run_inert(bin_with(&["check"], path), b"", false));
-        let shown = check.lines().next().and_then(|l| l.strip_prefix("file:")).expect("file line");
+        let shown = check
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("file:"))
+            .expect("file line");
         assert_eq!(&unescape(shown.trim_start()).expect("the escaped form"), f);
     }
     let json = {
@@ -278,7 +301,10 @@ fn printed_file_names_give_the_exact_bytes_back() {
                     .iter()
                     .map(|n| u8::try_from(n.as_u64().expect("a number")).expect("a byte"))
                     .collect();
-                assert!(std::str::from_utf8(&bytes).is_err(), "pathBytes only for a name that is not UTF-8");
+                assert!(
+                    std::str::from_utf8(&bytes).is_err(),
+                    "pathBytes only for a name that is not UTF-8"
+                );
                 assert_eq!(String::from_utf8_lossy(&bytes), path, "path is pi's lossy form");
                 bytes
             }
@@ -329,7 +355,13 @@ fn write_commands_print_nothing_a_terminal_acts_on() {
             String::from_utf8_lossy(&branched.stderr)
         );
         run(
-            &[a("fork"), a("--cwd"), a("/f\x1b]0;T\x07"), a("--session-dir"), out_dir.path().as_os_str()],
+            &[
+                a("fork"),
+                a("--cwd"),
+                a("/f\x1b]0;T\x07"),
+                a("--session-dir"),
+                out_dir.path().as_os_str(),
+            ],
             b"",
         );
         run(&[a("migrate")], b"");
@@ -341,7 +373,9 @@ fn write_commands_print_nothing_a_terminal_acts_on() {
     }
     for n in [&b"g\x1b]0;G\x07\xe9.jsonl"[..], b"m\x1b[2J.jsonl"] {
         let mut cmd = bin();
-        cmd.args(["gen", "session"]).arg(out_dir.path().join(name(n))).args(["--size", "8K"]);
+        cmd.args(["gen", "session"])
+            .arg(out_dir.path().join(name(n)))
+            .args(["--size", "8K"]);
         let out = run_inert(cmd, b"", false);
         let shown = text(&out);
         let path = shown.split(": ").next().expect("the path");

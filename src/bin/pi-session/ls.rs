@@ -199,7 +199,13 @@ fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {
     // characters, other controls escaped.
     let title: String = title
         .chars()
-        .map(|c| if matches!(c, '\t' | '\n' | '\r' | '\u{b}' | '\u{c}') { ' ' } else { c })
+        .map(|c| {
+            if matches!(c, '\t' | '\n' | '\r' | '\u{b}' | '\u{c}') {
+                ' '
+            } else {
+                c
+            }
+        })
         .take(60)
         .collect();
     let _ = writeln!(

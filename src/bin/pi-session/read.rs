@@ -168,7 +168,11 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             "context:           {ctx_messages} messages from {ctx_source_bytes} bytes of entries"
         )?;
         writeln!(out, "tree roots:        {roots}")?;
-        writeln!(out, "session name:      {}", name.as_deref().map_or("(none)".into(), escape))?;
+        writeln!(
+            out,
+            "session name:      {}",
+            name.as_deref().map_or("(none)".into(), escape)
+        )?;
         writeln!(
             out,
             "pi's open would:   {}",

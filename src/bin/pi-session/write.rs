@@ -8,7 +8,10 @@ use std::path::{Path, PathBuf};
 
 fn open(file: &Path) -> Result<Writer> {
     if !file.exists() {
-        bail!(crate::show::Printable::new(format!("{}: no such file", escape_path(file))));
+        bail!(crate::show::Printable::new(format!(
+            "{}: no such file",
+            escape_path(file)
+        )));
     }
     let w =
         Writer::open(file, None, Entropy::default()).map_err(crate::show::doing("cannot open for writing", file))?;
@@ -26,7 +29,10 @@ fn note_recovery(file: &Path, r: &Recovery) {
 /// `pi-session recover FILE [--json]`: finish or undo an append a crash interrupted.
 pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
     if !file.exists() {
-        bail!(crate::show::Printable::new(format!("{}: no such file", escape_path(file))));
+        bail!(crate::show::Printable::new(format!(
+            "{}: no such file",
+            escape_path(file)
+        )));
     }
     let r = pi_session::recover(file).map_err(crate::show::doing("cannot recover", file))?;
     if json {
