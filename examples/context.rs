@@ -2,6 +2,7 @@
 //!
 //! `cargo run --example context -- FILE` (default: a session of the bundled corpus).
 
+use pi_session::text::escape;
 use pi_session::{Session, Value};
 
 fn main() -> Result<(), pi_session::Error> {
@@ -10,9 +11,13 @@ fn main() -> Result<(), pi_session::Error> {
         .unwrap_or_else(|| "corpus/valid/all-entry-types.jsonl".into());
     let session = Session::open(&path)?;
     let context = session.context(session.leaf())?;
-    println!("{path}: {} messages in the model context", context.messages.len());
+    println!(
+        "{}: {} messages in the model context",
+        escape(&path),
+        context.messages.len()
+    );
     for (message, source) in context.messages.iter().zip(&context.sources) {
-        let role = printable(message.get("role").and_then(Value::as_str).unwrap_or("?"));
+        let role = escape(message.get("role").and_then(Value::as_str).unwrap_or("?"));
         let text = match message.get("content") {
             Some(Value::String(s)) => s.to_str_lossy().into_owned(),
             Some(Value::Array(blocks)) => blocks
@@ -22,25 +27,16 @@ fn main() -> Result<(), pi_session::Error> {
                 .join(" "),
             _ => String::new(),
         };
-        let first_line = printable(text.lines().next().unwrap_or(""));
-        println!("line {:>4}  {role:<18} {first_line:.60}", session.line_of(*source));
+        // Text from the file goes to a terminal: cut, then control characters shown escaped.
+        let first_line: String = text.lines().next().unwrap_or("").chars().take(60).collect();
+        println!(
+            "line {:>4}  {role:<18} {}",
+            session.line_of(*source),
+            escape(&first_line)
+        );
     }
     for skipped in session.skipped() {
-        eprintln!("skipped line {}: {}", skipped.line, skipped.reason);
+        eprintln!("skipped line {}: {}", skipped.line, escape(&skipped.reason.to_string()));
     }
     Ok(())
-}
-
-/// Session text for a terminal: control characters (an escape sequence in a tool output
-/// would drive the terminal) shown escaped, everything else as it is.
-fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }

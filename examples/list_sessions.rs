@@ -4,6 +4,7 @@
 //! `cargo run --example list_sessions -- [SESSIONS_ROOT]` (default: the bundled demo).
 
 use pi_session::listing::{self, ListOptions, Progress};
+use pi_session::text::{escape, escape_path};
 
 fn main() -> Result<(), listing::Cancelled> {
     let root = std::env::args().nth(1).unwrap_or_else(|| "corpus/demo/sessions".into());
@@ -16,26 +17,13 @@ fn main() -> Result<(), listing::Cancelled> {
     eprintln!();
     for s in &found.sessions {
         let title = s.name.as_ref().unwrap_or(&s.first_message).to_str_lossy();
-        let title = printable(title.lines().next().unwrap_or(""));
+        // Text from the file goes to a terminal: cut, then control characters shown escaped.
+        let title: String = title.lines().next().unwrap_or("").chars().take(60).collect();
         let when = s.modified_iso().unwrap_or_default();
-        println!("{when}  {:>4} msgs  {title:.60}", s.message_count);
+        println!("{when}  {:>4} msgs  {}", s.message_count, escape(&title));
     }
     for f in &found.skipped {
-        eprintln!("skipped {}: {}", f.path.display(), f.reason);
+        eprintln!("skipped {}: {}", escape_path(&f.path), escape(&f.reason.to_string()));
     }
     Ok(())
-}
-
-/// Session text for a terminal: control characters (an escape sequence in a tool output
-/// would drive the terminal) shown escaped, everything else as it is.
-fn printable(s: &str) -> String {
-    s.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
 }

@@ -29,6 +29,7 @@
 //!   the index, bodies decoded only for what the context reaches;
 //! - [`dump`]: the oracle's report, for conformance with pi; [`listing`]: pi's session
 //!   lists; `write/`: [`Writer`], appends, forks, crash-safe journal;
+//! - [`text`]: strings from files and file names made safe to print (escaped controls);
 //! - `bin/pi-session/`: the command-line tool, on the public API only.
 //!
 //! Beside it, folders -> listing: [`dirs`] resolves the agent dir, the sessions root and a
@@ -87,6 +88,7 @@ mod json;
 pub mod listing;
 mod session;
 mod source;
+pub mod text;
 mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};

@@ -97,6 +97,12 @@ impl SessionInfo {
     /// `toISOString()` strings (`null` for an invalid date), missing values as `null`,
     /// `path` as given by `path_text`; `allMessagesText` only when `with_text`.
     pub fn to_value(&self, path_text: &str, with_text: bool) -> Value<'static> {
+        self.to_value_with(path_text, None, with_text)
+    }
+
+    /// [`SessionInfo::to_value`], with `pathBytes` (an array of byte values) after `path`
+    /// when `path_bytes` is given.
+    fn to_value_with(&self, path_text: &str, path_bytes: Option<&[u8]>, with_text: bool) -> Value<'static> {
         let date = |ms: f64| match crate::js::time::iso_from_ms(ms) {
             Some(s) => Value::string(s),
             None => Value::Null,
@@ -104,6 +110,12 @@ impl SessionInfo {
         let mut o = crate::json::Object::new();
         let mut put = |k: &'static str, v: Value<'static>| o.set(JsStr::from_str(k), v);
         put("path", Value::string(path_text.to_owned()));
+        if let Some(b) = path_bytes {
+            put(
+                "pathBytes",
+                Value::Array(b.iter().map(|&b| Value::Number(f64::from(b))).collect()),
+            );
+        }
         put("id", self.id.clone().unwrap_or(Value::Null));
         put("cwd", Value::String(self.cwd.clone()));
         put("name", self.name.clone().map_or(Value::Null, Value::String));
@@ -122,10 +134,19 @@ impl SessionInfo {
     }
 
     /// One line of `pi-session ls --json`: [`SessionInfo::to_value`] as `JSON.stringify`
-    /// writes it, with the path as is.
+    /// writes it, with the path as is. A path that is not UTF-8 is in `path` as pi has it
+    /// (lossy: U+FFFD for each bad sequence), and exactly in one more field after it,
+    /// `pathBytes`, its bytes as an array of numbers (`[99,97,102,233]` for `caf\xe9`;
+    /// `bytes(v["pathBytes"])` in Python, `Buffer.from(v.pathBytes)` in Node). Other paths
+    /// have no `pathBytes`.
     pub fn write_json_line(&self, with_text: bool, out: &mut Vec<u8>) {
         let p = self.path.to_string_lossy();
-        crate::json::stringify::stringify_into(out, &self.to_value(&p, with_text));
+        let exact = self
+            .path
+            .to_str()
+            .is_none()
+            .then(|| self.path.as_os_str().as_encoded_bytes());
+        crate::json::stringify::stringify_into(out, &self.to_value_with(&p, exact, with_text));
         out.push(b'\n');
     }
 }

@@ -39,6 +39,20 @@ pub(super) fn join_name(dir: &Path, name: &[u8]) -> PathBuf {
     dir.join(std::ffi::OsStr::new(&*String::from_utf8_lossy(name)))
 }
 
+/// A listed file's path, by the exact bytes of its name (a [`SessionInfo::path`] names the
+/// file; `ls --json` prints pi's lossy form of it beside the exact bytes).
+fn join_file(dir: &Path, name: &[u8]) -> PathBuf {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        dir.join(std::ffi::OsStr::from_bytes(name))
+    }
+    #[cfg(not(unix))]
+    {
+        join_name(dir, name)
+    }
+}
+
 thread_local! {
     /// Per-thread scratch: the read buffer and span lists stay allocated between files.
     static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::new());
@@ -228,7 +242,7 @@ fn list_dir_filtered(
     let cands: Vec<Candidate> = names
         .into_iter()
         .map(|name| Candidate {
-            path: join_name(dir, &name),
+            path: join_file(dir, &name),
             name,
             dir: None,
             mtime: Some(0.0),
@@ -355,7 +369,7 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
     let mut files: Vec<(PathBuf, Vec<u8>, Option<DirFd>)> = Vec::new();
     for (d, fd, r) in per_dir {
         match r {
-            Ok(names) => files.extend(names.into_iter().map(|n| (join_name(&d, &n), n, fd.clone()))),
+            Ok(names) => files.extend(names.into_iter().map(|n| (join_file(&d, &n), n, fd.clone()))),
             Err(e) => {
                 // A symlink to a file is not a folder; pi passes over it silently.
                 if e.kind() != std::io::ErrorKind::NotADirectory {

@@ -18,6 +18,8 @@ mod listing;
 mod readme;
 mod real;
 mod robustness;
+#[cfg(unix)]
+mod terminal;
 mod views;
 mod writer_api;
 mod writes;

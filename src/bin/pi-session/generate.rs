@@ -35,7 +35,7 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
             writeln!(
                 out,
                 "{}: {} bytes, {} lines, {} entries, leaf {}",
-                path.display(),
+                pi_session::text::escape_path(&path),
                 st.bytes,
                 st.lines,
                 st.entries,
@@ -60,7 +60,7 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
             writeln!(
                 out,
                 "{}: {} sessions in {} folders, {} bytes",
-                root.display(),
+                pi_session::text::escape_path(&root),
                 st.sessions,
                 st.folders,
                 st.bytes

@@ -5,12 +5,19 @@
 //! `parentSessionPath`, `created`, `modified`, `messageCount`, `firstMessage`, and with
 //! `--text` `allMessagesText`), written as `JSON.stringify` writes it; dates are
 //! `toISOString()` strings (`null` for an invalid date), a missing `id`, `name` or
-//! `parentSessionPath` is `null`. Newest first, in pi's order.
+//! `parentSessionPath` is `null`. Newest first, in pi's order. A path that is not UTF-8
+//! (pi's `path` is then lossy, U+FFFD for each bad sequence, naming no file) has one more
+//! field after `path`: `pathBytes`, the exact bytes of the path as an array of numbers.
+//!
+//! The table (and every message) prints strings from sessions and file names escaped
+//! (`pi_session::text`): a file name by its exact bytes, `\xe9` for a byte that is not
+//! UTF-8, which `printf '%b'` turns back into the name.
 
 use anyhow::Result;
 use clap::{Args, ValueEnum};
 use pi_session::dirs::{Env, Flavor};
 use pi_session::listing::{self, ListOptions, Listing, Progress};
+use pi_session::text::{escape, escape_path};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -49,7 +56,8 @@ pub struct LsArgs {
     /// Every project's sessions (pi's listAll), not only the current project's.
     #[arg(long)]
     all: bool,
-    /// One JSON object per line (pi's SessionInfo fields, toISOString dates).
+    /// One JSON object per line (pi's SessionInfo fields, toISOString dates; a path that
+    /// is not UTF-8 adds `pathBytes`, its exact bytes as an array of numbers).
     #[arg(long)]
     json: bool,
     /// With --json: also `allMessagesText`.
@@ -140,10 +148,10 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     }
     let listing: Listing = listing?;
     for p in &listing.problems {
-        eprintln!("pi-session: {}: {}", p.path.display(), p.what);
+        eprintln!("pi-session: {}: {}", escape_path(&p.path), escape(&p.what));
     }
     if listing.sessions.is_empty() && listing.problems.is_empty() {
-        eprintln!("pi-session: no sessions in {}", what.display());
+        eprintln!("pi-session: no sessions in {}", escape_path(&what));
     }
     if !a.show_skipped {
         // A file rewritten while it was read is not listed, and never silently.
@@ -157,7 +165,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     }
     if a.show_skipped {
         for s in &listing.skipped {
-            eprintln!("skipped {}: {}", s.path.display(), s.reason);
+            eprintln!("skipped {}: {}", escape_path(&s.path), escape(&s.reason.to_string()));
         }
     } else if !listing.skipped.is_empty() && std::io::stderr().is_terminal() {
         eprintln!(
@@ -197,17 +205,26 @@ fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {
         Some(n) => n.to_str_lossy().into_owned(),
         None => s.first_message.to_str_lossy().into_owned(),
     };
+    // One line per session: line breaks and tabs become spaces, then the first 60
+    // characters, other controls escaped.
     let title: String = title
         .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
+        .map(|c| {
+            if matches!(c, '\t' | '\n' | '\r' | '\u{b}' | '\u{c}') {
+                ' '
+            } else {
+                c
+            }
+        })
         .take(60)
         .collect();
     let _ = writeln!(
         buf,
-        "{modified}  {:>5}  {title:<60}  {}  {}",
+        "{modified}  {:>5}  {:<60}  {}  {}",
         s.message_count,
-        s.cwd.to_str_lossy(),
-        s.path.display()
+        escape(&title),
+        escape(&s.cwd.to_str_lossy()),
+        escape_path(&s.path)
     );
 }
 
@@ -225,11 +242,11 @@ pub fn run_find(a: &FindArgs, out: &mut impl Write) -> Result<i32> {
         });
     match found {
         Some(p) => {
-            writeln!(out, "{}", p.display())?;
+            writeln!(out, "{}", escape_path(&p))?;
             Ok(0)
         }
         None => {
-            eprintln!("pi-session: no session with id {}", a.id);
+            eprintln!("pi-session: no session with id {}", escape(&a.id));
             Ok(1)
         }
     }

@@ -2,10 +2,16 @@
 //!
 //! Exit codes: 0 success, 1 failure (stated on stderr), 2 usage error. A closed pipe
 //! (`pi-session dump f | head`) ends the program quietly with 0.
+//!
+//! Text output (and every message on stderr) prints strings from sessions and file names
+//! in `pi_session::text`'s escaped form: `\x1b` for a control byte or a byte of a file
+//! name that is not UTF-8, `\u009b` for a C1 control or a bidi override, `\\` for a
+//! backslash; `--json` output is `JSON.stringify`'s, exact.
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
+use pi_session::text::{escape, escape_path};
 use pi_session::{OpenOptions, ReadMode};
 use std::io::{self, Write};
 use std::path::PathBuf;
@@ -20,7 +26,8 @@ mod write;
 #[command(
     name = "pi-session",
     version,
-    about = "Read, index and query pi coding-agent session files"
+    about = "Read, index and query pi coding-agent session files",
+    after_help = "Text output (and every message on stderr) shows strings from session files and file names escaped, on a terminal or not: \\x1b for a control character (tab excepted) or DEL, \\xe9 for a byte of a file name that is not UTF-8, \\u009b for a C1 control, \\u202e for a bidi override, \\\\ for a backslash; `printf '%b'` turns a printed file name back into the name. --json output is JSON.stringify's; `ls --json` adds `pathBytes` (the path's bytes as an array of numbers) for a path that is not UTF-8."
 )]
 struct Cli {
     /// How to read files: auto (mmap files of 1 MiB+, 32 KiB+ when listing), mmap, read (never maps).
@@ -215,12 +222,25 @@ fn main() {
             }) {
                 0
             } else {
-                eprintln!("pi-session: {e:#}");
+                eprintln!("pi-session: {}", message(&e));
                 1
             }
         }
     };
     std::process::exit(code);
+}
+
+/// An error as one line, each cause after a `: ` (anyhow's `{:#}`), every part escaped
+/// (`pi_session::text`) unless it is already ([`show::Printable`]).
+fn message(e: &anyhow::Error) -> String {
+    let parts: Vec<String> = e
+        .chain()
+        .map(|c| match c.downcast_ref::<show::Printable>() {
+            Some(p) => p.text().to_owned(),
+            None => escape(&c.to_string()).into_owned(),
+        })
+        .collect();
+    parts.join(": ")
 }
 
 fn run(cli: Cli) -> Result<i32> {
@@ -263,7 +283,7 @@ fn run(cli: Cli) -> Result<i32> {
             if let Ok(Some(r)) = pi_session::pending_recovery(&file) {
                 eprintln!(
                     "pi-session: {}: append journal: {}",
-                    file.display(),
+                    escape_path(&file),
                     read::pending_text(&r)
                 );
             }

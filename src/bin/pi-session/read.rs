@@ -3,11 +3,14 @@
 use crate::show::{describe, key_text};
 use anyhow::Result;
 use pi_session::Value;
+use pi_session::text::{escape, escape_path};
 use pi_session::{ErrorKind, Key, OpenOptions, Recovery, RetainedTail, Session};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
 
+/// The session, an I/O error (fatal here), or why it is no session (`check --json` still
+/// answers for that).
 fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
     match Session::open_with(path, opts) {
         Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::at(path)(e)),
@@ -15,7 +18,8 @@ fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Er
     }
 }
 
-/// What the next write would do about a pending append journal (see `pi_session::recover`).
+/// What the next write would do about a pending append journal (see `pi_session::recover`),
+/// escaped.
 pub(crate) fn pending_text(r: &Recovery) -> String {
     match r {
         Recovery::Clean => "none".into(),
@@ -24,9 +28,9 @@ pub(crate) fn pending_text(r: &Recovery) -> String {
         Recovery::Truncated { len, removed } => format!(
             "a torn append: the next write (or `pi-session recover`) cuts its {removed} bytes, back to {len} bytes"
         ),
-        Recovery::Stale { reason } => format!("a stale journal, the file will be left alone: {reason}"),
+        Recovery::Stale { reason } => format!("a stale journal, the file will be left alone: {}", escape(reason)),
         Recovery::Busy => "another process is appending right now".into(),
-        _ => r.to_string(),
+        _ => escape(&r.to_string()).into_owned(),
     }
 }
 
@@ -48,7 +52,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
                     json_str(&e.to_string())
                 )?;
             }
-            anyhow::bail!("{e}");
+            return Err(crate::show::at(path)(e));
         }
     };
     let bytes = s.bytes().len();
@@ -134,13 +138,13 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             elapsed.as_secs_f64(),
         )?;
     } else {
-        writeln!(out, "file:              {}", path.display())?;
+        writeln!(out, "file:              {}", escape_path(path))?;
         writeln!(out, "size:              {bytes} bytes, {} lines", idx.lines)?;
         writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
         writeln!(
             out,
             "header version:    {} (migration on open: {:?})",
-            header_version.as_deref().unwrap_or("absent"),
+            header_version.as_deref().map_or("absent".into(), escape),
             s.migration()
         )?;
         writeln!(out, "skipped lines:     {}", idx.skipped.len())?;
@@ -148,7 +152,10 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             writeln!(
                 out,
                 "  line {} (byte {}, {} bytes): {}",
-                k.line, k.offset.0, k.len, k.reason
+                k.line,
+                k.offset.0,
+                k.len,
+                escape(&k.reason.to_string())
             )?;
         }
         if idx.skipped.len() > 20 {
@@ -161,7 +168,11 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             "context:           {ctx_messages} messages from {ctx_source_bytes} bytes of entries"
         )?;
         writeln!(out, "tree roots:        {roots}")?;
-        writeln!(out, "session name:      {}", name.as_deref().unwrap_or("(none)"))?;
+        writeln!(
+            out,
+            "session name:      {}",
+            name.as_deref().map_or("(none)".into(), escape)
+        )?;
         writeln!(
             out,
             "pi's open would:   {}",
@@ -175,7 +186,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             writeln!(out, "append journal:    {}", pending_text(r))?;
         }
         for (step, e) in &step_errors {
-            writeln!(out, "error in {step}:  {e}")?;
+            writeln!(out, "error in {step}:  {}", escape(e))?;
         }
         writeln!(out, "checked in:        {:.3} s", elapsed.as_secs_f64())?;
     }
@@ -201,7 +212,7 @@ fn text_of(m: &Value<'_>) -> String {
         _ => m.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
     };
     let first = text.lines().next().unwrap_or("");
-    let mut s: String = first.chars().take(100).collect();
+    let mut s = escape(&first.chars().take(100).collect::<String>()).into_owned();
     if first.chars().count() > 100 {
         s.push('…');
     }
@@ -217,12 +228,12 @@ pub fn context(
     retained: bool,
     out: &mut impl Write,
 ) -> Result<i32> {
-    let mut s = open(path, opts)?.map_err(anyhow::Error::from)?;
+    let mut s = open(path, opts)?.map_err(crate::show::at(path))?;
     if let Some(l) = leaf {
         if l == "null" {
             s.reset_leaf();
         } else {
-            s.branch(l)?;
+            s.branch(l).map_err(crate::show::at(path))?;
         }
     }
     let tail = if retained {
@@ -231,7 +242,7 @@ pub fn context(
         RetainedTail::Ignore
     };
     let leaf = s.leaf().clone();
-    let ctx = s.context_with(&leaf, tail)?;
+    let ctx = s.context_with(&leaf, tail).map_err(crate::show::at(path))?;
     if json {
         let mut o = pi_session::Object::new();
         o.set(pi_session::JsStr::from_str("messages"), Value::Array(ctx.messages));
@@ -260,10 +271,12 @@ pub fn context(
         "leaf {} · {} messages · thinking {} · model {}",
         key_text(&leaf),
         ctx.messages.len(),
-        ctx.thinking_level
-            .as_ref()
-            .map_or("undefined".into(), Value::to_js_string),
-        model.as_deref().unwrap_or("none")
+        escape(
+            &ctx.thinking_level
+                .as_ref()
+                .map_or("undefined".into(), Value::to_js_string)
+        ),
+        model.as_deref().map_or("none".into(), escape)
     )?;
     for (i, (m, &src)) in ctx.messages.iter().zip(&ctx.sources).enumerate() {
         let role = m.get("role").map_or("?".into(), Value::to_js_string);
@@ -272,7 +285,7 @@ pub fn context(
             out,
             "{:>5}  {:<17} {:>9} B  line {:<7} {}",
             i + 1,
-            role,
+            escape(&role),
             size,
             s.line_of(src),
             text_of(m)
@@ -283,8 +296,8 @@ pub fn context(
 
 /// `pi-session tree`.
 pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
-    let s = open(path, opts)?.map_err(anyhow::Error::from)?;
-    let tree = s.tree()?;
+    let s = open(path, opts)?.map_err(crate::show::at(path))?;
+    let tree = s.tree().map_err(crate::show::at(path))?;
     let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
     // Indent only where the tree forks, as pi's /tree does, so long chains stay flat:
     // each stack item carries the prefix of its own line and of the lines below it.
@@ -317,7 +330,7 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
                 .value(l)
                 .ok()
                 .and_then(|v| v.get("label").map(Value::to_js_string))
-                .map(|l| format!("  [{l}]"))
+                .map(|l| format!("  [{}]", escape(&l)))
                 .unwrap_or_default(),
             None => String::new(),
         };

@@ -1,13 +1,17 @@
 //! The write commands: `append`, `label`, `name`, `fork`, `branch`, `migrate`.
 
 use anyhow::{Context as _, Result, bail};
+use pi_session::text::{escape, escape_path};
 use pi_session::{Entropy, FileChange, Recovery, Value, Writer};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 fn open(file: &Path) -> Result<Writer> {
     if !file.exists() {
-        bail!("{}: no such file", file.display());
+        bail!(crate::show::Printable::new(format!(
+            "{}: no such file",
+            escape_path(file)
+        )));
     }
     let w =
         Writer::open(file, None, Entropy::default()).map_err(crate::show::doing("cannot open for writing", file))?;
@@ -18,14 +22,17 @@ fn open(file: &Path) -> Result<Writer> {
 /// Say on stderr when opening undid a torn append or found a stale journal.
 fn note_recovery(file: &Path, r: &Recovery) {
     if matches!(r, Recovery::Truncated { .. } | Recovery::Stale { .. }) {
-        eprintln!("pi-session: {}: {r}", file.display());
+        eprintln!("pi-session: {}: {}", escape_path(file), escape(&r.to_string()));
     }
 }
 
 /// `pi-session recover FILE [--json]`: finish or undo an append a crash interrupted.
 pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
     if !file.exists() {
-        bail!("{}: no such file", file.display());
+        bail!(crate::show::Printable::new(format!(
+            "{}: no such file",
+            escape_path(file)
+        )));
     }
     let r = pi_session::recover(file).map_err(crate::show::doing("cannot recover", file))?;
     if json {
@@ -42,7 +49,7 @@ pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
             str(r.as_str()),
         )?;
     } else {
-        writeln!(out, "{}: {r}", file.display())?;
+        writeln!(out, "{}: {}", escape_path(file), escape(&r.to_string()))?;
     }
     Ok(0)
 }
@@ -98,7 +105,7 @@ pub fn fork(
     };
     let w = Writer::fork_from(file, &cwd_abs.display().to_string(), &dir, None, Entropy::default())
         .map_err(crate::show::doing("cannot fork", file))?;
-    writeln!(out, "{}", w.file().map(|p| p.display().to_string()).unwrap_or_default())?;
+    writeln!(out, "{}", w.file().map(escape_path).unwrap_or_default())?;
     Ok(0)
 }
 
@@ -106,11 +113,12 @@ pub fn fork(
 pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
     let mut w = open(file)?;
     match w.create_branched_session(leaf)? {
-        Some(p) if w.is_flushed() => writeln!(out, "{}", p.display())?,
+        Some(p) if w.is_flushed() => writeln!(out, "{}", escape_path(&p))?,
         Some(p) => {
-            writeln!(out, "{}", p.display())?;
+            writeln!(out, "{}", escape_path(&p))?;
             eprintln!(
-                "pi-session: the path to {leaf} holds no user or assistant message, so (as pi) the file is created only with the first one"
+                "pi-session: the path to {} holds no user or assistant message, so (as pi) the file is created only with the first one",
+                escape(leaf)
             );
         }
         None => {}
@@ -130,6 +138,6 @@ pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
         FileChange::AppendedNewline => "appended the missing final newline",
         FileChange::Rewritten => "migrated to format version 3 (atomic rewrite)",
     };
-    writeln!(out, "{}: {msg}", file.display())?;
+    writeln!(out, "{}: {msg}", escape_path(file))?;
     Ok(0)
 }

@@ -1,0 +1,296 @@
+//! Strings from session files and file names, made safe to print for people.
+//!
+//! A session file is untrusted input (a shared project, a fork, a downloaded log): printed
+//! raw, an escape sequence in a message, a label or a file name sets the window title
+//! (`ESC ] 0 ;`), writes the clipboard (`ESC ] 52 ;`), clears the screen (`ESC [ 2 J`) or
+//! forges lines (`\r`). Every text output of `pi-session` passes such strings through
+//! [`escape`], [`escape_bytes`] or [`escape_path`], on a terminal or not (people pipe to
+//! `less -R`). JSON output needs none of this: `JSON.stringify` escapes controls itself.
+//!
+//! # The escaped form
+//! Everything prints as it is, except:
+//!
+//! | what | printed as |
+//! | --- | --- |
+//! | a backslash | `\\` |
+//! | a control byte U+0000–U+001F (tab excepted; newline included) and DEL | `\x1b`, `\x0a`, `\x7f` (two lowercase hex digits) |
+//! | a byte that is not part of valid UTF-8 (file names only) | `\xe9` |
+//! | a C1 control U+0080–U+009F | `\u009b` (four lowercase hex digits) |
+//! | a bidirectional override or isolate U+202A–U+202E, U+2066–U+2069 | `\u202e` |
+//!
+//! A tab stays a tab. The form is reversible ([`unescape`] gives the exact bytes back) and
+//! it is what bash's `printf '%b'` and `$'…'` decode (in a UTF-8 locale), so a printed file
+//! name can be used again:
+//!
+//! ```
+//! use pi_session::text::{escape, escape_bytes, unescape};
+//!
+//! assert_eq!(escape("title\u{1b}]0;owned\u{7}"), r"title\x1b]0;owned\x07");
+//! assert_eq!(escape(r"C:\tmp"), r"C:\\tmp");
+//! assert_eq!(escape("\u{202e}txt.exe"), r"\u202etxt.exe");
+//! assert_eq!(escape_bytes(b"caf\xe9.jsonl"), r"caf\xe9.jsonl");
+//! assert_eq!(unescape(r"caf\xe9.jsonl").unwrap(), b"caf\xe9.jsonl");
+//! // Nothing to escape: the string itself, not a copy.
+//! assert!(matches!(escape("plain text"), std::borrow::Cow::Borrowed(_)));
+//! ```
+//!
+//! ```sh
+//! f=$(printf '%b' 'sessions/caf\xe9.jsonl')   # the file itself
+//! ```
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+use std::path::Path;
+
+/// `s` in the escaped form of the [module docs](self): borrowed when nothing needs escaping.
+pub fn escape(s: &str) -> Cow<'_, str> {
+    match first_special(s.as_bytes()) {
+        None => Cow::Borrowed(s),
+        Some(at) => {
+            let mut out = String::with_capacity(s.len() + 16);
+            out.push_str(&s[..at]);
+            push_escaped(&mut out, &s[at..]);
+            Cow::Owned(out)
+        }
+    }
+}
+
+/// Bytes in the escaped form: valid UTF-8 as [`escape`] prints it, every byte that is not
+/// part of valid UTF-8 as `\xNN`. Borrowed when nothing needs escaping.
+pub fn escape_bytes(b: &[u8]) -> Cow<'_, str> {
+    if let Ok(s) = std::str::from_utf8(b) {
+        return escape(s);
+    }
+    let mut out = String::with_capacity(b.len() + 16);
+    for chunk in b.utf8_chunks() {
+        push_escaped(&mut out, chunk.valid());
+        for &byte in chunk.invalid() {
+            push_byte(&mut out, byte);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A path in the escaped form of its bytes ([`escape_bytes`]; on Unix the exact bytes of
+/// the name, so `unescape` gives the path back).
+pub fn escape_path(p: &Path) -> Cow<'_, str> {
+    escape_bytes(p.as_os_str().as_encoded_bytes())
+}
+
+/// [`unescape`] met a backslash that starts none of `\\`, `\xNN`, `\uNNNN`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("not an escape at byte {offset}: only \\\\, \\xNN and \\uNNNN are")]
+pub struct UnescapeError {
+    /// Where the backslash is.
+    pub offset: usize,
+}
+
+/// The bytes an escaped text stands for: `\\` is a backslash, `\xNN` the byte NN, `\uNNNN`
+/// the UTF-8 of U+NNNN (hex digits of either case); everything else is itself.
+///
+/// # Errors
+/// A backslash that starts none of these (or `\u` of a surrogate).
+pub fn unescape(s: &str) -> Result<Vec<u8>, UnescapeError> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+            continue;
+        }
+        let err = UnescapeError { offset: i };
+        let hex = |digits: usize| {
+            let h = s
+                .get(i + 2..i + 2 + digits)
+                .filter(|h| h.bytes().all(|c| c.is_ascii_hexdigit()));
+            h.and_then(|h| u32::from_str_radix(h, 16).ok())
+        };
+        match b.get(i + 1) {
+            Some(b'\\') => {
+                out.push(b'\\');
+                i += 2;
+            }
+            Some(b'x') => {
+                let v = hex(2).ok_or(err)?;
+                out.push(u8::try_from(v).map_err(|_| err)?);
+                i += 4;
+            }
+            Some(b'u') => {
+                let c = hex(4).and_then(char::from_u32).ok_or(err)?;
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                i += 6;
+            }
+            _ => return Err(err),
+        }
+    }
+    Ok(out)
+}
+
+/// Whether `c` is printed escaped (see the module docs).
+fn is_special(c: char) -> bool {
+    matches!(c, '\\' | '\u{7f}' | '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        || (c < ' ' && c != '\t')
+}
+
+/// Where the first character that needs escaping may start: any byte below 0x20 but tab,
+/// a backslash, DEL, and the lead bytes of U+0080–U+00BF (0xC2) and U+2000–U+2FFF (0xE2),
+/// where the C1 controls and the bidi overrides live. A quick scan; [`push_escaped`]
+/// decides per character.
+fn first_special(b: &[u8]) -> Option<usize> {
+    b.iter()
+        .position(|&c| (c < 0x20 && c != b'\t') || matches!(c, b'\\' | 0x7f | 0xc2 | 0xe2))
+}
+
+fn push_escaped(out: &mut String, s: &str) {
+    let mut rest = s;
+    while let Some(at) = first_special(rest.as_bytes()) {
+        out.push_str(&rest[..at]);
+        let mut chars = rest[at..].chars();
+        let c = chars.next().unwrap_or_default();
+        if c == '\\' {
+            out.push_str("\\\\");
+        } else if c.is_ascii() && is_special(c) {
+            push_byte(out, c as u8);
+        } else if is_special(c) {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+        rest = chars.as_str();
+    }
+    out.push_str(rest);
+}
+
+fn push_byte(out: &mut String, b: u8) {
+    let _ = write!(out, "\\x{b:02x}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The slow twin: the table of the module docs, one character (or bad byte) at a time.
+    fn twin(b: &[u8]) -> String {
+        let mut out = String::new();
+        for chunk in b.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                let n = u32::from(c);
+                if c == '\\' {
+                    out.push_str("\\\\");
+                } else if (n < 0x20 && c != '\t') || n == 0x7f {
+                    out.push_str(&format!("\\x{n:02x}"));
+                } else if (0x80..=0x9f).contains(&n) || (0x202a..=0x202e).contains(&n) || (0x2066..=0x2069).contains(&n)
+                {
+                    out.push_str(&format!("\\u{n:04x}"));
+                } else {
+                    out.push(c);
+                }
+            }
+            for b in chunk.invalid() {
+                out.push_str(&format!("\\x{b:02x}"));
+            }
+        }
+        out
+    }
+
+    /// Whether the escaped form holds nothing a terminal acts on: no control but the tab
+    /// (not even a newline: one string, one line), no DEL, no C1, no bidi override.
+    fn is_inert(s: &str) -> bool {
+        !s.chars().any(|c| c != '\t' && is_special(c) && c != '\\')
+    }
+
+    #[test]
+    fn the_table_of_the_docs() {
+        for (raw, shown) in [
+            ("", ""),
+            ("plain", "plain"),
+            ("tab\there", "tab\there"),
+            ("a\nb\r\n", r"a\x0ab\x0d\x0a"),
+            ("\u{1b}[2J\u{7}\u{7f}\0", r"\x1b[2J\x07\x7f\x00"),
+            (r"back\slash\\", r"back\\slash\\\\"),
+            (
+                "\u{9b}31m\u{85}\u{80}\u{9f}\u{a0}",
+                "\\u009b31m\\u0085\\u0080\\u009f\u{a0}",
+            ),
+            ("\u{202a}\u{202e}\u{2066}\u{2069}", r"\u202a\u202e\u2066\u2069"),
+            (
+                "\u{2029}\u{2065}\u{206a}\u{2029}€é",
+                "\u{2029}\u{2065}\u{206a}\u{2029}€é",
+            ),
+        ] {
+            assert_eq!(escape(raw), shown, "{raw:?}");
+            assert_eq!(unescape(shown).expect("unescapes"), raw.as_bytes(), "{shown:?}");
+        }
+        assert_eq!(
+            escape_bytes(b"caf\xe9 \xff\xc2 ok\xe2\x80"),
+            r"caf\xe9 \xff\xc2 ok\xe2\x80"
+        );
+        assert_eq!(escape_bytes(b"\xc2\x9b"), r"\u009b");
+        assert!(matches!(escape_bytes(b"caf\xc3\xa9"), Cow::Borrowed("café")));
+    }
+
+    #[test]
+    fn unescape_refuses_what_escape_never_writes() {
+        for (bad, at) in [
+            (r"\", 0),
+            (r"a\n", 1),
+            (r"\x1", 0),
+            (r"\xg0", 0),
+            (r"\u12", 0),
+            (r"\ud800", 0),
+            (r"\u{1b}", 0),
+        ] {
+            assert_eq!(unescape(bad), Err(UnescapeError { offset: at }), "{bad:?}");
+        }
+        assert_eq!(
+            unescape(r"\X").map_err(|e| e.to_string()).unwrap_err(),
+            r"not an escape at byte 0: only \\, \xNN and \uNNNN are"
+        );
+        assert_eq!(unescape(r"\xE9\u00E9").expect("either case"), b"\xe9\xc3\xa9");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_is_its_bytes() {
+        use std::os::unix::ffi::OsStrExt;
+        let p = Path::new(std::ffi::OsStr::from_bytes(b"/s/x\x1b]0;T\x07\xe9.jsonl"));
+        let shown = escape_path(p);
+        assert_eq!(shown, r"/s/x\x1b]0;T\x07\xe9.jsonl");
+        assert_eq!(unescape(&shown).expect("unescapes"), p.as_os_str().as_bytes());
+    }
+
+    /// Bytes biased towards what matters here: controls, backslashes, the lead bytes of C1
+    /// and bidi characters, broken sequences.
+    fn hostile() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            any::<u8>().prop_map(|b| vec![b]),
+            (0u8..0x20).prop_map(|b| vec![b]),
+            Just(b"\\".to_vec()),
+            Just(b"\x7f".to_vec()),
+            (0x80u32..0xa0).prop_map(|n| char::from_u32(n).map(String::from).unwrap_or_default().into_bytes()),
+            (0x2020u32..0x2070).prop_map(|n| char::from_u32(n).map(String::from).unwrap_or_default().into_bytes()),
+            any::<char>().prop_map(|c| String::from(c).into_bytes()),
+            Just(b"\xe2\x80".to_vec()),
+            Just(b"\xc2".to_vec()),
+            "[a-z\\\\xu0-9{}]{0,4}".prop_map(String::into_bytes),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+        #[test]
+        fn escape_is_its_twin_inert_and_reversible(b in hostile()) {
+            let shown = escape_bytes(&b);
+            prop_assert_eq!(&*shown, twin(&b));
+            prop_assert!(is_inert(&shown), "{:?}", shown);
+            prop_assert_eq!(unescape(&shown).expect("unescapes"), b.clone());
+            if let Ok(s) = std::str::from_utf8(&b) {
+                prop_assert_eq!(escape(s), shown);
+            }
+        }
+    }
+}
