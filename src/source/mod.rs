@@ -171,7 +171,7 @@ pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
         return Ok(());
     }
     if t.is_dir() {
-        return Err(std::io::Error::from(std::io::ErrorKind::IsADirectory));
+        return Err(std::io::Error::from_raw_os_error(rustix::io::Errno::ISDIR.raw_os_error()));
     }
     let what = if t.is_fifo() {
         "a FIFO"
