@@ -156,7 +156,11 @@ pub(crate) fn sweep_stale_temps(dir: &Path) {
         if !m.is_file() {
             continue;
         }
-        let old = m.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|a| a > STALE_AFTER);
+        let old = m
+            .modified()
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|a| a > STALE_AFTER);
         let gone = pid.is_some_and(|p| p != me && !process_alive(p));
         if old || gone {
             let _ = std::fs::remove_file(e.path());
@@ -331,7 +335,12 @@ mod tests {
         let link = dir.path().join("t.jsonl");
         std::os::unix::fs::symlink("real/t.jsonl", &link).expect("symlink");
         write_atomic(&link, b"new\n").expect("write");
-        assert!(std::fs::symlink_metadata(&link).expect("lstat").file_type().is_symlink());
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("lstat")
+                .file_type()
+                .is_symlink()
+        );
         assert_eq!(std::fs::read(&target).expect("read"), b"new\n");
         assert_eq!(
             std::fs::metadata(&target).expect("stat").permissions().mode() & 0o7777,

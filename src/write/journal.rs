@@ -91,7 +91,8 @@
 //! for a missing final newline and the `write()` are two system calls, so a pi append that
 //! lands between them still leaves an empty line; no lock pi ignores can close that. A
 //! journal is found by the path the file was opened with (a second path to the same file
-//! through a symlink has its own journal name). On platforms other than Unix there is no
+//! through a symlink has its own journal name). On platforms other than Unix, and on file
+//! systems without `flock` (`ENOLCK`, `EOPNOTSUPP`: some network mounts), there is no
 //! lock.
 
 use std::fs::File;
@@ -247,7 +248,10 @@ impl std::fmt::Display for Recovery {
                 f,
                 "no append journal, but the file ends in an unterminated line of {tail} bytes (left alone; pi's open would add a newline after it)"
             ),
-            Recovery::Foreign { found } => write!(f, "{found} at the journal's name, not a journal pi-session wrote (left alone)"),
+            Recovery::Foreign { found } => write!(
+                f,
+                "{found} at the journal's name, not a journal pi-session wrote (left alone)"
+            ),
         }
     }
 }
@@ -590,7 +594,12 @@ fn describe(m: &std::fs::Metadata, journal: &Path) -> String {
             return "a block device".into();
         }
     }
-    if t.is_file() { "a file" } else { "something that is not a file" }.into()
+    if t.is_file() {
+        "a file"
+    } else {
+        "something that is not a file"
+    }
+    .into()
 }
 
 /// What the journal's name holds.
@@ -859,13 +868,21 @@ fn read_at(file: &File, at: u64, n: usize) -> std::io::Result<Vec<u8>> {
 /// Unix only: on Windows std takes a mandatory `LockFileEx` lock, under which pi's own
 /// appends to the file would fail, so there the lock stays a no-op, as before.
 #[cfg(unix)]
-fn lock_until(file: &File, path: &Path, deadline: Instant, opts: &WriteOptions, told: &mut bool) -> std::io::Result<bool> {
+fn lock_until(
+    file: &File,
+    path: &Path,
+    deadline: Instant,
+    opts: &WriteOptions,
+    told: &mut bool,
+) -> std::io::Result<bool> {
     let mut pause = Duration::from_millis(2);
     loop {
         match file.try_lock() {
             Ok(()) => return Ok(true),
             Err(std::fs::TryLockError::WouldBlock) => {}
             Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // A file system without flock (some network mounts): no lock, as on Windows.
+            Err(std::fs::TryLockError::Error(e)) if no_locks(&e) => return Ok(true),
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
         let now = Instant::now();
@@ -892,9 +909,16 @@ fn try_lock_shared(file: &File) -> std::io::Result<bool> {
             Ok(()) => return Ok(true),
             Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
             Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(std::fs::TryLockError::Error(e)) if no_locks(&e) => return Ok(true),
             Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
     }
+}
+
+/// The file system offers no `flock` (`ENOLCK`, `EOPNOTSUPP`).
+#[cfg(unix)]
+fn no_locks(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error() == Some(rustix::io::Errno::NOLCK.raw_os_error())
 }
 
 #[cfg(not(unix))]

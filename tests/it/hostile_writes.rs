@@ -26,8 +26,11 @@ fn entry(id: &str, parent: Option<&str>, text: &str) -> String {
 /// A session of a header and two messages in `dir`.
 fn session(dir: &Path, name: &str) -> PathBuf {
     let f = dir.join(name);
-    std::fs::write(&f, format!("{HEADER}{}{}", entry("a1", None, "one"), entry("a2", Some("a1"), "two")))
-        .expect("write");
+    std::fs::write(
+        &f,
+        format!("{HEADER}{}{}", entry("a1", None, "one"), entry("a2", Some("a1"), "two")),
+    )
+    .expect("write");
     f
 }
 
@@ -39,7 +42,9 @@ fn big_message() -> Value<'static> {
 }
 
 fn small_message() -> Value<'static> {
-    Value::parse(br#"{"role":"user","content":"hi"}"#).expect("json").into_owned()
+    Value::parse(br#"{"role":"user","content":"hi"}"#)
+        .expect("json")
+        .into_owned()
 }
 
 fn journal(f: &Path) -> PathBuf {
@@ -114,7 +119,12 @@ fn a_journal_symlink_to_a_sentinel_is_never_followed() {
     );
     assert!(pi_session::recover(&f).is_err());
     assert_eq!(std::fs::read(&sentinel).expect("read"), b"precious data\n");
-    assert!(std::fs::symlink_metadata(journal(&f)).expect("lstat").file_type().is_symlink());
+    assert!(
+        std::fs::symlink_metadata(journal(&f))
+            .expect("lstat")
+            .file_type()
+            .is_symlink()
+    );
     assert_eq!(std::fs::read(&f).expect("read"), before);
     // Planted between the writer's open and its append: the append is refused too.
     std::fs::remove_file(journal(&f)).expect("rm");
@@ -155,7 +165,11 @@ fn a_journal_symlink_planted_in_a_loop_never_reaches_the_sentinel() {
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     planter.join().expect("planter");
-    assert_eq!(std::fs::read(&sentinel).expect("read"), b"precious data\n", "after {tries} tries");
+    assert_eq!(
+        std::fs::read(&sentinel).expect("read"),
+        b"precious data\n",
+        "after {tries} tries"
+    );
 }
 
 #[test]
@@ -164,7 +178,11 @@ fn a_dangling_journal_symlink_creates_nothing() {
     let f = session(dir.path(), "s.jsonl");
     let target = dir.path().join("created-by-the-append");
     std::os::unix::fs::symlink(&target, journal(&f)).expect("symlink");
-    let (code, err, _) = run_bounded(Command::new(bin()).arg("append").arg(&f), &big_message_json(), Duration::from_secs(20));
+    let (code, err, _) = run_bounded(
+        Command::new(bin()).arg("append").arg(&f),
+        &big_message_json(),
+        Duration::from_secs(20),
+    );
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains(".s.jsonl.append: a symlink"), "{err}");
     assert!(!target.exists(), "the append created the link's target");
@@ -230,9 +248,15 @@ fn a_journal_bigger_than_any_journal_is_not_read_whole() {
     drop(j);
     let t0 = Instant::now();
     let r = pi_session::recover(&f).expect("recover");
-    assert!(matches!(&r, Recovery::Stale { reason } if reason.contains(&format!("({} bytes)", pi_session::MAX_JOURNAL + 1))), "{r:?}");
+    assert!(
+        matches!(&r, Recovery::Stale { reason } if reason.contains(&format!("({} bytes)", pi_session::MAX_JOURNAL + 1))),
+        "{r:?}"
+    );
     assert!(t0.elapsed() < Duration::from_secs(2), "{:?}", t0.elapsed());
-    assert!(!journal(&f).exists(), "a file of the caller's that is no journal is removed");
+    assert!(
+        !journal(&f).exists(),
+        "a file of the caller's that is no journal is removed"
+    );
 }
 
 #[test]
@@ -243,7 +267,11 @@ fn migrating_a_symlinked_session_migrates_its_target_and_keeps_the_link() {
     std::fs::create_dir_all(&real).expect("dir");
     std::fs::create_dir_all(&sessions).expect("dir");
     let target = real.join("t.jsonl");
-    let v2 = format!("{}{}", HEADER.replace("\"version\":3", "\"version\":2"), entry("a1", None, "one"));
+    let v2 = format!(
+        "{}{}",
+        HEADER.replace("\"version\":3", "\"version\":2"),
+        entry("a1", None, "one")
+    );
     std::fs::write(&target, &v2).expect("write");
     let link = sessions.join("t.jsonl");
     std::os::unix::fs::symlink("../real/t.jsonl", &link).expect("symlink");
@@ -251,14 +279,29 @@ fn migrating_a_symlinked_session_migrates_its_target_and_keeps_the_link() {
         pi_session::migrate_file(&link).expect("migrate"),
         pi_session::FileChange::Rewritten
     );
-    assert!(std::fs::symlink_metadata(&link).expect("lstat").file_type().is_symlink());
-    assert_eq!(std::fs::read_link(&link).expect("readlink"), Path::new("../real/t.jsonl"));
+    assert!(
+        std::fs::symlink_metadata(&link)
+            .expect("lstat")
+            .file_type()
+            .is_symlink()
+    );
+    assert_eq!(
+        std::fs::read_link(&link).expect("readlink"),
+        Path::new("../real/t.jsonl")
+    );
     let text = std::fs::read_to_string(&target).expect("read");
     assert!(text.starts_with("{\"type\":\"session\",\"version\":3"), "{text}");
-    assert_eq!(Session::open(&link).expect("open").file_change(), pi_session::FileChange::None);
+    assert_eq!(
+        Session::open(&link).expect("open").file_change(),
+        pi_session::FileChange::None
+    );
     // Only the session in each folder: no temporary file stayed.
     for d in [&real, &sessions] {
-        let names: Vec<_> = std::fs::read_dir(d).expect("ls").flatten().map(|e| e.file_name()).collect();
+        let names: Vec<_> = std::fs::read_dir(d)
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
         assert_eq!(names, ["t.jsonl"], "{}", d.display());
     }
 }
@@ -311,13 +354,22 @@ fn stale_temporary_files_are_removed_by_the_next_rewrite_and_never_listed() {
     let text = String::from_utf8_lossy(&ls.stdout);
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(!text.contains("pi-session-tmp"), "{text}");
-    let found = pi_session::listing::find_by_id_in(&pi_session::Env::from_process(pi_session::Flavor::Pi).expect("env"), &folder, "s1", None);
+    let found = pi_session::listing::find_by_id_in(
+        &pi_session::Env::from_process(pi_session::Flavor::Pi).expect("env"),
+        &folder,
+        "s1",
+        None,
+    );
     assert_eq!(found.as_deref(), Some(f.as_path()));
     // The next rewrite in the folder sweeps both.
     std::fs::write(&f, HEADER.replace("\"version\":3", "\"version\":2")).expect("v2");
     pi_session::migrate_file(&f).expect("migrate");
     assert!(!old_style.exists() && !new_style.exists());
-    let names: Vec<_> = std::fs::read_dir(&folder).expect("ls").flatten().map(|e| e.file_name()).collect();
+    let names: Vec<_> = std::fs::read_dir(&folder)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
     assert_eq!(names.len(), 1, "{names:?}");
 }
 
@@ -339,7 +391,11 @@ fn an_append_past_ulimit_f_leaves_the_file_unchanged() {
     let limit_blocks = text.len() / 1024 + 1; // just above the file
     let msg = format!("{{\"role\":\"user\",\"content\":\"{}\"}}", "y".repeat(1000));
     for journaled in [false, true] {
-        let msg = if journaled { big_message_json() } else { msg.clone().into_bytes() };
+        let msg = if journaled {
+            big_message_json()
+        } else {
+            msg.clone().into_bytes()
+        };
         let (code, err, _) = run_bounded(
             Command::new("sh")
                 .arg("-c")
@@ -351,7 +407,11 @@ fn an_append_past_ulimit_f_leaves_the_file_unchanged() {
         );
         assert_eq!(code, Some(1), "killed by a signal? {err}");
         assert!(err.contains("file size limit"), "{err}");
-        assert_eq!(std::fs::read(&f).expect("read"), text.as_bytes(), "journaled {journaled}");
+        assert_eq!(
+            std::fs::read(&f).expect("read"),
+            text.as_bytes(),
+            "journaled {journaled}"
+        );
         assert!(!journal(&f).exists());
         assert_eq!(pi_session::recover(&f).expect("recover"), Recovery::Clean);
     }
@@ -365,9 +425,16 @@ fn recover_reports_an_unterminated_tail_it_did_not_journal() {
     let mut bytes = std::fs::read(&f).expect("read");
     bytes.extend_from_slice(b"{\"type\":\"message\",\"id\":\"torn");
     std::fs::write(&f, &bytes).expect("write");
-    assert_eq!(pi_session::recover(&f).expect("recover"), Recovery::Unterminated { tail: 28 });
+    assert_eq!(
+        pi_session::recover(&f).expect("recover"),
+        Recovery::Unterminated { tail: 28 }
+    );
     assert_eq!(std::fs::read(&f).expect("read"), bytes, "left alone");
-    let out = Command::new(bin()).args(["recover", "--json"]).arg(&f).output().expect("recover");
+    let out = Command::new(bin())
+        .args(["recover", "--json"])
+        .arg(&f)
+        .output()
+        .expect("recover");
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("\"action\":\"unterminated\""), "{text}");
 }
@@ -388,7 +455,11 @@ fn an_append_after_a_foreign_torn_line_starts_a_line_of_its_own() {
     let id = w.append_message(small_message()).expect("append");
     let after = std::fs::read(&f).expect("read");
     let added = &after[before.len()..];
-    assert!(added.starts_with(b"{\"torn\n{\"type\":\"message\""), "{}", String::from_utf8_lossy(added));
+    assert!(
+        added.starts_with(b"{\"torn\n{\"type\":\"message\""),
+        "{}",
+        String::from_utf8_lossy(added)
+    );
     assert!(!after.windows(2).any(|w| w == b"\n\n"), "no blank line");
     let s = Session::open(&f).expect("open");
     assert!(s.find(&id).is_some());
@@ -406,7 +477,11 @@ fn a_held_lock_makes_a_writer_fail_within_its_timeout_naming_the_lock() {
     let before = std::fs::read(&f).expect("read");
     let mut w = Writer::open(&f, None, Entropy::default()).expect("open");
     let timeout = Duration::from_millis(300);
-    w.set_write_options(WriteOptions::default().with_lock_timeout(timeout).with_lock_notice(told));
+    w.set_write_options(
+        WriteOptions::default()
+            .with_lock_timeout(timeout)
+            .with_lock_notice(told),
+    );
     // A reader's descriptor is enough to hold flock.
     let holder = std::fs::File::open(&f).expect("open");
     holder.lock().expect("lock");
@@ -472,8 +547,12 @@ fn labelled(dir: &Path, n: usize) -> PathBuf {
     let mut parent = "null".to_string();
     for i in 0..n {
         let (m, l) = (format!("m{i:07}"), format!("l{i:07}"));
-        text += &format!("{{\"type\":\"message\",\"id\":\"{m}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}}}\n");
-        text += &format!("{{\"type\":\"label\",\"id\":\"{l}\",\"parentId\":\"{m}\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"targetId\":\"{m}\",\"label\":\"L{i}\"}}\n");
+        text += &format!(
+            "{{\"type\":\"message\",\"id\":\"{m}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}}}\n"
+        );
+        text += &format!(
+            "{{\"type\":\"label\",\"id\":\"{l}\",\"parentId\":\"{m}\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"targetId\":\"{m}\",\"label\":\"L{i}\"}}\n"
+        );
         parent = format!("\"{l}\"");
     }
     std::fs::write(&f, text).expect("write");
@@ -504,12 +583,20 @@ fn branch_time(dir: &Path, n: usize) -> f64 {
 #[test]
 fn branch_is_linear_in_the_labels() {
     let shm = Path::new("/dev/shm");
-    let dir = if shm.is_dir() { tempfile::tempdir_in(shm) } else { tempfile::tempdir() }.expect("tempdir");
+    let dir = if shm.is_dir() {
+        tempfile::tempdir_in(shm)
+    } else {
+        tempfile::tempdir()
+    }
+    .expect("tempdir");
     let small = branch_time(dir.path(), 10_000);
     let large = branch_time(dir.path(), 50_000);
     let ratio = large / small;
     eprintln!("branch: 10^4 labels {small:.3} s, 5·10^4 labels {large:.3} s, ratio {ratio:.1}");
-    assert!(ratio < 12.0, "10^4: {small:.3} s, 5·10^4: {large:.3} s, ratio {ratio:.1}");
+    assert!(
+        ratio < 12.0,
+        "10^4: {small:.3} s, 5·10^4: {large:.3} s, ratio {ratio:.1}"
+    );
 }
 
 /// WEAK 9 as a non-root user: a folder the user cannot write to, a session they can. Small
@@ -557,7 +644,10 @@ fn a_read_only_folder_as_nobody_through_the_cli() {
     rustix::fs::chown(&f, Some(rustix::fs::Uid::from_raw(65534)), None).expect("chown");
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    for (msg, warned) in [(&br#"{"role":"user","content":"hi"}"#[..], false), (&big_message_json()[..], true)] {
+    for (msg, warned) in [
+        (&br#"{"role":"user","content":"hi"}"#[..], false),
+        (&big_message_json()[..], true),
+    ] {
         let (code, err, _) = run_bounded(
             Command::new("setpriv")
                 .args(["--reuid=65534", "--regid=65534", "--clear-groups", bin(), "append"])
@@ -566,8 +656,11 @@ fn a_read_only_folder_as_nobody_through_the_cli() {
             Duration::from_secs(20),
         );
         assert_eq!(code, Some(0), "{err}");
-        assert_eq!(err.contains(&format!("cannot create the append journal in {}", d.display())), warned, "{err}");
+        assert_eq!(
+            err.contains(&format!("cannot create the append journal in {}", d.display())),
+            warned,
+            "{err}"
+        );
         assert_eq!(err.lines().count(), usize::from(warned), "{err}");
     }
 }
-

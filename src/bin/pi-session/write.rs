@@ -98,7 +98,9 @@ pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
         bail!("the message on stdin must be a JSON object (e.g. {{\"role\":\"user\",\"content\":\"hi\"}})");
     }
     let mut w = open(file)?;
-    let id = w.append_message(message).map_err(crate::show::doing("cannot append", file))?;
+    let id = w
+        .append_message(message)
+        .map_err(crate::show::doing("cannot append", file))?;
     note_journal(&w);
     writeln!(out, "{id}")?;
     Ok(0)
@@ -165,8 +167,7 @@ pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
         let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot recover", file))?;
         note_recovery(file, &r);
     }
-    let change =
-        pi_session::migrate_file_with(file, &options()).map_err(crate::show::doing("cannot migrate", file))?;
+    let change = pi_session::migrate_file_with(file, &options()).map_err(crate::show::doing("cannot migrate", file))?;
     let msg = match change {
         FileChange::None => "already current: nothing to do",
         FileChange::AppendedNewline => "appended the missing final newline",
