@@ -65,10 +65,10 @@ impl Writer {
     /// the new line.
     pub(super) fn append(&mut self, entry: Object<'_>) -> Result<()> {
         let line = line_of(&Value::Object(entry));
+        self.last_journal = JournalUse::NotNeeded;
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {
                 let path = path.clone();
-                self.last_journal = JournalUse::NotNeeded;
                 self.last_journal = append_line(&path, &line, &self.options)?;
                 // Whatever else was appended meanwhile is indexed too; nothing is lost. An
                 // error means the line is in the file but the session could not take it
