@@ -404,7 +404,7 @@ fn lock_timeout_error(opts: &WriteOptions) -> std::io::Error {
     msg(
         std::io::ErrorKind::WouldBlock,
         format!(
-            "the append lock (flock) on it is held by another process; gave up after {:.1} s",
+            "another process holds the append lock (flock) on this file; gave up waiting after {:.1} s",
             opts.lock_timeout.as_secs_f64()
         ),
     )
