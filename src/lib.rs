@@ -106,8 +106,10 @@ pub use session::entry::{
 pub use session::tree::Tree;
 pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
 pub use source::{ReadMode, Source};
-pub use write::journal::{Recovery, journal_path, pending_recovery, recover};
-pub use write::{Entropy, Writer, migrate_file, valid_session_id};
+pub use write::journal::{
+    JournalUse, MAX_JOURNAL, Recovery, WriteOptions, journal_path, pending_recovery, recover, recover_with,
+};
+pub use write::{Entropy, Writer, migrate_file, migrate_file_with, valid_session_id};
 #[cfg(test)]
 mod layering;
 

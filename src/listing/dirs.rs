@@ -173,6 +173,19 @@ pub fn sessions_root(agent_dir: &Path) -> PathBuf {
     agent_dir.join("sessions")
 }
 
+/// The start of the names of pi-session's temporary files (`src/write/fs.rs`).
+pub(crate) const TEMP_PREFIX: &[u8] = b".pi-session-tmp-";
+
+/// Whether a file name in a project folder names a session: pi's `endsWith(".jsonl")`,
+/// less pi-session's own temporary files. Those are named `….tmp` now, but a rewrite
+/// killed by a build before that left `.pi-session-tmp-<pid>-<uuid>-<name>.jsonl`, a
+/// (perhaps partial) copy of a session; pi itself would list such a leftover (and `pi
+/// --continue` could pick it, being newest), pi-session skips it, and the next pi-session
+/// rewrite in the folder removes it.
+pub(crate) fn is_session_name(name: &[u8]) -> bool {
+    name.ends_with(b".jsonl") && !name.starts_with(TEMP_PREFIX)
+}
+
 fn join_resolved(base: &Path, rel: &Path) -> PathBuf {
     lexical_normalize(&base.join(rel))
 }
@@ -209,6 +222,15 @@ mod tests {
             agent_dir_var: None,
             session_dir_var: None,
         }
+    }
+
+    #[test]
+    fn temporary_files_are_no_sessions() {
+        assert!(is_session_name(b"2025-01-01T00-00-00-000Z_a.jsonl"));
+        assert!(is_session_name(b".hidden.jsonl"));
+        assert!(!is_session_name(b".pi-session-tmp-1-x-s.jsonl"));
+        assert!(!is_session_name(b".pi-session-tmp-1-x-s.jsonl.tmp"));
+        assert!(!is_session_name(b".s.jsonl.append"));
     }
 
     #[test]

@@ -30,7 +30,7 @@ pub(super) fn jsonl_names(dir: &Path) -> std::io::Result<Vec<Vec<u8>>> {
     Ok(read_dir_sorted(dir)?
         .into_iter()
         .map(|(n, _)| n)
-        .filter(|n| n.ends_with(b".jsonl"))
+        .filter(|n| super::dirs::is_session_name(n))
         .collect())
 }
 

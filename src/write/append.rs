@@ -10,6 +10,7 @@ use crate::json::value::{Object, Value};
 use crate::session::context::current_system_message;
 use crate::session::{Session, key_to_value};
 use crate::write::fs::{append_line, create_exclusive};
+use crate::write::journal::JournalUse;
 use crate::write::{Writer, line_of, put, set};
 
 impl Writer {
@@ -64,10 +65,11 @@ impl Writer {
     /// the new line.
     pub(super) fn append(&mut self, entry: Object<'_>) -> Result<()> {
         let line = line_of(&Value::Object(entry));
+        self.last_journal = JournalUse::NotNeeded;
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {
                 let path = path.clone();
-                append_line(&path, &line)?;
+                self.last_journal = append_line(&path, &line, &self.options)?;
                 // Whatever else was appended meanwhile is indexed too; nothing is lost. An
                 // error means the line is in the file but the session could not take it
                 // in (the file changed under it): open the file again.

@@ -123,7 +123,10 @@ impl Writer {
         }
         let s = &self.session;
         let mut kept: Vec<Value<'static>> = Vec::new();
+        // In path order (the last is the labels' parent), and as a set: the label loop
+        // below asks it once per label, so `branch` stays linear in the labels.
         let mut kept_ids: Vec<Key> = Vec::new();
+        let mut kept_set: ahash::AHashSet<Key> = ahash::AHashSet::new();
         let mut pending_labels: Vec<Key> = Vec::new();
         let mut replacement: ahash::AHashMap<Key, Key> = ahash::AHashMap::new();
         let mut parent: Option<Key> = None;
@@ -151,12 +154,13 @@ impl Writer {
             }
             parent = Some(rec.id.clone());
             kept_ids.push(rec.id.clone());
+            kept_set.insert(rec.id.clone());
             kept.push(v);
         }
         // Labels of kept entries, in the order pi's label map holds them (first set).
         let mut labels: Vec<(Key, Value<'static>, Option<Value<'static>>)> = Vec::new();
         for (target, label_pos) in s.label_order() {
-            if kept_ids.contains(&target) {
+            if kept_set.contains(&target) {
                 let mut lv = s.value(label_pos)?.into_owned();
                 if let Value::Object(o) = &mut lv {
                     let label = o.remove("label").unwrap_or(Value::Null);
@@ -180,7 +184,9 @@ impl Writer {
         for v in &kept {
             bytes.extend_from_slice(&line_of(v));
         }
-        let mut taken: Vec<String> = kept_ids.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect();
+        // pi's `generateId(new Set(pathEntryIds))`, with one set for all labels.
+        let mut taken: ahash::AHashSet<String> =
+            kept_ids.iter().filter_map(|k| k.as_str().map(str::to_owned)).collect();
         let mut label_parent = kept_ids.last().map_or(Value::Null, key_to_value);
         if !label_parent.truthy() {
             label_parent = Value::Null;
@@ -193,7 +199,7 @@ impl Writer {
                     break c;
                 }
             };
-            taken.push(id.clone());
+            taken.insert(id.clone());
             let mut o = Object::new();
             set(&mut o, "type", Value::str("label"));
             set(&mut o, "id", Value::string(id.clone()));

@@ -6,18 +6,19 @@
 //! the file nothing makes such a write atomic, so pi-session makes it undoable instead:
 //!
 //! 1. The appender takes an exclusive advisory lock (`flock`) on the session file, and
-//!    holds it until step 4.
+//!    holds it until step 4 (see "The lock" below).
 //! 2. If the append could tear (it crosses a 4096-byte boundary of the file offset:
 //!    `len_before % 4096 + bytes > 4096`; pages are never smaller), it first writes a
 //!    journal `.<file name>.append` in the same folder: the length before the append, the
 //!    length of the line, and its first (up to 2 KiB) and last (up to 64) bytes.
-//! 3. The line is written with one `O_APPEND` `write()`.
+//! 3. The line is written with one `O_APPEND` `write()`. When the file does not end with a
+//!    newline at that moment (a torn line someone else left), the newline that completes it
+//!    goes first, in the same `write()`, so the line can never be glued onto foreign bytes.
 //! 4. The journal is removed.
 //!
 //! [`recover`] runs before anything opens an existing file for writing ([`crate::Writer`],
 //! [`crate::migrate_file`], and every append, which holds the lock anyway). With the lock
-//! taken (without waiting: if another pi-session is appending right now, it does nothing
-//! and says [`Recovery::Busy`]) it compares the journal with the file:
+//! taken it compares the journal with the file:
 //! - size = length before: nothing was written ([`Recovery::NotWritten`]);
 //! - the line is all there (first and last bytes match): [`Recovery::Completed`];
 //! - the file holds a part of the line (its first bytes match and no newline follows):
@@ -30,17 +31,74 @@
 //! The journal is then removed. A journal that was itself cut short by the kill means the
 //! append never started (the line is written only after the journal is complete).
 //!
+//! # A journal name nobody can turn against the writer
+//!
+//! Anyone who can create files in a sessions folder (a shared or group-writable folder, a
+//! custom `sessionDir`, a sandboxed tool) controls what sits at `.<name>.append`. So:
+//! - the journal is created with `O_CREAT | O_EXCL | O_NOFOLLOW` (std's `create_new`), mode
+//!   0600: an existing name, a symlink, even a dangling one, is never followed or reused,
+//!   and an append whose journal name is taken fails with an error naming the journal;
+//! - an existing journal is opened with `O_NOFOLLOW | O_NONBLOCK` and `fstat`ed before a
+//!   byte is read: a symlink, FIFO, device, socket or folder, or a file owned by someone
+//!   other than the caller, the session file's owner or root, is refused (left alone, not
+//!   read, not removed) with an error that says what was found (`a symlink (to "x") at
+//!   .s.jsonl.append`); [`pending_recovery`] reports it as [`Recovery::Foreign`];
+//! - at most [`MAX_JOURNAL`] bytes are read (a journal is a header, up to 2 KiB of head
+//!   and 64 bytes of tail): a bigger file there is not a journal.
+//!
+//! Only the journal's last component is guarded this way; the folder itself is trusted
+//! (whoever can replace the folder can replace the session).
+//!
+//! # When the journal cannot be created
+//!
+//! pi appends with `appendFileSync` and keeps no journal, so in a folder the caller cannot
+//! write to (a session shared read-only at folder level, a sandbox) every pi append works.
+//! pi-session does the same for every size: when creating the journal fails with
+//! `EACCES`, `EPERM` or `EROFS`, the line is appended without one and the result says so
+//! ([`JournalUse::Unavailable`], naming the folder and the reason; the CLI prints one
+//! warning line). Such an append is as crash-safe as pi's own (not at all against a kill
+//! inside a multi-page `write()`), and if it is torn, [`recover`] reports the unterminated
+//! tail ([`Recovery::Unterminated`]) instead of saying the file is clean. Failing every
+//! append in such a folder was the other choice; it would make pi-session refuse files
+//! pi writes happily. Other journal errors (disk full, quota) fail the append, which then
+//! has written nothing.
+//!
+//! # Short writes
+//!
+//! `RLIMIT_FSIZE` (`ulimit -f`), a full disk or a quota can make `write()` store only a part
+//! of the line. Before writing, the append compares the file's length plus the line with
+//! the soft `RLIMIT_FSIZE` and fails with [`std::io::ErrorKind::FileTooLarge`] (`EFBIG`),
+//! the file unchanged. A short write that happens anyway is followed by a second `write()`
+//! that fails (`ENOSPC`, or `EFBIG` once the CLI ignores `SIGXFSZ`, whose default action
+//! would kill the process between the two calls), and the append cuts its own bytes back.
+//!
+//! # The lock
+//!
+//! Writers take `flock(LOCK_EX)`; readers that only look at a journal ([`pending_recovery`],
+//! used by `check` and `dump`) take `flock(LOCK_SH)`, so two readers never see each other
+//! as a writer. `flock` works on a read-only descriptor, so anyone who can read the
+//! session can hold the lock: a writer therefore first tries without blocking, then (once
+//! telling [`WriteOptions::on_lock_wait`]) polls until [`WriteOptions::lock_timeout`]
+//! (default 10 s) and fails with an error naming the lock. After taking it, a writer checks
+//! that its descriptor still is the file at the path (a [`crate::migrate_file`] holding the
+//! lock may have renamed a new file over it meanwhile) and otherwise opens the path again.
+//!
 //! Scope: `kill -9` (or any crash of the process) with the kernel still running. The page
 //! cache survives that, so nothing is fsynced; a power loss can still lose or tear the last
 //! append (and pi does not fsync its appends either). The lock is advisory and pi itself
 //! takes none: a pi process appending to the same file concurrently is not excluded, but
-//! recovery never removes bytes that contain a newline, and pi never truncates. A journal
-//! is found by the path the file was opened with (a second path to the same file through
-//! a symlink has its own journal name). On platforms other than Unix there is no lock.
+//! recovery never removes bytes that contain a newline, and pi never truncates. The check
+//! for a missing final newline and the `write()` are two system calls, so a pi append that
+//! lands between them still leaves an empty line; no lock pi ignores can close that. A
+//! journal is found by the path the file was opened with (a second path to the same file
+//! through a symlink has its own journal name). On platforms other than Unix, and on file
+//! systems without `flock` (`ENOLCK`, `EOPNOTSUPP`: some network mounts), there is no
+//! lock.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use crate::error::{Error, Result};
 
@@ -52,6 +110,65 @@ const MAGIC: &[u8] = b"pi-session append journal v1";
 /// How many of the line's first and last bytes a journal keeps.
 const HEAD_MAX: usize = 2048;
 const TAIL_MAX: usize = 64;
+/// The most bytes a journal can hold (header line, head, tail); no more is ever read.
+pub const MAX_JOURNAL: u64 = 256 + HEAD_MAX as u64 + TAIL_MAX as u64;
+
+/// How a writer waits for the append lock.
+///
+/// ```
+/// use std::time::Duration;
+/// let o = pi_session::WriteOptions::default().with_lock_timeout(Duration::from_millis(500));
+/// assert_eq!(o.lock_timeout, Duration::from_millis(500));
+/// ```
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct WriteOptions {
+    /// How long to wait for a lock another process holds before failing (default 10 s).
+    pub lock_timeout: Duration,
+    /// Called once, with the session file, when the lock is busy and the wait begins.
+    pub on_lock_wait: Option<fn(&Path)>,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions {
+            lock_timeout: Duration::from_secs(10),
+            on_lock_wait: None,
+        }
+    }
+}
+
+impl WriteOptions {
+    /// These options with another lock timeout.
+    pub fn with_lock_timeout(mut self, t: Duration) -> Self {
+        self.lock_timeout = t;
+        self
+    }
+    /// These options with a function told when a wait for the lock begins.
+    pub fn with_lock_notice(mut self, f: fn(&Path)) -> Self {
+        self.on_lock_wait = Some(f);
+        self
+    }
+}
+
+/// Whether an append went through a journal (see the module docs).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JournalUse {
+    /// The append could not tear (it stayed within one 4 KiB block), or nothing was written.
+    #[default]
+    NotNeeded,
+    /// The append was journaled.
+    Journaled,
+    /// The journal could not be created (a folder the caller cannot write to), so the line
+    /// was appended without one, as pi appends: not crash-safe.
+    Unavailable {
+        /// The folder where the journal could not be created.
+        folder: PathBuf,
+        /// Why (the OS error).
+        reason: String,
+    },
+}
 
 /// What [`recover`] found (and did) for a session file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -74,17 +191,33 @@ pub enum Recovery {
         removed: u64,
     },
     /// The file does not hold what the journal describes (it shrank, or other data follows
-    /// the journaled position). The file was left alone; the stale journal was removed.
+    /// the journaled position), or the journal's name held a file of the caller's that is
+    /// no journal. The file was left alone; the stale journal was removed.
     Stale {
         /// Why the journal does not match.
         reason: String,
     },
     /// Another process holds the append lock (it is appending now): nothing was done.
     Busy,
+    /// No journal, but the file ends in an unterminated line no journal covers (an append
+    /// without a journal was cut short, or another program wrote it). Left alone: pi's open
+    /// adds a newline after it, and so does `pi-session migrate`.
+    Unterminated {
+        /// Bytes after the last newline.
+        tail: u64,
+    },
+    /// Only from [`pending_recovery`]: the journal's name holds something pi-session never
+    /// writes (a symlink, a FIFO, a device, a file of another user). It is left alone;
+    /// writers refuse to go on until it is removed.
+    Foreign {
+        /// What was found, e.g. `a symlink (to "../x")`.
+        found: String,
+    },
 }
 
 impl Recovery {
-    /// A short name: `clean`, `not-written`, `completed`, `truncated`, `stale`, `busy`.
+    /// A short name: `clean`, `not-written`, `completed`, `truncated`, `stale`, `busy`,
+    /// `unterminated`, `foreign`.
     pub fn as_str(&self) -> &'static str {
         match self {
             Recovery::Clean => "clean",
@@ -93,6 +226,8 @@ impl Recovery {
             Recovery::Truncated { .. } => "truncated",
             Recovery::Stale { .. } => "stale",
             Recovery::Busy => "busy",
+            Recovery::Unterminated { .. } => "unterminated",
+            Recovery::Foreign { .. } => "foreign",
         }
     }
 }
@@ -107,8 +242,16 @@ impl std::fmt::Display for Recovery {
                 f,
                 "a torn append was removed: {removed} bytes cut, the file is back to its {len} bytes from before"
             ),
-            Recovery::Stale { reason } => write!(f, "a stale append journal (file left alone): {reason}"),
-            Recovery::Busy => f.write_str("another process is appending right now; nothing done"),
+            Recovery::Stale { reason } => write!(f, "a stale append journal was removed (file left alone): {reason}"),
+            Recovery::Busy => f.write_str("another process holds the append lock; nothing done"),
+            Recovery::Unterminated { tail } => write!(
+                f,
+                "no append journal, but the file ends in an unterminated line of {tail} bytes (left alone; pi's open would add a newline after it)"
+            ),
+            Recovery::Foreign { found } => write!(
+                f,
+                "{found} at the journal's name, not a journal pi-session wrote (left alone)"
+            ),
         }
     }
 }
@@ -122,30 +265,73 @@ pub fn journal_path(path: &Path) -> PathBuf {
     path.with_file_name(name)
 }
 
-/// Finish or undo an append that a crash interrupted, as described in the module docs.
-/// Cheap when there is nothing to do (one `stat` of the journal's name).
+fn io_at(path: &Path) -> impl Fn(std::io::Error) -> Error + '_ {
+    move |e| Error::from(e).with_path(path)
+}
+
+fn msg(kind: std::io::ErrorKind, text: String) -> std::io::Error {
+    std::io::Error::new(kind, text)
+}
+
+/// Finish or undo an append that a crash interrupted, as described in the module docs,
+/// waiting for the lock as [`WriteOptions::default`] says. Cheap when there is nothing to
+/// do (a `stat` of the journal's name and a look at the file's last byte). Also says when
+/// the file ends in an unterminated line no journal covers ([`Recovery::Unterminated`]).
 ///
 /// # Errors
 /// I/O errors (the file cannot be opened for writing or truncated, the journal cannot be
-/// read).
+/// read); a journal name holding something pi-session never writes (see the module docs),
+/// with the journal as the error's path.
 pub fn recover(path: &Path) -> Result<Recovery> {
-    let journal = journal_path(path);
-    if !exists(&journal) {
-        return Ok(Recovery::Clean);
-    }
-    let io = |e| Error::from(e).with_path(path);
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-        .map_err(io)?;
-    if !try_lock(&file).map_err(io)? {
-        return Ok(Recovery::Busy);
-    }
-    recover_locked(&file, &journal, true).map_err(io)
+    recover_with(path, &WriteOptions::default())
 }
 
-/// What [`recover`] would do now, doing nothing: `None` when there is no journal.
+/// [`recover`] with these lock options; [`Recovery::Busy`] when the lock stayed taken for
+/// the whole timeout.
+///
+/// # Errors
+/// As [`recover`].
+pub fn recover_with(path: &Path, opts: &WriteOptions) -> Result<Recovery> {
+    let journal = journal_path(path);
+    let r = if exists(&journal) {
+        let Some(file) = open_locked(path, opts, false)? else {
+            return Ok(Recovery::Busy);
+        };
+        recover_locked(&file, path, &journal, true)?
+    } else {
+        Recovery::Clean
+    };
+    if r != Recovery::Clean {
+        return Ok(r);
+    }
+    let file = File::open(path).map_err(io_at(path))?;
+    match unterminated_tail(&file).map_err(io_at(path))? {
+        0 => Ok(Recovery::Clean),
+        tail => Ok(Recovery::Unterminated { tail }),
+    }
+}
+
+/// How many bytes follow the file's last newline (0: it ends with one, or is empty).
+fn unterminated_tail(file: &File) -> std::io::Result<u64> {
+    let size = file.metadata()?.len();
+    let mut end = size;
+    while end > 0 {
+        let start = end.saturating_sub(64 << 10);
+        let chunk = read_at(file, start, (end - start) as usize)?;
+        if chunk.is_empty() {
+            break;
+        }
+        if let Some(i) = memchr::memrchr(b'\n', &chunk) {
+            return Ok(size - (start + i as u64 + 1));
+        }
+        end = start;
+    }
+    Ok(size)
+}
+
+/// What [`recover`] would do now, doing nothing: `None` when there is no journal. Takes the
+/// shared lock (without waiting), so concurrent readers never see each other as a writer;
+/// [`Recovery::Busy`] only when a writer holds the exclusive lock.
 ///
 /// # Errors
 /// I/O errors reading the file or the journal.
@@ -154,12 +340,11 @@ pub fn pending_recovery(path: &Path) -> Result<Option<Recovery>> {
     if !exists(&journal) {
         return Ok(None);
     }
-    let io = |e| Error::from(e).with_path(path);
-    let file = File::open(path).map_err(io)?;
-    if !try_lock(&file).map_err(io)? {
+    let file = File::open(path).map_err(io_at(path))?;
+    if !try_lock_shared(&file).map_err(io_at(path))? {
         return Ok(Some(Recovery::Busy));
     }
-    match recover_locked(&file, &journal, false).map_err(io)? {
+    match recover_locked(&file, path, &journal, false)? {
         Recovery::Clean => Ok(None),
         r => Ok(Some(r)),
     }
@@ -169,66 +354,339 @@ fn exists(p: &Path) -> bool {
     !matches!(std::fs::symlink_metadata(p), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
+/// Open `path` for appending (read-only when `writable` is false and writing is not
+/// permitted) and take the exclusive lock, waiting as `opts` says; the descriptor is
+/// checked to still be the file at `path` once locked. `None`: the lock stayed taken.
+fn open_locked(path: &Path, opts: &WriteOptions, read_only_ok: bool) -> Result<Option<File>> {
+    let deadline = Instant::now() + opts.lock_timeout;
+    let mut told = false;
+    loop {
+        let file = match std::fs::OpenOptions::new().read(true).append(true).open(path) {
+            Err(e)
+                if read_only_ok
+                    && matches!(
+                        e.kind(),
+                        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                    ) =>
+            {
+                File::open(path)
+            }
+            r => r,
+        }
+        .map_err(io_at(path))?;
+        if !lock_until(&file, path, deadline, opts, &mut told).map_err(io_at(path))? {
+            return Ok(None);
+        }
+        if still_at(&file, path) {
+            return Ok(Some(file));
+        }
+        // Replaced while we waited (a rewrite renamed a new file over the path): again.
+    }
+}
+
+/// Whether `file` is (still) the file that `path` names.
+#[cfg(unix)]
+fn still_at(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => true,
+    }
+}
+
+#[cfg(not(unix))]
+fn still_at(_: &File, _: &Path) -> bool {
+    true
+}
+
+/// The error of a writer that gave up waiting for the lock.
+fn lock_timeout_error(opts: &WriteOptions) -> std::io::Error {
+    msg(
+        std::io::ErrorKind::WouldBlock,
+        format!(
+            "another process holds the append lock (flock) on this file; gave up waiting after {:.1} s",
+            opts.lock_timeout.as_secs_f64()
+        ),
+    )
+}
+
+/// Run `f` with `path` open and exclusively locked (waiting as `opts` says, then failing
+/// with an error naming the lock), after an interrupted append has been recovered. For the
+/// writer's open and [`crate::migrate_file`], which read the file and may rewrite it.
+pub(crate) fn with_lock<T>(
+    path: &Path,
+    opts: &WriteOptions,
+    f: impl FnOnce(&File, Recovery) -> Result<T>,
+) -> Result<T> {
+    let Some(file) = open_locked(path, opts, true)? else {
+        return Err(Error::from(lock_timeout_error(opts)).with_path(path));
+    };
+    let journal = journal_path(path);
+    let recovery = if exists(&journal) {
+        recover_locked(&file, path, &journal, true)?
+    } else {
+        Recovery::Clean
+    };
+    f(&file, recovery)
+}
+
 /// Append one whole line (`bytes` ends with its only `\n`) to `path` so that a crash leaves
 /// either the old file or the old file plus the line, once recovered. With
 /// `only_if_unterminated`, append only when the file does not end with `\n` now (the
-/// newline pi adds after a torn last line). Returns whether it wrote.
-pub(crate) fn append(path: &Path, bytes: &[u8], only_if_unterminated: bool) -> std::io::Result<bool> {
-    let file = std::fs::OpenOptions::new().read(true).append(true).open(path)?;
-    lock(&file)?;
+/// newline pi adds after a torn last line). Returns whether it wrote, and how the journal
+/// was used.
+pub(crate) fn append(
+    path: &Path,
+    bytes: &[u8],
+    only_if_unterminated: bool,
+    opts: &WriteOptions,
+) -> Result<(bool, JournalUse)> {
+    let Some(file) = open_locked(path, opts, false)? else {
+        return Err(Error::from(lock_timeout_error(opts)).with_path(path));
+    };
     let journal = journal_path(path);
     if exists(&journal) {
         // An earlier append died: undo its torn bytes before ours would bury them.
-        recover_locked(&file, &journal, true)?;
+        recover_locked(&file, path, &journal, true)?;
     }
-    let old = file.metadata()?.len();
-    if only_if_unterminated && (old == 0 || read_at(&file, old - 1, 1)? == b"\n") {
-        return Ok(false);
+    append_locked(&file, path, bytes, only_if_unterminated)
+}
+
+/// [`append`] on a file already open and locked (see [`with_lock`]).
+pub(crate) fn append_locked(
+    file: &File,
+    path: &Path,
+    bytes: &[u8],
+    only_if_unterminated: bool,
+) -> Result<(bool, JournalUse)> {
+    let journal = journal_path(path);
+    let old = file.metadata().map_err(io_at(path))?.len();
+    let terminated = old == 0 || read_at(file, old - 1, 1).map_err(io_at(path))? == b"\n";
+    if only_if_unterminated && terminated {
+        return Ok((false, JournalUse::NotNeeded));
     }
-    let journaled = old % BLOCK + bytes.len() as u64 > BLOCK;
-    if journaled {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(&journal)
-            .and_then(|mut j| j.write_all(&Journal::of(old, bytes).encode()))
-            .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", journal.display())))?;
+    // The newline that completes a torn last line goes in the same write as the line.
+    let owned;
+    let bytes = if terminated || only_if_unterminated {
+        bytes
+    } else {
+        owned = [b"\n", bytes].concat();
+        &owned[..]
+    };
+    check_file_size_limit(old, bytes.len() as u64).map_err(io_at(path))?;
+    let mut used = JournalUse::NotNeeded;
+    if old % BLOCK + bytes.len() as u64 > BLOCK {
+        used = match create_journal(&journal, &Journal::of(old, bytes).encode()) {
+            Ok(()) => JournalUse::Journaled,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+                ) =>
+            {
+                JournalUse::Unavailable {
+                    folder: journal
+                        .parent()
+                        .filter(|d| !d.as_os_str().is_empty())
+                        .unwrap_or(Path::new("."))
+                        .to_path_buf(),
+                    reason: e.to_string(),
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(Error::from(msg(
+                    e.kind(),
+                    format!(
+                        "{} appeared there while the append lock was held (not a journal of pi-session's); nothing appended",
+                        found_at(&journal)
+                    ),
+                ))
+                .with_path(&journal));
+            }
+            Err(e) => return Err(Error::from(e).with_path(&journal)),
+        };
     }
-    if let Err(e) = (&file).write_all(bytes) {
+    if let Err(e) = (&*file).write_all(bytes) {
         // Cut back what this write added, if the file shows nothing but our own bytes.
-        if let Ok(Plan::Truncate) = Journal::of(old, bytes).assess(&file) {
+        if let Ok(Plan::Truncate) = Journal::of(old, bytes).assess(file) {
             let _ = file.set_len(old);
         }
+        if used == JournalUse::Journaled {
+            let _ = std::fs::remove_file(&journal);
+        }
+        return Err(Error::from(e).with_path(path));
+    }
+    if used == JournalUse::Journaled {
         let _ = std::fs::remove_file(&journal);
+    }
+    Ok((true, used))
+}
+
+/// Fail with `EFBIG` before a write that the soft `RLIMIT_FSIZE` would cut short.
+#[cfg(unix)]
+fn check_file_size_limit(old: u64, len: u64) -> std::io::Result<()> {
+    match rustix::process::getrlimit(rustix::process::Resource::Fsize).current {
+        Some(max) if old.saturating_add(len) > max => Err(msg(
+            std::io::ErrorKind::FileTooLarge,
+            format!(
+                "appending {len} bytes would take the file past the file size limit of {max} bytes (ulimit -f); nothing appended"
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(not(unix))]
+fn check_file_size_limit(_: u64, _: u64) -> std::io::Result<()> {
+    Ok(())
+}
+
+/// Create the journal (never following or reusing an existing name) and write it.
+fn create_journal(journal: &Path, text: &[u8]) -> std::io::Result<()> {
+    let mut o = std::fs::OpenOptions::new();
+    o.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        o.mode(0o600).custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32);
+    }
+    let mut j = o.open(journal)?;
+    if let Err(e) = j.write_all(text) {
+        drop(j);
+        let _ = std::fs::remove_file(journal);
         return Err(e);
     }
-    if journaled {
-        let _ = std::fs::remove_file(&journal);
+    Ok(())
+}
+
+/// What is at `journal`, in words, for messages about it (`a symlink (to "x")`, `a FIFO`).
+fn found_at(journal: &Path) -> String {
+    match std::fs::symlink_metadata(journal) {
+        Ok(m) => describe(&m, journal),
+        Err(_) => "a file".into(),
     }
-    Ok(true)
+}
+
+fn describe(m: &std::fs::Metadata, journal: &Path) -> String {
+    let t = m.file_type();
+    if t.is_symlink() {
+        return match std::fs::read_link(journal) {
+            Ok(to) => format!("a symlink (to {:?})", to.as_os_str()),
+            Err(_) => "a symlink".into(),
+        };
+    }
+    if t.is_dir() {
+        return "a folder".into();
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        if t.is_fifo() {
+            return "a FIFO".into();
+        }
+        if t.is_socket() {
+            return "a socket".into();
+        }
+        if t.is_char_device() {
+            return "a character device".into();
+        }
+        if t.is_block_device() {
+            return "a block device".into();
+        }
+    }
+    if t.is_file() {
+        "a file"
+    } else {
+        "something that is not a file"
+    }
+    .into()
+}
+
+/// What the journal's name holds.
+enum Found {
+    Missing,
+    Text(Vec<u8>),
+    /// Something pi-session never writes: left alone.
+    Refused(String),
+}
+
+/// Read the journal safely: never through a symlink, never from a FIFO or a device, never
+/// a file of a stranger's, never more than [`MAX_JOURNAL`] bytes (+1, to see it is more).
+fn read_journal(journal: &Path, session: &File) -> std::io::Result<Found> {
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true);
+    #[cfg(unix)]
+    {
+        use rustix::fs::OFlags;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        o.custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY).bits() as i32);
+    }
+    let f = match o.open(journal) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Found::Missing),
+        Err(e) => {
+            // A symlink (ELOOP), a socket (ENXIO): say what it is; else the error.
+            return match std::fs::symlink_metadata(journal) {
+                Ok(m) if !m.is_file() => Ok(Found::Refused(describe(&m, journal))),
+                _ => Err(e),
+            };
+        }
+    };
+    let m = f.metadata()?;
+    if !m.is_file() {
+        return Ok(Found::Refused(describe(&m, journal)));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let me = rustix::process::geteuid().as_raw();
+        let owner = m.uid();
+        let session_owner = session.metadata()?.uid();
+        if owner != me && owner != session_owner && owner != 0 {
+            return Ok(Found::Refused(format!("a file owned by uid {owner}")));
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = session;
+    let mut text = Vec::new();
+    f.take(MAX_JOURNAL + 1).read_to_end(&mut text)?;
+    Ok(Found::Text(text))
+}
+
+/// The error for a journal name that holds something pi-session never writes.
+fn refused(journal: &Path, found: &str) -> Error {
+    Error::from(msg(
+        std::io::ErrorKind::InvalidData,
+        format!("{found}, not an append journal pi-session wrote; left alone (remove it to go on)"),
+    ))
+    .with_path(journal)
 }
 
 /// With the lock held: compare the journal with the file, act (when `act`), remove it.
-fn recover_locked(file: &File, journal: &Path, act: bool) -> std::io::Result<Recovery> {
-    let text = match std::fs::read(journal) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Recovery::Clean),
-        Err(e) => return Err(e),
+fn recover_locked(file: &File, path: &Path, journal: &Path, act: bool) -> Result<Recovery> {
+    let text = match read_journal(journal, file).map_err(io_at(journal))? {
+        Found::Missing => return Ok(Recovery::Clean),
+        Found::Text(t) => t,
+        Found::Refused(found) if act => return Err(refused(journal, &found)),
+        Found::Refused(found) => return Ok(Recovery::Foreign { found }),
     };
     let r = match Journal::decode(&text) {
         Decoded::Incomplete => Recovery::NotWritten,
         Decoded::Foreign => Recovery::Stale {
-            reason: "the journal is not one pi-session wrote".into(),
+            reason: format!(
+                "the file at {} ({} bytes) is not a journal pi-session writes",
+                journal.display(),
+                text.len()
+            ),
         },
-        Decoded::Journal(j) => match j.assess(file)? {
+        Decoded::Journal(j) => match j.assess(file).map_err(io_at(path))? {
             Plan::NotWritten => Recovery::NotWritten,
             Plan::Completed => Recovery::Completed,
             Plan::Stale(reason) => Recovery::Stale { reason },
             Plan::Truncate => {
-                let size = file.metadata()?.len();
+                let size = file.metadata().map_err(io_at(path))?.len();
                 if act {
-                    file.set_len(j.old)?;
+                    file.set_len(j.old).map_err(io_at(path))?;
                 }
                 Recovery::Truncated {
                     len: j.old,
@@ -239,7 +697,7 @@ fn recover_locked(file: &File, journal: &Path, act: bool) -> std::io::Result<Rec
     };
     if act {
         match std::fs::remove_file(journal) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::from(e).with_path(journal)),
             _ => {}
         }
     }
@@ -401,46 +859,86 @@ fn read_at(file: &File, at: u64, n: usize) -> std::io::Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// Take the exclusive append lock, waiting for it. Released when `file` is closed.
+/// Take the exclusive append lock before `deadline`: first without blocking; when it is
+/// busy, tell `opts.on_lock_wait` (once per call chain, through `told`) and poll. `false`:
+/// still busy at the deadline. Released when `file` is closed.
 ///
-/// std's `File::lock` is `flock(fd, LOCK_EX)` on Unix, the lock pi-session has always
-/// taken (so writers of older builds still exclude each other). It is used on Unix only:
-/// on Windows std takes a mandatory `LockFileEx` lock, under which pi's own appends to the
-/// file would fail, so there the lock stays a no-op, as before.
+/// std's `File::try_lock` is `flock(fd, LOCK_EX | LOCK_NB)` on Unix, the lock pi-session
+/// has always taken (so writers of older builds still exclude each other). It is used on
+/// Unix only: on Windows std takes a mandatory `LockFileEx` lock, under which pi's own
+/// appends to the file would fail, so there the lock stays a no-op, as before.
 #[cfg(unix)]
-fn lock(file: &File) -> std::io::Result<()> {
+fn lock_until(
+    file: &File,
+    path: &Path,
+    deadline: Instant,
+    opts: &WriteOptions,
+    told: &mut bool,
+) -> std::io::Result<bool> {
+    let mut pause = Duration::from_millis(2);
     loop {
-        match file.lock() {
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            r => return r,
+        match file.try_lock() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => {}
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // A file system without flock (some network mounts): no lock, as on Windows.
+            Err(std::fs::TryLockError::Error(e)) if no_locks(&e) => return Ok(true),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Ok(false);
+        }
+        if !*told {
+            *told = true;
+            if let Some(f) = opts.on_lock_wait {
+                f(path);
+            }
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(100));
+    }
+}
+
+/// Take the shared lock if no writer holds the exclusive one; `false` if one does
+/// (`flock(fd, LOCK_SH | LOCK_NB)`).
+#[cfg(unix)]
+fn try_lock_shared(file: &File) -> std::io::Result<bool> {
+    loop {
+        match file.try_lock_shared() {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+            Err(std::fs::TryLockError::Error(e)) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(std::fs::TryLockError::Error(e)) if no_locks(&e) => return Ok(true),
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
         }
     }
 }
 
-/// Take the exclusive append lock if nobody holds it; `false` if someone does
-/// (`flock(fd, LOCK_EX | LOCK_NB)`, see [`lock`]).
+/// The file system offers no `flock` (`ENOLCK`, `EOPNOTSUPP`).
 #[cfg(unix)]
-fn try_lock(file: &File) -> std::io::Result<bool> {
-    match file.try_lock() {
-        Ok(()) => Ok(true),
-        Err(std::fs::TryLockError::WouldBlock) => Ok(false),
-        Err(std::fs::TryLockError::Error(e)) => Err(e),
-    }
+fn no_locks(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported || e.raw_os_error() == Some(rustix::io::Errno::NOLCK.raw_os_error())
 }
 
 #[cfg(not(unix))]
-fn lock(_: &File) -> std::io::Result<()> {
-    Ok(())
+fn lock_until(_: &File, _: &Path, _: Instant, _: &WriteOptions, _: &mut bool) -> std::io::Result<bool> {
+    Ok(true)
 }
 
 #[cfg(not(unix))]
-fn try_lock(_: &File) -> std::io::Result<bool> {
+fn try_lock_shared(_: &File) -> std::io::Result<bool> {
     Ok(true)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const O: WriteOptions = WriteOptions {
+        lock_timeout: Duration::from_secs(10),
+        on_lock_wait: None,
+    };
 
     const OLD: &[u8] = b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"custom\",\"id\":\"a1\"}\n";
 
@@ -596,8 +1094,11 @@ mod tests {
         let (_d, path) = setup(&l);
         add(&path, &l[..5000]);
         let holder = File::open(&path).expect("open");
-        lock(&holder).expect("lock");
-        assert_eq!(recover(&path).expect("recover"), Recovery::Busy);
+        holder.lock().expect("lock");
+        let quick = WriteOptions::default().with_lock_timeout(Duration::from_millis(50));
+        let t0 = Instant::now();
+        assert_eq!(recover_with(&path, &quick).expect("recover"), Recovery::Busy);
+        assert!(t0.elapsed() >= Duration::from_millis(50));
         assert_eq!(pending_recovery(&path).expect("pending"), Some(Recovery::Busy));
         assert_eq!(std::fs::metadata(&path).expect("stat").len(), (OLD.len() + 5000) as u64);
         assert!(journal_path(&path).exists());
@@ -612,9 +1113,9 @@ mod tests {
         let path = dir.path().join("s.jsonl");
         std::fs::write(&path, OLD).expect("write");
         let small = line(10);
-        assert!(append(&path, &small, false).expect("append"));
+        assert!(append(&path, &small, false, &O).expect("append").0);
         let big = line(100_000);
-        assert!(append(&path, &big, false).expect("append"));
+        assert!(append(&path, &big, false, &O).expect("append").0);
         assert!(!journal_path(&path).exists());
         assert_eq!(
             std::fs::read(&path).expect("read"),
@@ -624,13 +1125,13 @@ mod tests {
         let before = std::fs::read(&path).expect("read");
         std::fs::write(journal_path(&path), Journal::of(before.len() as u64, &big).encode()).expect("journal");
         add(&path, &big[..7000]);
-        assert!(append(&path, &small, false).expect("append"));
+        assert!(append(&path, &small, false, &O).expect("append").0);
         assert_eq!(std::fs::read(&path).expect("read"), [&before[..], &small[..]].concat());
         assert!(!journal_path(&path).exists());
         // The newline pi adds after a torn last line, only when it is still missing.
-        assert!(!append(&path, b"\n", true).expect("append"));
+        assert!(!append(&path, b"\n", true, &O).expect("append").0);
         add(&path, b"{\"partial\"");
-        assert!(append(&path, b"\n", true).expect("append"));
+        assert!(append(&path, b"\n", true, &O).expect("append").0);
         assert!(std::fs::read(&path).expect("read").ends_with(b"{\"partial\"\n"));
     }
 }

@@ -17,6 +17,14 @@
 //! appends), `branch.rs` (fork and branch), `fs.rs` (whole files through a temporary file,
 //! appended lines through `journal.rs`).
 //!
+//! Hostile folders: a sessions folder may be writable by others (shared, group-writable,
+//! a sandboxed tool's). Nothing pi-session creates there follows or reuses a name someone
+//! planted: the journal and temporary files are created `O_EXCL | O_NOFOLLOW`, an existing
+//! journal is inspected without following it and read only up to its maximum size
+//! (`journal.rs`); a rewrite goes through a symlinked session to its target and keeps the
+//! owner, group and mode, and temporary files never end in `.jsonl` (`fs.rs`). Waiting for
+//! the append lock is bounded ([`WriteOptions`]).
+//!
 //! Crashes: `kill -9` at any moment leaves the old file or the new one. Rewrites and new
 //! files get that from rename/link. An append can be cut between pages by the kernel when
 //! the process is killed inside its `write()`, so appends run under an advisory lock and,
@@ -42,8 +50,8 @@ use crate::js::string::JsStr;
 use crate::json::value::{Object, Value};
 use crate::session::{FileChange, OpenOptions, Session};
 use crate::source::ReadMode;
-use crate::write::fs::{io_at, terminate_last_line, write_atomic};
-use crate::write::journal::Recovery;
+use crate::write::fs::{io_at, write_atomic};
+use crate::write::journal::{JournalUse, Recovery, WriteOptions, append_locked, with_lock};
 use std::path::{Path, PathBuf};
 
 /// Where time and ids come from (tests make them deterministic).
@@ -127,6 +135,10 @@ pub struct Writer {
     entropy: Entropy,
     /// What opening the file found of an interrupted append.
     recovery: Recovery,
+    /// How to wait for the append lock.
+    options: WriteOptions,
+    /// How the last append to the file used the journal.
+    last_journal: JournalUse,
 }
 
 impl std::fmt::Debug for Writer {
@@ -181,6 +193,8 @@ impl Writer {
             session_dir,
             entropy,
             recovery: Recovery::Clean,
+            options: WriteOptions::default(),
+            last_journal: JournalUse::NotNeeded,
         }
     }
 
@@ -239,7 +253,7 @@ impl Writer {
     pub fn set_session_file(&mut self, path: &Path) -> Result<()> {
         let entropy = std::mem::take(&mut self.entropy);
         let dir = self.session_dir.clone();
-        let next = Writer::open(path, Some(&dir), entropy)?;
+        let next = Writer::open_with(path, Some(&dir), entropy, self.options)?;
         *self = next;
         Ok(())
     }
@@ -248,12 +262,28 @@ impl Writer {
     /// interrupted is finished or undone ([`crate::recover`]; see [`Writer::recovery`]),
     /// then a missing final newline is appended (as pi does) and a v1/v2 file is migrated
     /// and rewritten atomically (pi rewrites in place); a zero-byte file gets a header.
-    /// `session_dir` defaults to the file's folder.
+    /// `session_dir` defaults to the file's folder. All of it runs under the append lock
+    /// (waiting as [`WriteOptions::default`] says), so no pi-session append lands between
+    /// the read and a rewrite.
     ///
     /// # Errors
     /// [`ErrorKind::NotASession`](crate::ErrorKind::NotASession) (the file is left untouched), I/O errors (including a
-    /// pending append journal on a file this process cannot write).
+    /// pending append journal on a file this process cannot write, a journal name holding
+    /// something pi-session never writes, and a lock held past the timeout).
     pub fn open(path: &Path, session_dir: Option<&Path>, entropy: Entropy) -> Result<Writer> {
+        Writer::open_with(path, session_dir, entropy, WriteOptions::default())
+    }
+
+    /// [`Writer::open`] with these write options (kept for the writer's appends).
+    ///
+    /// # Errors
+    /// As [`Writer::open`].
+    pub fn open_with(
+        path: &Path,
+        session_dir: Option<&Path>,
+        entropy: Entropy,
+        options: WriteOptions,
+    ) -> Result<Writer> {
         let dir = session_dir.map(Path::to_path_buf).unwrap_or_else(|| {
             path.parent()
                 .map(Path::to_path_buf)
@@ -264,13 +294,32 @@ impl Writer {
             chunk: None,
         };
         let mut entropy = entropy;
-        let (session, recovery) = if path.exists() {
+        let (session, recovery, cwd) = if path.exists() {
             // An append that a crash interrupted is finished or undone before reading.
-            let recovery = crate::write::journal::recover(path)?;
-            let source = crate::source::Source::open(path, opts.read_mode).map_err(io_at(path))?;
-            let session =
-                Session::from_source_with_ids(source, opts, &mut entropy.uuid4).map_err(|e| e.with_path(path))?;
-            (session, recovery)
+            with_lock(path, &options, |file, recovery| {
+                let source = crate::source::Source::open(path, opts.read_mode).map_err(io_at(path))?;
+                let session =
+                    Session::from_source_with_ids(source, opts, &mut entropy.uuid4).map_err(|e| e.with_path(path))?;
+                let cwd = match session.header() {
+                    Ok(h) => h.get("cwd").and_then(Value::as_str).map(str::to_owned),
+                    Err(_) => None,
+                };
+                let session = match session.file_change() {
+                    FileChange::None => session,
+                    FileChange::AppendedNewline => {
+                        drop(session);
+                        append_locked(file, path, b"\n", true)?;
+                        Session::open_with(path, opts)?
+                    }
+                    FileChange::Rewritten => {
+                        let text = crate::session::migrate::rewrite_text(&session)?;
+                        drop(session);
+                        write_atomic(path, &text)?;
+                        Session::open_with(path, opts)?
+                    }
+                };
+                Ok((session, recovery, cwd))
+            })?
         } else {
             // pi: a missing file is a new session that will be written at this path.
             let mut w = Writer::blank(
@@ -283,31 +332,14 @@ impl Writer {
             );
             w.new_session(None, None)?;
             w.file = Some(path.to_path_buf());
+            w.options = options;
             return Ok(w);
         };
-        let cwd = match session.header() {
-            Ok(h) => h.get("cwd").and_then(Value::as_str).map(str::to_owned),
-            Err(_) => None,
-        }
-        .unwrap_or_else(|| {
+        let cwd = cwd.unwrap_or_else(|| {
             std::env::current_dir()
                 .map(|p| p.display().to_string())
                 .unwrap_or_default()
         });
-        let session = match session.file_change() {
-            FileChange::None => session,
-            FileChange::AppendedNewline => {
-                drop(session);
-                terminate_last_line(path)?;
-                Session::open_with(path, opts)?
-            }
-            FileChange::Rewritten => {
-                let text = crate::session::migrate::rewrite_text(&session)?;
-                drop(session);
-                write_atomic(path, &text)?;
-                Session::open_with(path, opts)?
-            }
-        };
         Ok(Writer {
             session,
             file: Some(path.to_path_buf()),
@@ -317,6 +349,8 @@ impl Writer {
             session_dir: dir,
             entropy,
             recovery,
+            options,
+            last_journal: JournalUse::NotNeeded,
         })
     }
 
@@ -373,6 +407,23 @@ impl Writer {
         &self.recovery
     }
 
+    /// How this writer waits for the append lock.
+    pub fn write_options(&self) -> &WriteOptions {
+        &self.options
+    }
+
+    /// Wait for the append lock as `options` say from now on.
+    pub fn set_write_options(&mut self, options: WriteOptions) {
+        self.options = options;
+    }
+
+    /// How the last append to the file used the journal: [`JournalUse::Unavailable`] when
+    /// it could not be created (a folder the caller cannot write to) and the line went in
+    /// unjournaled, as pi appends (see [`crate::recover`]'s module).
+    pub fn last_append_journal(&self) -> &JournalUse {
+        &self.last_journal
+    }
+
     /// Whether the file has been created.
     pub fn is_flushed(&self) -> bool {
         self.flushed
@@ -411,27 +462,49 @@ fn invalid_id(id: &str) -> Error {
 
 /// Migrate a file in place, atomically, as pi's open would (v1/v2 to v3, header for a
 /// zero-byte file, newline after a torn last line), after [`crate::recover`] has undone a
-/// torn append of pi-session's own. Returns what was done.
+/// torn append of pi-session's own, all under the append lock. A symlinked file is
+/// migrated through the link (the link stays); the owner, group and mode are kept.
+/// Returns what was done.
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// let f = dir.path().join("s.jsonl");
+/// std::fs::write(&f, "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}").unwrap();
+/// assert_eq!(pi_session::migrate_file(&f).unwrap(), pi_session::FileChange::AppendedNewline);
+/// assert!(std::fs::read(&f).unwrap().ends_with(b"}\n"));
+/// ```
 ///
 /// # Errors
-/// [`ErrorKind::NotASession`](crate::ErrorKind::NotASession) (the file is left untouched); I/O errors.
+/// [`ErrorKind::NotASession`](crate::ErrorKind::NotASession) (the file is left untouched); I/O errors, including a
+/// lock held past [`WriteOptions::default`]'s timeout.
 pub fn migrate_file(path: &Path) -> Result<FileChange> {
-    if path.exists() {
-        crate::write::journal::recover(path)?;
+    migrate_file_with(path, &WriteOptions::default())
+}
+
+/// [`migrate_file`], waiting for the lock as `options` say.
+///
+/// # Errors
+/// As [`migrate_file`].
+pub fn migrate_file_with(path: &Path, options: &WriteOptions) -> Result<FileChange> {
+    if !path.exists() {
+        // A missing file: the error Session::open gives.
+        return Session::open(path).map(|s| s.file_change());
     }
-    let s = Session::open(path)?;
-    let change = s.file_change();
-    match change {
-        FileChange::None => {}
-        FileChange::AppendedNewline => {
-            drop(s);
-            terminate_last_line(path)?;
+    with_lock(path, options, |file, _| {
+        let s = Session::open(path)?;
+        let change = s.file_change();
+        match change {
+            FileChange::None => {}
+            FileChange::AppendedNewline => {
+                drop(s);
+                append_locked(file, path, b"\n", true)?;
+            }
+            FileChange::Rewritten => {
+                let text = crate::session::migrate::rewrite_text(&s)?;
+                drop(s);
+                write_atomic(path, &text)?;
+            }
         }
-        FileChange::Rewritten => {
-            let text = crate::session::migrate::rewrite_text(&s)?;
-            drop(s);
-            write_atomic(path, &text)?;
-        }
-    }
-    Ok(change)
+        Ok(change)
+    })
 }

@@ -240,6 +240,15 @@ fn kill_dash_nine_during_migration_leaves_old_or_new() {
         std::thread::sleep(Duration::from_millis(20 + 40 * round));
         let _ = child.kill();
         let _ = child.wait();
+        // Whatever the kill left, no other name in the folder is a session to pi or to
+        // pi-session (a temporary file never ends in `.jsonl`).
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .expect("ls")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n != "old.jsonl")
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".jsonl")), "round {round}: {names:?}");
         let now = std::fs::read(&path).expect("read");
         if now != big {
             // The new file: version 3, pi opens it without changing it.
@@ -251,6 +260,15 @@ fn kill_dash_nine_during_migration_leaves_old_or_new() {
             );
         }
     }
+    // The next rewrite in the folder removes what killed rewrites left.
+    std::fs::write(&path, &original).expect("write");
+    pi_session::migrate_file(&path).expect("migrate");
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, ["old.jsonl"]);
 }
 
 #[test]

@@ -13,6 +13,7 @@ mod cli_check;
 mod conformance;
 mod crash_safety;
 mod crashes;
+mod hostile_writes;
 mod incremental;
 mod listing;
 mod readme;

@@ -33,6 +33,9 @@ struct Cli {
     /// How to read files: auto (mmap files of 1 MiB+, 32 KiB+ when listing), mmap, read (never maps).
     #[arg(long, global = true, value_enum, default_value_t = Mode::Auto)]
     read_mode: Mode,
+    /// How long a write waits for the append lock another process holds, then fails.
+    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10.0)]
+    wait: f64,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -204,7 +207,21 @@ pub(crate) enum GenCmd {
     },
 }
 
+/// Ignore `SIGXFSZ`, so that a write past `ulimit -f` fails with `EFBIG` (and the append
+/// cuts its bytes back) instead of killing the process between two `write()` calls.
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn ignore_sigxfsz() {
+    // SAFETY: `signal` with `SIG_IGN` installs no handler code, only the disposition
+    // "ignore"; it runs first in main, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+}
+
 fn main() {
+    #[cfg(unix)]
+    ignore_sigxfsz();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -252,6 +269,7 @@ fn run(cli: Cli) -> Result<i32> {
         },
         chunk: None,
     };
+    write::set_lock_wait(cli.wait);
     let stdout = io::stdout();
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
     let code = match cli.cmd {

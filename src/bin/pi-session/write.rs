@@ -1,10 +1,36 @@
 //! The write commands: `append`, `label`, `name`, `fork`, `branch`, `migrate`.
+//!
+//! Every one waits at most `--wait SECONDS` (default 10) for the append lock another
+//! process holds, saying once on stderr that it waits, then fails naming the lock.
 
 use anyhow::{Context as _, Result, bail};
 use pi_session::text::{escape, escape_path};
-use pi_session::{Entropy, FileChange, Recovery, Value, Writer};
+use pi_session::{Entropy, FileChange, JournalUse, Recovery, Value, WriteOptions, Writer};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+static LOCK_WAIT: OnceLock<Duration> = OnceLock::new();
+
+/// The `--wait` option (seconds; negative or not a number: no waiting).
+pub fn set_lock_wait(seconds: f64) {
+    let d = Duration::try_from_secs_f64(seconds).unwrap_or(Duration::ZERO);
+    let _ = LOCK_WAIT.set(d);
+}
+
+fn waiting(file: &Path) {
+    eprintln!(
+        "pi-session: waiting for the append lock on {} (held by another process)…",
+        escape_path(file)
+    );
+}
+
+fn options() -> WriteOptions {
+    WriteOptions::default()
+        .with_lock_timeout(LOCK_WAIT.get().copied().unwrap_or(Duration::from_secs(10)))
+        .with_lock_notice(waiting)
+}
 
 fn open(file: &Path) -> Result<Writer> {
     if !file.exists() {
@@ -13,10 +39,21 @@ fn open(file: &Path) -> Result<Writer> {
             escape_path(file)
         )));
     }
-    let w =
-        Writer::open(file, None, Entropy::default()).map_err(crate::show::doing("cannot open for writing", file))?;
+    let w = Writer::open_with(file, None, Entropy::default(), options())
+        .map_err(crate::show::doing("cannot open for writing", file))?;
     note_recovery(file, w.recovery());
     Ok(w)
+}
+
+/// One warning line when an append went in without its journal.
+fn note_journal(w: &Writer) {
+    if let JournalUse::Unavailable { folder, reason } = w.last_append_journal() {
+        eprintln!(
+            "pi-session: warning: cannot create the append journal in {}: {}; appended without it (not crash-safe, as pi's own appends)",
+            escape_path(folder),
+            escape(&reason.to_string())
+        );
+    }
 }
 
 /// Say on stderr when opening undid a torn append or found a stale journal.
@@ -34,12 +71,14 @@ pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
             escape_path(file)
         )));
     }
-    let r = pi_session::recover(file).map_err(crate::show::doing("cannot recover", file))?;
+    let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot recover", file))?;
     if json {
         let str = |s: &str| Value::str(s).stringify();
         let (len, removed, reason) = match &r {
             Recovery::Truncated { len, removed } => (len.to_string(), removed.to_string(), "null".into()),
             Recovery::Stale { reason } => ("null".into(), "null".into(), str(reason)),
+            Recovery::Foreign { found } => ("null".into(), "null".into(), str(found)),
+            Recovery::Unterminated { tail } => ("null".into(), tail.to_string(), "null".into()),
             _ => ("null".into(), "null".into(), "null".into()),
         };
         writeln!(
@@ -67,7 +106,10 @@ pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
         bail!("the message on stdin must be a JSON object (e.g. {{\"role\":\"user\",\"content\":\"hi\"}})");
     }
     let mut w = open(file)?;
-    let id = w.append_message(message)?;
+    let id = w
+        .append_message(message)
+        .map_err(crate::show::doing("cannot append", file))?;
+    note_journal(&w);
     writeln!(out, "{id}")?;
     Ok(0)
 }
@@ -76,6 +118,7 @@ pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
 pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result<i32> {
     let mut w = open(file)?;
     let new = w.append_label_change(id, (!label.is_empty()).then_some(label))?;
+    note_journal(&w);
     writeln!(out, "{new}")?;
     Ok(0)
 }
@@ -84,6 +127,7 @@ pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result
 pub fn name(file: &Path, name: &str, out: &mut impl Write) -> Result<i32> {
     let mut w = open(file)?;
     let new = w.append_session_info(name)?;
+    note_journal(&w);
     writeln!(out, "{new}")?;
     Ok(0)
 }
@@ -129,10 +173,10 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
 /// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
 pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
     if file.exists() {
-        let r = pi_session::recover(file).map_err(crate::show::doing("cannot recover", file))?;
+        let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot recover", file))?;
         note_recovery(file, &r);
     }
-    let change = pi_session::migrate_file(file).map_err(crate::show::doing("cannot migrate", file))?;
+    let change = pi_session::migrate_file_with(file, &options()).map_err(crate::show::doing("cannot migrate", file))?;
     let msg = match change {
         FileChange::None => "already current: nothing to do",
         FileChange::AppendedNewline => "appended the missing final newline",
