@@ -173,7 +173,8 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
 /// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
 pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
     if file.exists() {
-        let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot recover", file))?;
+        // The first step of the migration: the user asked to migrate, and is told so.
+        let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot migrate", file))?;
         note_recovery(file, &r);
     }
     let change = pi_session::migrate_file_with(file, &options()).map_err(crate::show::doing("cannot migrate", file))?;
