@@ -112,15 +112,12 @@ pub(super) fn read_opened_session_info(
     Err(SkipFileReason::Changed)
 }
 
+/// How one attempt at a file went: `None` when it changed while it was read.
+type Attempt = Option<Result<SessionInfo, SkipFileReason>>;
+
 /// The file mapped (into the arena where there is one): `None` when it changed while it
 /// was read (its `fstat` differs, or the mapping faulted).
-fn mapped_info(
-    path: &Path,
-    file: &File,
-    stamp: &Stamp,
-    mtime: f64,
-    scratch: &mut Scratch,
-) -> Option<Result<SessionInfo, SkipFileReason>> {
+fn mapped_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch) -> Attempt {
     let len = stamp.size();
     #[cfg(any(target_os = "linux", target_os = "android"))]
     if let Some((r, faulted)) = info_in_arena(path, file, len, mtime, scratch) {
@@ -137,13 +134,7 @@ fn mapped_info(
 
 /// The file read into the scratch buffer: `None` when it changed while it was read (it
 /// no longer holds the bytes read, judged by its ends: an append since is fine).
-fn read_info(
-    path: &Path,
-    file: &File,
-    stamp: &Stamp,
-    mtime: f64,
-    scratch: &mut Scratch,
-) -> Option<Result<SessionInfo, SkipFileReason>> {
+fn read_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch) -> Attempt {
     let mut buf = std::mem::take(&mut scratch.buf);
     buf.clear();
     let len = stamp.size();

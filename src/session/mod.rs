@@ -246,12 +246,14 @@ impl Session {
     /// [`ErrorKind::FileChanged`] unless the bytes used so far are one version of the file
     /// (see [`Source::settled`]).
     fn settled(&self) -> Result<()> {
-        match self.source.settled() {
+        self.judge(self.source.settled())
+    }
+
+    /// A source's answer to "are the bytes still the file's?" as this session's result.
+    fn judge(&self, holds: std::io::Result<bool>) -> Result<()> {
+        match holds {
             Ok(true) => Ok(()),
-            Ok(false) => Err(ErrorKind::FileChanged {
-                path: self.path.clone(),
-            }
-            .into()),
+            Ok(false) => Err(self.changed()),
             Err(e) => Err(self.about_file(e.into())),
         }
     }
@@ -382,14 +384,7 @@ impl Session {
     /// # Errors
     /// [`ErrorKind::FileChanged`]; I/O errors of `fstat`.
     pub fn verify(&self) -> Result<()> {
-        match self.source.current() {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(ErrorKind::FileChanged {
-                path: self.path.clone(),
-            }
-            .into()),
-            Err(e) => Err(self.about_file(e.into())),
-        }
+        self.judge(self.source.current())
     }
 
     /// `e`, naming this session's file when it has one and `e` none yet.
@@ -498,14 +493,8 @@ impl Session {
 
     /// Fail if a mapped file shrank since it was opened (see [`crate::source`]).
     pub(crate) fn check(&self) -> Result<&[u8]> {
-        match self.source.check_unchanged() {
-            Ok(true) => Ok(self.source.bytes()),
-            Ok(false) => Err(ErrorKind::FileChanged {
-                path: self.path.clone(),
-            }
-            .into()),
-            Err(e) => Err(self.about_file(e.into())),
-        }
+        self.judge(self.source.check_unchanged())?;
+        Ok(self.source.bytes())
     }
 
     /// The index: every kept line and every skipped line.
