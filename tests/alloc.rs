@@ -129,10 +129,10 @@ fn opening_again_allocates_per_chunk_not_per_line() {
         let source = pi_session::Source::from_bytes(bytes.clone());
         pi_session::Session::from_source(source, pi_session::OpenOptions::default()).expect("a session")
     };
-    assert_eq!(open().index().entries.len(), lines);
+    assert_eq!(open().index().len(), lines);
     let n = allocations(|| {
         let again = open();
-        assert_eq!(again.index().entries.len(), lines);
+        assert_eq!(again.index().len(), lines);
     });
     eprintln!("open: {n} allocations for {lines} lines");
     // The copy of the bytes, the records' vectors (grown by doubling), the parent links,

@@ -257,7 +257,7 @@ pub const PI_STRINGIFY_DEPTH_LIMIT: usize = 4115;
 /// `JSON.stringify`, pi throws after writing the lines before it: those bytes, and the
 /// line that fails.
 fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::LineNo)>> {
-    if s.file_change() != FileChange::Rewritten || s.index().entries.is_empty() {
+    if s.file_change() != FileChange::Rewritten || s.index().is_empty() {
         return Ok(None);
     }
     // The raw text's depth is a cheap upper bound; pi stringifies the decoded value, in
@@ -267,7 +267,7 @@ fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::Li
         crate::json::walk::max_depth(s.raw(p)) > PI_STRINGIFY_DEPTH_LIMIT
             && s.value(p).is_ok_and(|v| value_depth(&v) > PI_STRINGIFY_DEPTH_LIMIT)
     };
-    let Some(bad) = (0..s.index().entries.len()).find(|&i| too_deep(i)) else {
+    let Some(bad) = (0..s.index().len()).find(|&i| too_deep(i)) else {
         return Ok(None);
     };
     let mut out = Vec::new();

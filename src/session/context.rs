@@ -46,7 +46,7 @@ pub struct Context<'a> {
 impl Session {
     /// Follow `parentId` links from `start`; root first.
     fn walk(&self, start: Option<EntryPos>, walk: Walk) -> Result<Vec<EntryPos>> {
-        let n = self.index.entries.len();
+        let n = self.index.len();
         let links = self.links();
         let mut seen = vec![0u64; n.div_ceil(64)];
         let mut path = Vec::new();
@@ -144,7 +144,7 @@ impl Session {
             let first_kept = key_from_value(cval.get("firstKeptEntryId"));
             let mut found = false;
             for &p in &path[..cidx] {
-                if self.record(p).id == first_kept {
+                if *self.record(p).id == first_kept {
                     found = true;
                 }
                 if found {

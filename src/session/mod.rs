@@ -185,14 +185,14 @@ impl Session {
             indexed_end: 0,
         };
         s.indexed_end = s.source.len();
-        if s.index.entries.is_empty() {
+        if s.index.is_empty() {
             if s.source.is_empty() {
                 s.new_header = Some(Session::new_header_value());
                 return Ok(s);
             }
             return Err(ErrorKind::NotASession { path: None }.into());
         }
-        let first = &s.index.entries[0];
+        let first = s.index.get(0);
         if first.ty != EntryType::Session || !first.id_is_string {
             return Err(ErrorKind::NotASession { path: None }.into());
         }
@@ -216,18 +216,18 @@ impl Session {
         let bytes = self.source.bytes();
         let start = self.list.len();
         self.list.extend(
-            (from as u32..self.index.entries.len() as u32)
+            (from as u32..self.index.len() as u32)
                 .map(EntryPos)
-                .filter(|p| self.index.entries[p.0 as usize].ty != EntryType::Session),
+                .filter(|p| self.index.ty(p.0 as usize) != EntryType::Session),
         );
-        self.by_id.extend(&self.index.entries, &self.list[start..]);
+        self.by_id.extend(&self.index, &self.list[start..]);
         if let Some(&last) = self.list[start..].last() {
-            self.leaf = self.index.entries[last.0 as usize].id.clone();
+            self.leaf = self.index.id(last.0 as usize).clone();
         }
         for &p in &self.list[start..] {
-            let e = &self.index.entries[p.0 as usize];
+            let e = self.index.get(p.0 as usize);
             if e.ty == EntryType::Label {
-                let line = line_of(bytes, e);
+                let line = line_of(bytes, &e);
                 let v = value::parse(line).map_err(|_| changed())?;
                 let target = key_from_value(v.get("targetId"));
                 if v.get("label").is_some_and(Value::truthy) {
@@ -245,7 +245,7 @@ impl Session {
     /// The parent links of every entry (built on first use, in parallel).
     pub(crate) fn links(&self) -> &Links {
         self.links
-            .get_or_init(|| Links::build(&self.index.entries, &self.list, &self.by_id))
+            .get_or_init(|| Links::build(&self.index, &self.list, &self.by_id))
     }
 
     /// Pick up what was appended to the file since it was opened (or last refreshed),
@@ -331,7 +331,7 @@ impl Session {
             Some(i) => from + i + 1,
             None => from,
         };
-        let before = self.index.entries.len();
+        let before = self.index.len();
         let view = &bytes[..end];
         let added = self.index.extend(view, from);
         let pending = (len as usize - end) as u64;
@@ -404,13 +404,13 @@ impl Session {
     }
 
     /// The record of a kept line.
-    pub fn record(&self, pos: EntryPos) -> &EntryRec {
-        &self.index.entries[pos.0 as usize]
+    pub fn record(&self, pos: EntryPos) -> EntryRec<'_> {
+        self.index.get(pos.0 as usize)
     }
 
     /// The exact bytes of a kept line (PiG's `GetEntries()` raw JSON), without `\n`.
     pub fn raw(&self, pos: EntryPos) -> &[u8] {
-        line_of(self.source.bytes(), self.record(pos))
+        line_of(self.source.bytes(), &self.record(pos))
     }
 
     /// pi's `getEntries()`: every entry but headers, in file order.
@@ -425,7 +425,7 @@ impl Session {
 
     /// The entry with this id (the later one when ids repeat).
     pub fn entry_by_id(&self, id: &Key) -> Option<EntryPos> {
-        self.by_id.get(&self.index.entries, id)
+        self.by_id.get(&self.index, id)
     }
 
     /// The entry with this string id.
@@ -450,7 +450,7 @@ impl Session {
     pub(crate) fn value_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Value<'a>> {
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let e = self.record(pos);
-        let mut v = value::parse(line_of(bytes, e)).map_err(|_| changed())?;
+        let mut v = value::parse(line_of(bytes, &e)).map_err(|_| changed())?;
         self.patch(pos, &mut v);
         Ok(v)
     }
@@ -459,7 +459,7 @@ impl Session {
     /// not touched). `Ok(None)` when the entry has no `message` key.
     pub(crate) fn message_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Option<Value<'a>>> {
         let e = self.record(pos);
-        let line = line_of(bytes, e);
+        let line = line_of(bytes, &e);
         let Some(f) = self.field(line, e.message, "message") else {
             return Ok(None);
         };
@@ -484,7 +484,7 @@ impl Session {
         keys: &[&str],
     ) -> Result<Option<(Kind, Vec<Option<Value<'a>>>)>> {
         let e = self.record(pos);
-        let line = line_of(bytes, e);
+        let line = line_of(bytes, &e);
         let Some(f) = self.field(line, e.message, "message") else {
             return Ok(None);
         };
@@ -577,7 +577,7 @@ impl Session {
         if e.ty == EntryType::NonObject {
             return None;
         }
-        let line = line_of(bytes, e);
+        let line = line_of(bytes, &e);
         let f = self.field(line, e.timestamp, "timestamp")?;
         value::parse(f.raw(line)).ok()
     }
@@ -700,7 +700,7 @@ impl Session {
     /// `TypeError`), [`ErrorKind::FileChanged`].
     pub fn session_name(&self) -> Result<Option<JsStr<'static>>> {
         let bytes = self.check()?;
-        for (i, e) in self.index.entries.iter().enumerate().rev() {
+        for (i, e) in self.index.iter().enumerate().rev() {
             if e.ty != EntryType::SessionInfo {
                 continue;
             }

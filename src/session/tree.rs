@@ -61,7 +61,7 @@ impl Session {
     /// [`ErrorKind::FileChanged`].
     pub fn tree(&self) -> Result<Tree> {
         let bytes = self.check()?;
-        let n = self.index.entries.len();
+        let n = self.index.len();
         // Each entry's node and parent node (u32::MAX: a root).
         const ROOT: u32 = u32::MAX;
         let mut links: Vec<(u32, u32)> = Vec::with_capacity(self.list.len());
@@ -138,7 +138,7 @@ impl Session {
     /// and prints) is then a DAG expanded into a tree, which can grow exponentially. Count
     /// the occurrences first (memoised over the DAG) and refuse beyond a generous budget.
     fn tree_size_guard(&self, tree: &Tree) -> Result<()> {
-        let n = self.index.entries.len();
+        let n = self.index.len();
         let budget = 4 * n as u64 + 1_000_000;
         let mut occ = vec![0u64; n];
         let mut total = 0u64;
@@ -177,7 +177,7 @@ impl Session {
     /// The oracle's cycle guard: depth-first from the roots, a child already on the stack
     /// is a cycle.
     fn tree_cycle(&self, tree: &Tree) -> Result<()> {
-        let mut state = vec![0u8; self.index.entries.len()];
+        let mut state = vec![0u8; self.index.len()];
         for &root in &tree.roots {
             if state[root.0 as usize] == 2 {
                 continue;

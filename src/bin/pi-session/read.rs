@@ -321,7 +321,7 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
                 .unwrap_or_default(),
             None => String::new(),
         };
-        let id = if rec.id == Key::Undefined {
+        let id = if *rec.id == Key::Undefined {
             "(no id)".into()
         } else {
             key_text(&rec.id)
