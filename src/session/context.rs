@@ -172,6 +172,34 @@ impl Session {
     /// # Errors
     /// As [`Session::context`].
     pub fn context_with(&self, leaf: &Key, tail: RetainedTail) -> Result<Context<'_>> {
+        let mut messages = Vec::new();
+        let mut sources = Vec::new();
+        let (thinking_level, model) = self.context_visit(leaf, tail, &mut |p, m| {
+            sources.push(p);
+            messages.push(m);
+            Ok(())
+        })?;
+        Ok(Context {
+            messages,
+            thinking_level,
+            model,
+            sources,
+        })
+    }
+
+    /// The context's messages handed to `visit` one at a time (with the entry each came
+    /// from) instead of collected, so a writer can stream them; returns the thinking level
+    /// and the model, which are known before the first message.
+    ///
+    /// # Errors
+    /// As [`Session::context`], and what `visit` returns.
+    #[allow(clippy::type_complexity)]
+    pub(crate) fn context_visit<'a>(
+        &'a self,
+        leaf: &Key,
+        tail: RetainedTail,
+        visit: &mut dyn FnMut(EntryPos, Value<'a>) -> Result<()>,
+    ) -> Result<(Option<Value<'a>>, Option<Object<'a>>)> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
         // Settings over the whole path: the last thinking level and the last model source
@@ -215,8 +243,6 @@ impl Session {
                 edits.insert(key_from_value(v.get("targetId")), p);
             }
         }
-        let mut messages = Vec::new();
-        let mut sources = Vec::new();
         for (i, &p) in entries.iter().enumerate() {
             let rec = self.record(p);
             if rec.ty == EntryType::Compaction && i > 0 {
@@ -233,15 +259,11 @@ impl Session {
                     msgs.append(tail);
                 }
             }
-            sources.extend(std::iter::repeat_n(p, msgs.len()));
-            messages.extend(msgs);
+            for m in msgs {
+                visit(p, m)?;
+            }
         }
-        Ok(Context {
-            messages,
-            thinking_level,
-            model,
-            sources,
-        })
+        Ok((thinking_level, model))
     }
 
     /// pi's `sessionEntryToContextMessages(entry)`.
