@@ -28,6 +28,9 @@ use crate::json::Value;
 use crate::json::stringify::push_json_string;
 use std::io::{self, Write};
 
+/// Output is handed on once this much is buffered.
+const SPILL: usize = 1 << 20;
+
 /// A canonical JSON writer over `W`.
 pub struct Stream<'w, W: Write> {
     w: &'w mut W,
@@ -42,7 +45,8 @@ impl<'w, W: Write> Stream<'w, W> {
     pub fn new(w: &'w mut W, opts: CanonOptions) -> Self {
         Stream {
             w,
-            buf: Vec::with_capacity(1 << 16),
+            // Spilled past 1 MiB: room for what one step adds before the check.
+            buf: Vec::with_capacity(SPILL + (1 << 18)),
             opts,
             open: Vec::new(),
         }
@@ -54,7 +58,7 @@ impl<'w, W: Write> Stream<'w, W> {
     }
 
     fn spill(&mut self) -> io::Result<()> {
-        if self.buf.len() > 1 << 20 {
+        if self.buf.len() > SPILL {
             self.w.write_all(&self.buf)?;
             self.buf.clear();
         }

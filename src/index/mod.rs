@@ -6,6 +6,15 @@
 //! number, entry type and the `id` / `parentId` keys. Skipped lines become [`Skipped`]
 //! records with their position and reason. Big inputs are split into newline-aligned chunks
 //! indexed in parallel with rayon; the result does not depend on the split.
+//!
+//! Memory: a kept line costs a 32-byte record (offset, length, key slots, the spans of
+//! `message` and `timestamp`, type, role, flags; no heap allocation of its own) plus, for
+//! each `id` and each `parentId` that is not `undefined`, `null` or the previous entry's
+//! id, one 24-byte key (strings of up to 8 bytes inline). A file of 10^7 `{}` lines
+//! indexes in about 320 MB of records; a chain of messages with 8-character ids in
+//! about 56 bytes an entry. Line numbers are not stored: the kept lines before an entry
+//! and the skipped lines before it give it. The index also answers whether pi can read
+//! the file at all ([`v8`]).
 
 pub(crate) mod idmap;
 pub(crate) mod line;

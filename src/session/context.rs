@@ -191,10 +191,22 @@ impl Session {
     /// from) instead of collected, so a writer can stream them; returns the thinking level
     /// and the model, which are known before the first message.
     ///
+    /// ```
+    /// let text = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+    /// let s = pi_session::Session::from_bytes(text.to_vec()).unwrap();
+    /// let mut n = 0;
+    /// s.context_visit(s.leaf(), pi_session::RetainedTail::Ignore, &mut |_, _| {
+    ///     n += 1;
+    ///     Ok(())
+    /// })
+    /// .unwrap();
+    /// assert_eq!(n, 1);
+    /// ```
+    ///
     /// # Errors
     /// As [`Session::context`], and what `visit` returns.
     #[allow(clippy::type_complexity)]
-    pub(crate) fn context_visit<'a>(
+    pub fn context_visit<'a>(
         &'a self,
         leaf: &Key,
         tail: RetainedTail,

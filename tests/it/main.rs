@@ -14,6 +14,7 @@ mod crash_safety;
 mod crashes;
 mod incremental;
 mod listing;
+mod memory;
 mod readme;
 mod real;
 mod robustness;

@@ -105,16 +105,18 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     let (walks, tree) = rayon::join(
         || {
             let branch = s.branch_path(None).map(|b| b.len());
-            let context = s.context(&leaf).map(|c| {
-                let mut seen = ahash::AHashSet::new();
-                let src: u64 = c
-                    .sources
-                    .iter()
-                    .filter(|p| seen.insert(p.0))
-                    .map(|&p| s.record(p).len)
-                    .sum();
-                (c.messages.len(), src)
-            });
+            // Counted as they come, not kept (a long branch's messages are most of a file).
+            let mut seen = ahash::AHashSet::new();
+            let (mut n, mut src) = (0usize, 0u64);
+            let context = s
+                .context_visit(&leaf, RetainedTail::Ignore, &mut |p, _| {
+                    n += 1;
+                    if seen.insert(p.0) {
+                        src += s.record(p).len;
+                    }
+                    Ok(())
+                })
+                .map(|_| (n, src));
             (branch, context)
         },
         || s.tree().map(|t| t.roots.len()),
