@@ -45,7 +45,12 @@ fn streamed_dump_is_the_whole_report_byte_for_byte() {
     let mut files = Vec::new();
     jsonl_files(&corpus(), &mut files);
     assert!(files.len() > 20, "the corpus is there");
-    for f in &files {
+    // v1 files (fresh random ids) and empty ones (a new random header) differ per run.
+    let random = |f: &Path| {
+        std::fs::metadata(f).is_ok_and(|m| m.len() == 0)
+            || pi_session::Session::open(f).is_ok_and(|s| s.migration() == pi_session::Migration::FromV1)
+    };
+    for f in files.iter().filter(|f| !random(f)) {
         for (tree, compact, leaf) in [
             (TreeMode::Nested, false, LeafChoice::Current),
             (TreeMode::Flat, true, LeafChoice::Navigate(None)),
