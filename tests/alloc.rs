@@ -258,7 +258,10 @@ fn dump_streams_its_report() {
     let (open_peak, dump_peak, out) = dump_heap(&p, false);
     eprintln!("dump of a chain of 4000: {out} bytes out, peak heap {dump_peak} (open alone {open_peak})");
     assert!(out > 200_000_000, "{out} bytes");
-    assert!(dump_peak < out / 50, "{dump_peak} bytes at the peak for {out} bytes out");
+    assert!(
+        dump_peak < out / 50,
+        "{dump_peak} bytes at the peak for {out} bytes out"
+    );
     // What the report costs beyond the open session, per entry: it was a whole value
     // before (~900 bytes an entry); now ids, messages and tree nodes are written one at a
     // time, beside the tree's position lists and a 1.25 MiB output buffer.

@@ -49,13 +49,13 @@ pub fn tree_visits(s: &Session) -> u64 {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for &p in s.entries() {
         let e = s.record(p);
-        let Some(node) = s.entry_by_id(&e.id) else {
+        let Some(node) = s.entry_by_id(e.id) else {
             // Every listed entry's id is in byId; if not, tree() itself will say.
             return 0;
         };
         if *e.parent == Key::Null || e.parent == e.id {
             roots.push(node.0);
-        } else if let Some(parent) = s.entry_by_id(&e.parent) {
+        } else if let Some(parent) = s.entry_by_id(e.parent) {
             children.entry(parent.0).or_default().push(node.0);
         } else {
             roots.push(node.0);
@@ -111,7 +111,7 @@ fn check_path(s: &Session, path: &[EntryPos], start: Option<EntryPos>) {
         let child = s.record(w[1]);
         assert!(child.parent.truthy(), "walk continued past a falsy parentId");
         assert_eq!(
-            s.entry_by_id(&child.parent),
+            s.entry_by_id(child.parent),
             Some(w[0]),
             "walk step is not byId[parentId]"
         );
@@ -119,7 +119,7 @@ fn check_path(s: &Session, path: &[EntryPos], start: Option<EntryPos>) {
     if let Some(&root) = path.first() {
         let r = s.record(root);
         assert!(
-            !r.parent.truthy() || s.entry_by_id(&r.parent).is_none(),
+            !r.parent.truthy() || s.entry_by_id(r.parent).is_none(),
             "walk stopped at an entry whose parent exists"
         );
     }

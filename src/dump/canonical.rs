@@ -43,7 +43,11 @@ pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -
 /// # Errors
 /// Whatever the writer returns.
 pub fn write_canonical_at<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions, base: usize) -> io::Result<()> {
-    let mut buf: Vec<u8> = Vec::with_capacity(if matches!(v, Value::Array(_) | Value::Object(_)) { 1 << 16 } else { 64 });
+    let mut buf: Vec<u8> = Vec::with_capacity(if matches!(v, Value::Array(_) | Value::Object(_)) {
+        1 << 16
+    } else {
+        64
+    });
     canonical_into(&mut buf, w, v, opts, base)?;
     w.write_all(&buf)
 }

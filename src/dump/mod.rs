@@ -13,8 +13,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, Key};
 use crate::js::string::JsStr;
 use crate::json::{Object, Value};
-pub use crate::session::migrate::rewrite_text;
 use crate::session::context::RetainedTail;
+pub use crate::session::migrate::rewrite_text;
 use crate::session::tree::Tree;
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
 use sha2::{Digest, Sha256};
@@ -149,17 +149,14 @@ fn early_report(
         Ok(s) => s.index().pi_open_throws,
         Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => None,
         Err(_) if crate::index::v8::exceeds_bound(size) => {
-            let src = crate::source::Source::open(path, opts.open.read_mode).map_err(|e| Error::from(e).with_path(path))?;
+            let src =
+                crate::source::Source::open(path, opts.open.read_mode).map_err(|e| Error::from(e).with_path(path))?;
             crate::index::v8::scan(src.bytes())
         }
         Err(_) => None,
     };
     if too_long.is_some() {
-        return Ok(Err(failed(
-            crate::index::v8::PI_MESSAGE.into(),
-            FileChange::None,
-            None,
-        )));
+        return Ok(Err(failed(crate::index::v8::PI_MESSAGE.into(), FileChange::None, None)));
     }
     let s = match opened {
         Ok(s) => s,
@@ -414,7 +411,12 @@ pub fn dump<W: Write>(path: &Path, opts: &DumpOptions, w: &mut W) -> Result<Dump
 }
 
 /// The report of an open session, written to `st` in key order.
-fn stream_report<W: Write>(s: &mut Session, opts: &DumpOptions, size: u64, st: &mut stream::Stream<'_, W>) -> Result<DumpNotes> {
+fn stream_report<W: Write>(
+    s: &mut Session,
+    opts: &DumpOptions,
+    size: u64,
+    st: &mut stream::Stream<'_, W>,
+) -> Result<DumpNotes> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
     let mut nav_ok = true;
     let mut raw_leaf: Option<Key> = None;
@@ -528,10 +530,7 @@ fn stream_report<W: Write>(s: &mut Session, opts: &DumpOptions, size: u64, st: &
         set(&mut e, k, Value::string(v));
     }
     st.member("errors", &Value::Object(e))?;
-    st.member(
-        "fileChange",
-        &Value::Object(file_change_value(change, size, rewritten)),
-    )?;
+    st.member("fileChange", &Value::Object(file_change_value(change, size, rewritten)))?;
     st.member("header", &s.header()?)?;
     let leaf_v = match &raw_leaf {
         Some(k) => key_to_value(k),

@@ -750,7 +750,9 @@ impl Part {
         let parent = self.key_slot(parent, prev_id);
         let msg = RelSpan::of(f.message);
         let (ts_start, ts_len) = match f.timestamp {
-            Some(t) if t.start < usize::from(u16::MAX) && t.end - t.start <= usize::from(u8::MAX) && t.end > t.start => {
+            Some(t)
+                if t.start < usize::from(u16::MAX) && t.end - t.start <= usize::from(u8::MAX) && t.end > t.start =>
+            {
                 (t.start as u16, (t.end - t.start) as u8)
             }
             _ => (u16::MAX, 0),
@@ -895,7 +897,10 @@ impl Index {
             }
             // Its keys were the last ones stored (the parent may share the previous id).
             for i in [r.parent, r.id] {
-                if i >= FIRST_KEY && (i - FIRST_KEY) as usize + 1 == self.keys.len() && (k == 0 || self.recs[k - 1].id != i) {
+                if i >= FIRST_KEY
+                    && (i - FIRST_KEY) as usize + 1 == self.keys.len()
+                    && (k == 0 || self.recs[k - 1].id != i)
+                {
                     self.keys.pop();
                 }
             }

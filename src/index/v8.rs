@@ -131,7 +131,10 @@ pub fn utf16_units(bytes: &[u8]) -> u64 {
     for c in bytes.utf8_chunks() {
         let v = c.valid().as_bytes();
         // A character is one unit per non-continuation byte, two for four-byte ones.
-        n += v.iter().map(|&b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0)).sum::<u64>();
+        n += v
+            .iter()
+            .map(|&b| u64::from(b & 0xC0 != 0x80) + u64::from(b >= 0xF0))
+            .sum::<u64>();
         n += u64::from(!c.invalid().is_empty());
     }
     n
@@ -277,7 +280,8 @@ mod tests {
     #[test]
     #[ignore]
     fn the_real_540_mb_line() {
-        let mut b = br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_vec();
+        let mut b =
+            br#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_vec();
         b.push(b'\n');
         let start = b.len() as u64;
         b.extend_from_slice(br#"{"type":"message","id":"m1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":""#);

@@ -261,7 +261,7 @@ impl Session {
                 continue;
             }
             let mut msgs = self.entry_messages(bytes, p)?;
-            if let Some(&edit) = edits.get(&rec.id) {
+            if let Some(&edit) = edits.get(rec.id) {
                 msgs = self.apply_edit(bytes, edit, msgs)?;
             }
             if i == 0 && retained_from == Some(p) {

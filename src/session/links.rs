@@ -66,9 +66,10 @@ impl Links {
             jobs.push((r * RUN, lo, w, t));
         }
         jobs.into_par_iter().for_each(|(k0, lo, w, t)| {
-            for k in k0..(k0 + RUN).min(list.len()) {
+            let end = (k0 + RUN).min(list.len());
+            for (k, p) in list.iter().enumerate().take(end).skip(k0) {
                 let (a, b) = resolve(k);
-                let i = list[k].0 as usize - lo;
+                let i = p.0 as usize - lo;
                 w[i] = a;
                 t[i] = b;
             }

@@ -110,8 +110,8 @@ impl Session {
             return;
         }
         if self.migration == Migration::FromV1 {
-            o.set(JsStr::from_str("id"), key_to_value(&e.id));
-            o.set(JsStr::from_str("parentId"), key_to_value(&e.parent));
+            o.set(JsStr::from_str("id"), key_to_value(e.id));
+            o.set(JsStr::from_str("parentId"), key_to_value(e.parent));
             if let Some(p) = self.patches.get(&pos.0) {
                 match &p.first_kept {
                     Some(k) if !k.is_undefined() => o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k)),

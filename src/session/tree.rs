@@ -72,7 +72,7 @@ impl Session {
             let node = if parents.unique {
                 p
             } else {
-                self.entry_by_id(&self.record(p).id)
+                self.entry_by_id(self.record(p).id)
                     .expect("every entry's id is in byId")
             };
             let parent = parents.tree_parent(p);
@@ -230,7 +230,7 @@ impl Session {
         if let Some(t) = self.type_value(node) {
             o.set(JsStr::from_str("type"), t);
         }
-        let (label, ts) = match self.label_entry(&self.record(node).id) {
+        let (label, ts) = match self.label_entry(self.record(node).id) {
             Some(l) => {
                 let mut v = self.value(l)?;
                 match &mut v {

@@ -19,7 +19,8 @@ fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
         let p = e.path();
         if p.is_dir() {
             jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "jsonl") && std::fs::metadata(&p).is_ok_and(|m| m.len() < 4 << 20) {
+        } else if p.extension().is_some_and(|x| x == "jsonl") && std::fs::metadata(&p).is_ok_and(|m| m.len() < 4 << 20)
+        {
             out.push(p);
         }
     }
@@ -119,8 +120,15 @@ fn a_deep_tree_warns_and_suggests_flat() {
         .expect("run");
     assert!(out.status.success());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("--tree flat") && err.contains("10001 entries deep"), "{err}");
-    let flat = Command::new(bin()).args(["dump", "--tree", "flat"]).arg(&p).output().expect("run");
+    assert!(
+        err.contains("--tree flat") && err.contains("10001 entries deep"),
+        "{err}"
+    );
+    let flat = Command::new(bin())
+        .args(["dump", "--tree", "flat"])
+        .arg(&p)
+        .output()
+        .expect("run");
     assert!(flat.stderr.is_empty(), "{}", String::from_utf8_lossy(&flat.stderr));
 }
 
@@ -143,13 +151,21 @@ fn a_line_too_long_for_v8_is_pis_failed_open() {
         f.write_all(b"\",\"timestamp\":1}}\n").unwrap();
     }
     let size = std::fs::metadata(&p).unwrap().len();
-    let d = Command::new(bin()).args(["dump", "--compact"]).arg(&p).output().expect("run");
+    let d = Command::new(bin())
+        .args(["dump", "--compact"])
+        .arg(&p)
+        .output()
+        .expect("run");
     let v: serde_json::Value = serde_json::from_slice(&d.stdout).expect("json");
     assert_eq!(v["error"], "RangeError: Invalid string length");
     assert_eq!(v["header"], serde_json::Value::Null);
     assert_eq!(v["fileChange"]["kind"], "none");
     assert_eq!(v["fileChange"]["bytesAfter"].as_u64(), Some(size));
-    let c = Command::new(bin()).args(["check", "--json"]).arg(&p).output().expect("run");
+    let c = Command::new(bin())
+        .args(["check", "--json"])
+        .arg(&p)
+        .output()
+        .expect("run");
     assert!(c.status.success());
     let v: serde_json::Value = serde_json::from_slice(&c.stdout).expect("json");
     assert_eq!(v["piOpenThrows"]["line"], 2);

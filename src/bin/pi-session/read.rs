@@ -342,14 +342,20 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
     // of a deeply forked tree is quadratic by its format. A stack item is the fork level
     // it starts at and whether it is a fork's child (and then its last one).
     let mut stack: Vec<(usize, Option<bool>, pi_session::EntryPos)> = Vec::new();
-    let push_kids = |stack: &mut Vec<(usize, Option<bool>, pi_session::EntryPos)>, level: usize, kids: &[pi_session::EntryPos]| {
-        if kids.len() > 1 {
-            let n = kids.len();
-            stack.extend(kids.iter().enumerate().rev().map(|(i, &k)| (level, Some(i + 1 == n), k)));
-        } else if let Some(&k) = kids.first() {
-            stack.push((level, None, k));
-        }
-    };
+    let push_kids =
+        |stack: &mut Vec<(usize, Option<bool>, pi_session::EntryPos)>, level: usize, kids: &[pi_session::EntryPos]| {
+            if kids.len() > 1 {
+                let n = kids.len();
+                stack.extend(
+                    kids.iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(i, &k)| (level, Some(i + 1 == n), k)),
+                );
+            } else if let Some(&k) = kids.first() {
+                stack.push((level, None, k));
+            }
+        };
     let mut path: Vec<bool> = Vec::new();
     let mut prefix = String::new();
     push_kids(&mut stack, 0, &tree.roots);
@@ -366,7 +372,7 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
         let line_prefix = &prefix;
         let rec = s.record(node);
         let mark = if on_branch.contains(&node.0) { '*' } else { ' ' };
-        let label = match s.label_entry(&rec.id) {
+        let label = match s.label_entry(rec.id) {
             Some(l) => s
                 .value(l)
                 .ok()
@@ -378,7 +384,7 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
         let id = if *rec.id == Key::Undefined {
             "(no id)".into()
         } else {
-            key_text(&rec.id)
+            key_text(rec.id)
         };
         writeln!(out, "{mark} {line_prefix}{id} {}{label}", describe(&s, node))?;
         push_kids(&mut stack, path.len(), tree.children(node));
