@@ -101,6 +101,9 @@ impl Session {
                 r.1 += 1;
             }
         }
+        // Only the tree is kept: the links and counts go before the checks and the sort.
+        drop(links);
+        drop(counts);
         let mut tree = Tree { roots, ranges, kids };
         // With distinct ids every node is one entry with one parent: the tree is a forest,
         // where no cycle is reachable from a root (going up from any node reached leads
@@ -112,24 +115,33 @@ impl Session {
         }
         // Sort as pi does: pop a node, sort its children, push them (a node reached twice
         // is sorted twice, as in pi).
-        let mut times: Vec<f64> = vec![f64::NAN; n];
-        let mut known = vec![false; n];
-        let mut stack: Vec<EntryPos> = tree.roots.clone();
-        while let Some(node) = stack.pop() {
-            let kids = tree.children_mut(node);
-            if kids.len() > 1 {
-                for &k in kids.iter() {
-                    let i = k.0 as usize;
-                    if !known[i] {
-                        known[i] = true;
-                        times[i] = js_date_time(self.timestamp_in(bytes, k).as_ref());
+        // Timestamps are read only for siblings (allocated at the first fork).
+        let mut times: Vec<f64> = Vec::new();
+        let mut known: Vec<bool> = Vec::new();
+        // Roots last to first, each subtree depth first: the order of a stack of all roots.
+        let mut stack: Vec<EntryPos> = Vec::new();
+        for r in (0..tree.roots.len()).rev() {
+            stack.push(tree.roots[r]);
+            while let Some(node) = stack.pop() {
+                let kids = tree.children_mut(node);
+                if kids.len() > 1 {
+                    if times.is_empty() {
+                        times = vec![f64::NAN; n];
+                        known = vec![false; n];
                     }
+                    for &k in kids.iter() {
+                        let i = k.0 as usize;
+                        if !known[i] {
+                            known[i] = true;
+                            times[i] = js_date_time(self.timestamp_in(bytes, k).as_ref());
+                        }
+                    }
+                    let mut v = kids.to_vec();
+                    crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
+                    kids.copy_from_slice(&v);
                 }
-                let mut v = kids.to_vec();
-                crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
-                kids.copy_from_slice(&v);
+                stack.extend_from_slice(tree.children(node));
             }
-            stack.extend_from_slice(tree.children(node));
         }
         Ok(tree)
     }
