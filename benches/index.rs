@@ -52,7 +52,7 @@ fn index(c: &mut Criterion) {
                 |b, bytes| {
                     b.iter(|| {
                         let idx = internals::build(black_box(bytes));
-                        assert_eq!(idx.entries.len() as u64, lines);
+                        assert_eq!(idx.len() as u64, lines);
                     })
                 },
             );

@@ -20,7 +20,7 @@ fn main() {
             let t = Instant::now();
             let idx = pool.install(|| pi_session::internals::build(&bytes));
             best = best.min(t.elapsed().as_secs_f64());
-            n = idx.entries.len();
+            n = idx.len();
         }
         println!(
             "{name}: {} entries, best {:.1} ms, {:.2} GB/s",

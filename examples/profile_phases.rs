@@ -33,5 +33,5 @@ fn main() {
     );
     let t = Instant::now();
     let idx = pi_session::internals::build(s.bytes());
-    println!("index alone {:?} ({} entries)", t.elapsed(), idx.entries.len());
+    println!("index alone {:?} ({} entries)", t.elapsed(), idx.len());
 }

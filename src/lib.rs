@@ -92,6 +92,7 @@ pub mod text;
 mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};
+pub use index::v8;
 pub use index::{ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Position, Role, SkipReason, Skipped};
 pub use js::string::JsStr;
 pub use json::{Field, Kind, Object, SyntaxError, Value};

@@ -12,21 +12,34 @@ use std::sync::atomic::{AtomicU64, Ordering};
 struct Counting;
 
 static ALLOCS: AtomicU64 = AtomicU64::new(0);
+/// Bytes live now, and the most live at once since [`peak_from_now`].
+static LIVE: AtomicU64 = AtomicU64::new(0);
+static PEAK: AtomicU64 = AtomicU64::new(0);
+
+fn grow(n: usize) {
+    let now = LIVE.fetch_add(n as u64, Ordering::Relaxed) + n as u64;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
 
 // SAFETY: forwards to the system allocator; the counter has no effect on the memory.
 #[allow(unsafe_code)]
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        grow(l.size());
         // SAFETY: the caller's contract is passed on unchanged.
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        LIVE.fetch_sub(l.size() as u64, Ordering::Relaxed);
         // SAFETY: as above.
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
         ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // Counted as the new block coming before the old one goes (the worst case).
+        grow(n);
+        LIVE.fetch_sub(l.size() as u64, Ordering::Relaxed);
         // SAFETY: as above.
         unsafe { System.realloc(p, l, n) }
     }
@@ -37,6 +50,13 @@ static GLOBAL: Counting = Counting;
 
 /// One test at a time: the counter is process-wide.
 static TURN: Mutex<()> = Mutex::new(());
+
+/// Reset the peak to what is live now; returns that.
+fn peak_from_now() -> u64 {
+    let now = LIVE.load(Ordering::SeqCst);
+    PEAK.store(now, Ordering::SeqCst);
+    now
+}
 
 fn allocations(f: impl FnOnce()) -> u64 {
     let before = ALLOCS.load(Ordering::SeqCst);
@@ -129,10 +149,10 @@ fn opening_again_allocates_per_chunk_not_per_line() {
         let source = pi_session::Source::from_bytes(bytes.clone());
         pi_session::Session::from_source(source, pi_session::OpenOptions::default()).expect("a session")
     };
-    assert_eq!(open().index().entries.len(), lines);
+    assert_eq!(open().index().len(), lines);
     let n = allocations(|| {
         let again = open();
-        assert_eq!(again.index().entries.len(), lines);
+        assert_eq!(again.index().len(), lines);
     });
     eprintln!("open: {n} allocations for {lines} lines");
     // The copy of the bytes, the records' vectors (grown by doubling), the parent links,
@@ -140,4 +160,117 @@ fn opening_again_allocates_per_chunk_not_per_line() {
     // inline. A per-line allocation would add 2,000. (Through the public API, so that the
     // test needs no `internals` feature.)
     assert!(n <= 64, "{n} allocations to open {lines} lines");
+}
+
+/// A header and `n` lines of `{}`: entries without type, id or parent.
+fn tiny(n: usize) -> Vec<u8> {
+    let mut b = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n".to_vec();
+    for _ in 0..n {
+        b.extend_from_slice(b"{}\n");
+    }
+    b
+}
+
+#[test]
+fn tiny_entries_cost_tens_of_bytes_each() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let n = 100_000;
+    let bytes = tiny(n);
+    let base = peak_from_now();
+    let s = pi_session::Session::from_bytes(bytes.clone()).expect("a session");
+    let kept = LIVE.load(Ordering::SeqCst) - base - bytes.len() as u64;
+    let peak = PEAK.load(Ordering::SeqCst) - base - bytes.len() as u64;
+    // What check does besides: the walks, the context, the tree.
+    let before_walks = peak_from_now();
+    let _ = s.branch_path(None).expect("branch").len();
+    let _ = s.context(s.leaf()).expect("context").messages.len();
+    let _ = s.tree().expect("tree").roots.len();
+    let walks = PEAK.load(Ordering::SeqCst) - before_walks;
+    let per = |b: u64| b as f64 / n as f64;
+    eprintln!(
+        "{n} tiny entries: {:.1} bytes each kept, {:.1} at the peak of opening, {:.1} more for branch, context and tree",
+        per(kept),
+        per(peak),
+        per(walks)
+    );
+    // At the review's commit: records of 96 bytes with two 24-byte keys each, `byId`
+    // sized for every entry (~130 bytes kept). Now: a 32-byte record and pi's entry list.
+    assert!(per(kept) < 40.0, "{:.1} bytes per entry kept", per(kept));
+    assert!(per(peak) < 80.0, "{:.1} bytes per entry at the peak", per(peak));
+    assert!(per(walks) < 80.0, "{:.1} bytes per entry for the walks", per(walks));
+    drop(s);
+}
+
+/// A writer that only counts.
+struct Count(u64);
+impl std::io::Write for Count {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0 += b.len() as u64;
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn chain(n: usize) -> String {
+    let mut text = String::from(
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+    );
+    let mut parent = "null".to_string();
+    for i in 0..n {
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"m\",\"timestamp\":1}}}}\n"
+        ));
+        parent = format!("\"{i:08x}\"");
+    }
+    text
+}
+
+/// The peak heap of opening `p`, of dumping it, and the dump's size.
+fn dump_heap(p: &std::path::Path, compact: bool) -> (u64, u64, u64) {
+    let opts = pi_session::dump::DumpOptions {
+        open: pi_session::OpenOptions {
+            read_mode: ReadMode::Read,
+            chunk: None,
+        },
+        compact,
+        ..Default::default()
+    };
+    let base = peak_from_now();
+    let s = pi_session::Session::open_with(p, opts.open).expect("opens");
+    let open_peak = PEAK.load(Ordering::SeqCst) - base;
+    drop(s);
+    let mut out = Count(0);
+    let base = peak_from_now();
+    pi_session::dump::dump(p, &opts, &mut out).expect("dump");
+    let dump_peak = PEAK.load(Ordering::SeqCst) - base;
+    (open_peak, dump_peak, out.0)
+}
+
+#[test]
+fn dump_streams_its_report() {
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    // The nested, indented tree of a chain is quadratic: 4,000 entries print 257 MB.
+    let p = dir.path().join("deep.jsonl");
+    std::fs::write(&p, chain(4000)).expect("write");
+    let (open_peak, dump_peak, out) = dump_heap(&p, false);
+    eprintln!("dump of a chain of 4000: {out} bytes out, peak heap {dump_peak} (open alone {open_peak})");
+    assert!(out > 200_000_000, "{out} bytes");
+    assert!(
+        dump_peak < out / 50,
+        "{dump_peak} bytes at the peak for {out} bytes out"
+    );
+    // What the report costs beyond the open session, per entry: it was a whole value
+    // before (~900 bytes an entry); now ids, messages and tree nodes are written one at a
+    // time, beside the tree's position lists and a 1.25 MiB output buffer.
+    let n = 50_000;
+    let p = dir.path().join("long.jsonl");
+    std::fs::write(&p, chain(n)).expect("write");
+    let (open_peak, dump_peak, out) = dump_heap(&p, true);
+    let extra = dump_peak.saturating_sub(open_peak);
+    eprintln!("dump --compact of a chain of {n}: {out} bytes out, peak heap {dump_peak} (open alone {open_peak})");
+    let bound = (3 << 19) + 100 * n as u64;
+    assert!(extra < bound, "{extra} bytes over the open session (bound {bound})");
 }

@@ -29,7 +29,7 @@ fn main() {
     time!("session_name", s.session_name());
     time!("branch_items", s.branch_items());
     let t = Instant::now();
-    for i in 0..s.index().entries.len() {
+    for i in 0..s.index().len() {
         let _ = s.entry(pi_session::EntryPos(i as u32));
     }
     println!("entries: {:?}", t.elapsed());

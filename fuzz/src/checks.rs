@@ -49,13 +49,13 @@ pub fn tree_visits(s: &Session) -> u64 {
     let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
     for &p in s.entries() {
         let e = s.record(p);
-        let Some(node) = s.entry_by_id(&e.id) else {
+        let Some(node) = s.entry_by_id(e.id) else {
             // Every listed entry's id is in byId; if not, tree() itself will say.
             return 0;
         };
-        if e.parent == Key::Null || e.parent == e.id {
+        if *e.parent == Key::Null || e.parent == e.id {
             roots.push(node.0);
-        } else if let Some(parent) = s.entry_by_id(&e.parent) {
+        } else if let Some(parent) = s.entry_by_id(e.parent) {
             children.entry(parent.0).or_default().push(node.0);
         } else {
             roots.push(node.0);
@@ -99,7 +99,7 @@ pub fn tree_visits(s: &Session) -> u64 {
 
 /// Properties of a successful `branch_path`/`session_path`-like walk ending at `start`.
 fn check_path(s: &Session, path: &[EntryPos], start: Option<EntryPos>) {
-    let n = s.index().entries.len();
+    let n = s.index().len();
     let mut seen = vec![false; n];
     for &p in path {
         assert!((p.0 as usize) < n, "path position out of range");
@@ -111,7 +111,7 @@ fn check_path(s: &Session, path: &[EntryPos], start: Option<EntryPos>) {
         let child = s.record(w[1]);
         assert!(child.parent.truthy(), "walk continued past a falsy parentId");
         assert_eq!(
-            s.entry_by_id(&child.parent),
+            s.entry_by_id(child.parent),
             Some(w[0]),
             "walk step is not byId[parentId]"
         );
@@ -119,7 +119,7 @@ fn check_path(s: &Session, path: &[EntryPos], start: Option<EntryPos>) {
     if let Some(&root) = path.first() {
         let r = s.record(root);
         assert!(
-            !r.parent.truthy() || s.entry_by_id(&r.parent).is_none(),
+            !r.parent.truthy() || s.entry_by_id(r.parent).is_none(),
             "walk stopped at an entry whose parent exists"
         );
     }
@@ -194,7 +194,7 @@ pub fn exercise_leaf(s: &Session, leaf: &Key) {
 /// Run every read-only query of an open session; `leaves` are extra leaves to try with
 /// `set_leaf_raw` (the file's own leaf, `null` and `undefined` are always tried).
 pub fn exercise(s: &mut Session, leaves: &[Key]) {
-    let n = s.index().entries.len();
+    let n = s.index().len();
     for sk in s.skipped() {
         let _ = sk.reason.to_string();
     }
@@ -240,8 +240,8 @@ pub fn exercise(s: &mut Session, leaves: &[Key]) {
     for i in 0..n.min(MAX_ENTRY_VIEWS) {
         let p = EntryPos(i as u32);
         let _ = touch(s.entry(p));
-        let rec: &EntryRec = s.record(p);
-        let _ = s.label_entry(&rec.id);
+        let rec: EntryRec = s.record(p);
+        let _ = s.label_entry(rec.id);
         if let Some(id) = rec.id.as_str() {
             let _ = touch(s.label(id));
         }

@@ -34,15 +34,41 @@ fn digest_string(s: &JsStr<'_>) -> Vec<u8> {
 /// # Errors
 /// Whatever the writer returns.
 pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -> io::Result<()> {
+    write_canonical_at(w, v, opts, 0)
+}
+
+/// [`write_canonical`] of a value that sits `base` levels deep in a larger document (its
+/// lines are indented for that depth).
+///
+/// # Errors
+/// Whatever the writer returns.
+pub fn write_canonical_at<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions, base: usize) -> io::Result<()> {
+    let mut buf: Vec<u8> = Vec::with_capacity(if matches!(v, Value::Array(_) | Value::Object(_)) {
+        1 << 16
+    } else {
+        64
+    });
+    canonical_into(&mut buf, w, v, opts, base)?;
+    w.write_all(&buf)
+}
+
+/// [`write_canonical_at`] into `buf`, which is handed to `w` whenever it holds more than
+/// 1 MiB; what is left stays in `buf` for the caller.
+pub(crate) fn canonical_into<W: Write>(
+    buf: &mut Vec<u8>,
+    w: &mut W,
+    v: &Value<'_>,
+    opts: CanonOptions,
+    base: usize,
+) -> io::Result<()> {
     enum It<'o, 'a> {
         Arr(std::slice::Iter<'o, Value<'a>>),
         Obj(std::vec::IntoIter<&'o (JsStr<'a>, Value<'a>)>),
     }
-    let mut buf: Vec<u8> = Vec::with_capacity(1 << 16);
     let nl = |buf: &mut Vec<u8>, depth: usize| {
         if opts.indent > 0 {
             buf.push(b'\n');
-            buf.resize(buf.len() + opts.indent * depth, b' ');
+            buf.resize(buf.len() + opts.indent * (base + depth), b' ');
         }
     };
     let scalar = |buf: &mut Vec<u8>, v: &Value<'_>| match v {
@@ -55,7 +81,7 @@ pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -
     let mut next: Option<&Value<'_>> = Some(v);
     loop {
         if buf.len() > 1 << 20 {
-            w.write_all(&buf)?;
+            w.write_all(buf)?;
             buf.clear();
         }
         if let Some(v) = next.take() {
@@ -72,7 +98,7 @@ pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -
                     m.sort_by(|a, b| a.0.cmp_utf16(&b.0));
                     stack.push((It::Obj(m.into_iter()), true));
                 }
-                s => scalar(&mut buf, s),
+                s => scalar(buf, s),
             }
         }
         let depth = stack.len();
@@ -89,9 +115,9 @@ pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -
                     buf.push(b',');
                 }
                 *first = false;
-                nl(&mut buf, depth);
+                nl(buf, depth);
                 if let Some(k) = k {
-                    push_json_string(&mut buf, k.as_bytes());
+                    push_json_string(buf, k.as_bytes());
                     buf.extend_from_slice(if opts.indent > 0 { b": " } else { b":" });
                 }
                 next = Some(v);
@@ -99,12 +125,12 @@ pub fn write_canonical<W: Write>(w: &mut W, v: &Value<'_>, opts: CanonOptions) -
             None => {
                 let is_arr = matches!(top, It::Arr(_));
                 stack.pop();
-                nl(&mut buf, depth - 1);
+                nl(buf, depth - 1);
                 buf.push(if is_arr { b']' } else { b'}' });
             }
         }
     }
-    w.write_all(&buf)
+    Ok(())
 }
 
 /// Canonical JSON as a string.

@@ -6,13 +6,16 @@
 //! pi's endless loops (`non-terminating: ...`) are reproduced from cycle detection.
 
 pub mod canonical;
+pub mod stream;
 
 use crate::dump::canonical::{self as canon, CanonOptions};
 use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, Key};
 use crate::js::string::JsStr;
 use crate::json::{Object, Value};
+use crate::session::context::RetainedTail;
 pub use crate::session::migrate::rewrite_text;
+use crate::session::tree::Tree;
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
 use sha2::{Digest, Sha256};
 use std::io::Write;
@@ -67,16 +70,18 @@ fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
 }
 
 /// Build the report for a file and hand it to `sink` (the report borrows from the open
-/// session, so it is passed to a closure rather than returned).
+/// session, so it is passed to a closure rather than returned). [`dump`] writes the same
+/// report without building it.
 ///
 /// # Errors
 /// Only I/O errors on reading the file itself (and what `sink` returns); everything pi
 /// would fail on is part of the report.
 pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<'_>) -> Result<T>) -> Result<T> {
-    let opened = Session::open_with(path, opts.open);
-    let size = std::fs::metadata(path)
-        .map_err(|e| Error::from(e).with_path(path))?
-        .len();
+    let (opened, size) = open_for_report(path, opts)?;
+    let mut s = match early_report(path, opts, opened, size)? {
+        Ok(s) => s,
+        Err(out) => return sink(&Value::Object(out)),
+    };
     let mut out = obj();
     for k in [
         "header",
@@ -92,7 +97,68 @@ pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<
     ] {
         set(&mut out, k, Value::Null);
     }
-    let mut s = match opened {
+    let mut errors = obj();
+    report(&mut s, opts, &mut out, &mut errors, size)?;
+    set(&mut out, "errors", Value::Object(errors));
+    sink(&Value::Object(out))
+}
+
+fn open_for_report(path: &Path, opts: &DumpOptions) -> Result<(Result<Session>, u64)> {
+    let opened = Session::open_with(path, opts.open);
+    let size = std::fs::metadata(path)
+        .map_err(|e| Error::from(e).with_path(path))?
+        .len();
+    Ok((opened, size))
+}
+
+/// The whole report when pi's open fails (it is small then: `error`, `fileChange`, the
+/// rest `null`), else the open session.
+fn early_report(
+    path: &Path,
+    opts: &DumpOptions,
+    opened: Result<Session>,
+    size: u64,
+) -> Result<std::result::Result<Session, Object<'static>>> {
+    let failed = |error: String, change: FileChange, partial: Option<Vec<u8>>| {
+        let mut out = obj();
+        for k in [
+            "header",
+            "entryIds",
+            "entryCount",
+            "leafId",
+            "branchIds",
+            "contextEntryIds",
+            "context",
+            "tree",
+            "sessionName",
+        ] {
+            set(&mut out, k, Value::Null);
+        }
+        set(&mut out, "error", Value::string(error));
+        set(
+            &mut out,
+            "fileChange",
+            Value::Object(file_change_value(change, size, partial)),
+        );
+        set(&mut out, "errors", Value::Object(obj()));
+        out
+    };
+    // pi reads the whole file into lines before anything else: a line too long for a
+    // JavaScript string fails the open first, whatever the file holds.
+    let too_long = match &opened {
+        Ok(s) => s.index().pi_open_throws,
+        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => None,
+        Err(_) if crate::index::v8::exceeds_bound(size) => {
+            let src =
+                crate::source::Source::open(path, opts.open.read_mode).map_err(|e| Error::from(e).with_path(path))?;
+            crate::index::v8::scan(src.bytes())
+        }
+        Err(_) => None,
+    };
+    if too_long.is_some() {
+        return Ok(Err(failed(crate::index::v8::PI_MESSAGE.into(), FileChange::None, None)));
+    }
+    let s = match opened {
         Ok(s) => s,
         Err(e) => {
             if let ErrorKind::Io { .. } = e.kind() {
@@ -103,44 +169,23 @@ pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<
                 && std::fs::read(path)
                     .map(|b| b.last().is_some_and(|&c| c != b'\n'))
                     .unwrap_or(false);
-            set(&mut out, "error", Value::string(e.pi_text()));
             let change = if tail_fixed {
                 FileChange::AppendedNewline
             } else {
                 FileChange::None
             };
-            set(
-                &mut out,
-                "fileChange",
-                Value::Object(file_change_value(change, size, None)),
-            );
-            set(&mut out, "errors", Value::Object(obj()));
-            return sink(&Value::Object(out));
+            return Ok(Err(failed(e.pi_text(), change, None)));
         }
     };
     if let Some((partial, _line)) = pi_rewrite_overflows(&s)? {
         // pi's own open throws: its JSON.stringify runs out of stack while rewriting.
-        set(
-            &mut out,
-            "error",
-            Value::str("RangeError: Maximum call stack size exceeded"),
-        );
-        set(
-            &mut out,
-            "fileChange",
-            Value::Object(file_change_value(FileChange::Rewritten, size, Some(partial))),
-        );
-        set(&mut out, "errors", Value::Object(obj()));
-        return sink(&Value::Object(out));
+        return Ok(Err(failed(
+            "RangeError: Maximum call stack size exceeded".into(),
+            FileChange::Rewritten,
+            Some(partial),
+        )));
     }
-    let mut errors = obj();
-    let mut out2 = obj();
-    for (k, v) in std::mem::take(&mut out).members {
-        out2.set(k, v);
-    }
-    report(&mut s, opts, &mut out2, &mut errors, size)?;
-    set(&mut out2, "errors", Value::Object(errors));
-    sink(&Value::Object(out2))
+    Ok(Ok(s))
 }
 
 fn report<'s>(
@@ -257,7 +302,7 @@ pub const PI_STRINGIFY_DEPTH_LIMIT: usize = 4115;
 /// `JSON.stringify`, pi throws after writing the lines before it: those bytes, and the
 /// line that fails.
 fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::LineNo)>> {
-    if s.file_change() != FileChange::Rewritten || s.index().entries.is_empty() {
+    if s.file_change() != FileChange::Rewritten || s.index().is_empty() {
         return Ok(None);
     }
     // The raw text's depth is a cheap upper bound; pi stringifies the decoded value, in
@@ -267,7 +312,7 @@ fn pi_rewrite_overflows(s: &Session) -> Result<Option<(Vec<u8>, crate::index::Li
         crate::json::walk::max_depth(s.raw(p)) > PI_STRINGIFY_DEPTH_LIMIT
             && s.value(p).is_ok_and(|v| value_depth(&v) > PI_STRINGIFY_DEPTH_LIMIT)
     };
-    let Some(bad) = (0..s.index().entries.len()).find(|&i| too_deep(i)) else {
+    let Some(bad) = (0..s.index().len()).find(|&i| too_deep(i)) else {
         return Ok(None);
     };
     let mut out = Vec::new();
@@ -322,18 +367,244 @@ fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>
     o
 }
 
-/// Write the report for `path` to `w` in the oracle's canonical form.
+/// What [`dump`] noticed while writing, for the caller to tell the user.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DumpNotes {
+    /// Nodes on the longest root-to-leaf path of the printed tree (0 when none was
+    /// printed). The nested form indents every node by its depth, so its size grows with
+    /// the square of this: `--tree flat` prints the same in linear size.
+    pub tree_depth: usize,
+}
+
+/// Depth beyond which the nested tree is worth a warning (see [`DumpNotes::tree_depth`]).
+pub const DEEP_TREE: usize = 10_000;
+
+/// Write the report for `path` to `w` in the oracle's canonical form, byte for byte what
+/// [`with_report`] and [`canonical::write_canonical`] give, but streamed: each part is
+/// written as it is computed (ids, context messages and tree nodes one at a time), so
+/// memory stays proportional to the index, not to the output (the nested tree of a deep
+/// chain is quadratic in size by its format). The context is computed twice (once to
+/// learn whether pi's step fails, since `errors` comes after it, once to write it).
 ///
 /// # Errors
-/// I/O errors reading the file or writing the report.
-pub fn dump<W: Write>(path: &Path, opts: &DumpOptions, w: &mut W) -> Result<()> {
+/// I/O errors reading the file or writing the report; [`ErrorKind::FileChanged`] when
+/// the file changed under a mapping while the report was written.
+pub fn dump<W: Write>(path: &Path, opts: &DumpOptions, w: &mut W) -> Result<DumpNotes> {
     let copts = CanonOptions {
         indent: if opts.compact { 0 } else { 2 },
         digest_over: opts.digest,
     };
-    with_report(path, opts, |v| {
-        canon::write_canonical(w, v, copts)?;
-        w.write_all(b"\n")?;
-        Ok(())
-    })
+    let (opened, size) = open_for_report(path, opts)?;
+    let mut s = match early_report(path, opts, opened, size)? {
+        Ok(s) => s,
+        Err(out) => {
+            canon::write_canonical(w, &Value::Object(out), copts)?;
+            w.write_all(b"\n")?;
+            return Ok(DumpNotes::default());
+        }
+    };
+    let mut st = stream::Stream::new(w, copts);
+    let notes = stream_report(&mut s, opts, size, &mut st)?;
+    st.finish()?;
+    w.write_all(b"\n")?;
+    Ok(notes)
+}
+
+/// The report of an open session, written to `st` in key order.
+fn stream_report<W: Write>(
+    s: &mut Session,
+    opts: &DumpOptions,
+    size: u64,
+    st: &mut stream::Stream<'_, W>,
+) -> Result<DumpNotes> {
+    let mut errors: Vec<(&'static str, String)> = Vec::new();
+    let mut nav_ok = true;
+    let mut raw_leaf: Option<Key> = None;
+    match &opts.leaf {
+        LeafChoice::Current => {}
+        LeafChoice::Navigate(None) => s.reset_leaf(),
+        LeafChoice::Navigate(Some(id)) => {
+            if let Err(e) = s.branch(id) {
+                errors.push(("leaf", e.pi_text()));
+                nav_ok = false;
+            }
+        }
+        LeafChoice::Raw(id) => raw_leaf = Some(id.as_deref().map_or(Key::Null, Key::str)),
+    }
+    let s: &Session = s;
+    let leaf = raw_leaf.clone().unwrap_or_else(|| s.leaf().clone());
+    // Everything that can fail first (small results and position lists), since `errors`
+    // is written before most of it.
+    let mut step = |name: &'static str, r: Result<Vec<EntryPos>>| match r {
+        Ok(v) => Some(v),
+        Err(e) => {
+            errors.push((name, e.pi_text()));
+            None
+        }
+    };
+    let (branch, context_entries) = if nav_ok {
+        (
+            step("branch", s.branch_path(raw_leaf.as_ref())),
+            step("contextEntries", s.context_entries(&leaf)),
+        )
+    } else {
+        (None, None)
+    };
+    let context = if nav_ok {
+        match s.context_visit(&leaf, RetainedTail::Ignore, &mut |_, _| Ok(())) {
+            Ok(meta) => Some(meta),
+            Err(e) => {
+                errors.push(("context", e.pi_text()));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let tree = match opts.tree {
+        TreeMode::None => None,
+        TreeMode::Nested | TreeMode::Flat => match s.tree() {
+            Ok(t) => Some(t),
+            Err(e) => {
+                errors.push(("tree", e.pi_text()));
+                None
+            }
+        },
+    };
+    let name = match s.session_name() {
+        Ok(n) => n.map_or(Value::Null, Value::String),
+        Err(e) => {
+            errors.push(("sessionName", e.pi_text()));
+            Value::Null
+        }
+    };
+    let mut change = s.file_change();
+    let mut rewritten = if change == FileChange::Rewritten {
+        Some(rewrite_text(s)?)
+    } else {
+        None
+    };
+    // A rewrite that reproduces the same bytes changes nothing (the oracle compares hashes).
+    if rewritten.as_deref() == Some(s.bytes()) {
+        change = FileChange::None;
+        rewritten = None;
+    }
+    let ids = |st: &mut stream::Stream<'_, W>, ps: Option<&[EntryPos]>| -> Result<()> {
+        let Some(ps) = ps else {
+            return Ok(st.value(&Value::Null)?);
+        };
+        st.open(b'[')?;
+        for &p in ps {
+            st.value_item(&s.id_value(p).unwrap_or(Value::Null))?;
+        }
+        Ok(st.close(b']')?)
+    };
+    st.open(b'{')?;
+    st.key("branchIds")?;
+    ids(st, branch.as_deref())?;
+    st.key("context")?;
+    match context {
+        None => st.value(&Value::Null)?,
+        Some((thinking, model)) => {
+            st.open(b'{')?;
+            st.key("messages")?;
+            st.open(b'[')?;
+            s.context_visit(&leaf, RetainedTail::Ignore, &mut |_, m| Ok(st.value_item(&m)?))?;
+            st.close(b']')?;
+            st.member("model", &model.map_or(Value::Null, Value::Object))?;
+            if let Some(t) = thinking {
+                st.member("thinkingLevel", &t)?;
+            }
+            st.close(b'}')?;
+        }
+    }
+    st.key("contextEntryIds")?;
+    ids(st, context_entries.as_deref())?;
+    st.member("entryCount", &Value::Number(s.entry_count() as f64))?;
+    st.key("entryIds")?;
+    ids(st, Some(s.entries()))?;
+    st.member("error", &Value::Null)?;
+    errors.sort_by(|a, b| a.0.cmp(b.0));
+    let mut e = obj();
+    for (k, v) in errors {
+        set(&mut e, k, Value::string(v));
+    }
+    st.member("errors", &Value::Object(e))?;
+    st.member("fileChange", &Value::Object(file_change_value(change, size, rewritten)))?;
+    st.member("header", &s.header()?)?;
+    let leaf_v = match &raw_leaf {
+        Some(k) => key_to_value(k),
+        None => leaf_value(s),
+    };
+    st.member("leafId", &leaf_v)?;
+    st.member("sessionName", &name)?;
+    st.key("tree")?;
+    let mut notes = DumpNotes::default();
+    match (&tree, opts.tree) {
+        (Some(t), TreeMode::Nested) => notes.tree_depth = stream_tree_nested(s, t, st)?,
+        (Some(t), TreeMode::Flat) => notes.tree_depth = stream_tree_flat(s, t, st)?,
+        _ => st.value(&Value::Null)?,
+    }
+    st.close(b'}')?;
+    Ok(notes)
+}
+
+/// A tree node's members other than `children`, in key order.
+fn node_members<'s>(s: &'s Session, node: EntryPos) -> Result<Vec<(JsStr<'s>, Value<'s>)>> {
+    let mut m = s.node_value(node)?.members;
+    m.sort_by(|a, b| a.0.cmp_utf16(&b.0));
+    Ok(m)
+}
+
+/// The nested tree, node by node (a node's `children` come first in key order, so its own
+/// members are written when it closes); returns the depth reached.
+fn stream_tree_nested<W: Write>(s: &Session, tree: &Tree, st: &mut stream::Stream<'_, W>) -> Result<usize> {
+    let mut depth = 0;
+    let open_node = |st: &mut stream::Stream<'_, W>| -> Result<()> {
+        st.open_item(b'{')?;
+        st.key("children")?;
+        Ok(st.open(b'[')?)
+    };
+    st.open(b'[')?;
+    let mut stack: Vec<(EntryPos, usize)> = Vec::new();
+    for &root in &tree.roots {
+        open_node(st)?;
+        stack.push((root, 0));
+        while let Some(top) = stack.last_mut() {
+            let kids = tree.children(top.0);
+            if top.1 < kids.len() {
+                let c = kids[top.1];
+                top.1 += 1;
+                open_node(st)?;
+                stack.push((c, 0));
+                continue;
+            }
+            depth = depth.max(stack.len());
+            let (node, _) = stack.pop().expect("non-empty");
+            st.close(b']')?;
+            for (k, v) in node_members(s, node)? {
+                st.key(k.to_str_lossy().as_ref())?;
+                st.value(&v)?;
+            }
+            st.close(b'}')?;
+        }
+    }
+    st.close(b']')?;
+    Ok(depth)
+}
+
+/// The flat preorder tree, node by node; returns the depth reached.
+fn stream_tree_flat<W: Write>(s: &Session, tree: &Tree, st: &mut stream::Stream<'_, W>) -> Result<usize> {
+    let mut depth = 0;
+    st.open(b'[')?;
+    let mut stack: Vec<(usize, EntryPos)> = tree.roots.iter().rev().map(|&r| (0, r)).collect();
+    while let Some((d, n)) = stack.pop() {
+        depth = depth.max(d + 1);
+        let mut o = s.node_value(n)?;
+        o.set(JsStr::from_str("depth"), Value::Number(d as f64));
+        st.value_item(&Value::Object(o))?;
+        stack.extend(tree.children(n).iter().rev().map(|&c| (d + 1, c)));
+    }
+    st.close(b']')?;
+    Ok(depth)
 }

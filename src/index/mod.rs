@@ -6,12 +6,22 @@
 //! number, entry type and the `id` / `parentId` keys. Skipped lines become [`Skipped`]
 //! records with their position and reason. Big inputs are split into newline-aligned chunks
 //! indexed in parallel with rayon; the result does not depend on the split.
+//!
+//! Memory: a kept line costs a 32-byte record (offset, length, key slots, the spans of
+//! `message` and `timestamp`, type, role, flags; no heap allocation of its own) plus, for
+//! each `id` and each `parentId` that is not `undefined`, `null` or the previous entry's
+//! id, one 24-byte key (strings of up to 8 bytes inline). A file of 10^7 `{}` lines
+//! indexes in about 320 MB of records; a chain of messages with 8-character ids in
+//! about 56 bytes an entry. Line numbers are not stored: the kept lines before an entry
+//! and the skipped lines before it give it. The index also answers whether pi can read
+//! the file at all ([`v8`]).
 
 pub(crate) mod idmap;
 pub(crate) mod line;
 mod pos;
 #[cfg(test)]
 mod props;
+pub mod v8;
 
 pub use pos::{ByteOffset, EntryPos, LineNo, Position};
 
@@ -236,9 +246,10 @@ impl RelSpan {
     }
 }
 
-/// One kept line.
-#[derive(Clone, Debug)]
-pub struct EntryRec {
+/// One kept line, as the index hands it out: a view of the compact record (see
+/// [`Index`]), with its keys borrowed from the index.
+#[derive(Clone, Copy, Debug)]
+pub struct EntryRec<'a> {
     /// Where the line starts.
     pub offset: ByteOffset,
     /// Its length, without the `\n`.
@@ -248,9 +259,9 @@ pub struct EntryRec {
     /// Its `type`.
     pub ty: EntryType,
     /// Its `id`.
-    pub id: Key,
+    pub id: &'a Key,
     /// Its `parentId`.
-    pub parent: Key,
+    pub parent: &'a Key,
     pub(crate) timestamp: RelSpan,
     pub(crate) message: RelSpan,
     /// The JSON kind of `message` (`None`: no `message` member).
@@ -261,32 +272,82 @@ pub struct EntryRec {
     pub id_is_string: bool,
 }
 
-impl EntryRec {
-    /// The record of a line that is JSON but not an object: no type, id or parent.
-    fn non_object(offset: u64, len: u64, line_no: u64) -> EntryRec {
-        EntryRec {
-            offset: ByteOffset(offset),
-            len,
-            line: LineNo(line_no),
-            ty: EntryType::NonObject,
-            id: Key::Undefined,
-            parent: Key::Undefined,
-            timestamp: RelSpan::NONE,
-            message: RelSpan::NONE,
-            message_kind: None,
-            role: Role::Missing,
-            id_is_string: false,
-        }
-    }
+/// The stored record of a kept line: 32 bytes, no heap. Keys are indices into the index's
+/// key table ([`KEY_UNDEFINED`], [`KEY_NULL`] need no entry there, and a `parentId` equal
+/// to the previous entry's `id` shares its slot); the line number is not stored (it is the
+/// entry's position plus the skipped lines before it).
+#[derive(Clone, Copy, Debug)]
+struct Rec {
+    /// Low 32 bits of the offset (the high 16 are in `offset_hi`).
+    offset_lo: u32,
+    /// The line's length, or [`LONG`]: then it is in the index's `long_lens`.
+    len: u32,
+    id: u32,
+    parent: u32,
+    /// `message`'s span ([`RelSpan`] semantics).
+    msg_start: u32,
+    msg_len: u32,
+    offset_hi: u16,
+    /// `timestamp`'s start within the line and length (`u16::MAX`/`0`: not stored, found
+    /// again by a scan of the line).
+    ts_start: u16,
+    ts_len: u8,
+    ty: EntryType,
+    role: Role,
+    /// The message's kind ([`kind_code`]) in the low 4 bits, `id_is_string` in bit 4.
+    flags: u8,
+}
 
-    /// A record holding `id` (tests of id lookups).
-    #[cfg(test)]
-    pub(crate) fn test_with_id(id: Key) -> EntryRec {
-        EntryRec {
-            id,
-            ty: EntryType::Other,
-            ..EntryRec::non_object(0, 0, 0)
-        }
+const _: () = assert!(std::mem::size_of::<Rec>() == 32);
+
+/// `len` of a record whose line is 4 GiB or longer.
+const LONG: u32 = u32::MAX;
+/// The key index of `undefined` (a missing key).
+const KEY_UNDEFINED: u32 = 0;
+/// The key index of `null`.
+const KEY_NULL: u32 = 1;
+/// Key indices from here on are `keys[i - FIRST_KEY]`.
+const FIRST_KEY: u32 = 2;
+const ID_IS_STRING: u8 = 1 << 4;
+
+static UNDEFINED: Key = Key::Undefined;
+static NULL: Key = Key::Null;
+
+fn kind_code(k: Option<Kind>) -> u8 {
+    match k {
+        None => 0,
+        Some(Kind::String { escaped: false }) => 1,
+        Some(Kind::String { escaped: true }) => 2,
+        Some(Kind::Number) => 3,
+        Some(Kind::True) => 4,
+        Some(Kind::False) => 5,
+        Some(Kind::Null) => 6,
+        Some(Kind::Object) => 7,
+        Some(Kind::Array) => 8,
+    }
+}
+
+fn kind_of_code(c: u8) -> Option<Kind> {
+    Some(match c & 0xF {
+        1 => Kind::String { escaped: false },
+        2 => Kind::String { escaped: true },
+        3 => Kind::Number,
+        4 => Kind::True,
+        5 => Kind::False,
+        6 => Kind::Null,
+        7 => Kind::Object,
+        8 => Kind::Array,
+        _ => return None,
+    })
+}
+
+impl Rec {
+    fn offset(&self) -> u64 {
+        u64::from(self.offset_lo) | u64::from(self.offset_hi) << 32
+    }
+    fn set_offset(&mut self, o: u64) {
+        self.offset_lo = o as u32;
+        self.offset_hi = (o >> 32) as u16;
     }
 }
 
@@ -348,16 +409,203 @@ impl Skipped {
 }
 
 /// The index of a whole file.
-#[derive(Clone, Debug, Default)]
+///
+/// Kept lines are compact records of 32 bytes each (no heap allocation per line), their
+/// `id` and `parentId` keys in one table beside them (none for a missing or `null` key,
+/// one shared by a `parentId` and the previous entry's equal `id`); [`Index::get`] gives
+/// the view [`EntryRec`] of one. Skipped lines keep full [`Skipped`] records.
+#[derive(Clone, Default)]
 pub struct Index {
-    /// Every kept line, in file order (pi's `fileEntries` before filtering headers).
-    pub entries: Vec<EntryRec>,
+    recs: Vec<Rec>,
+    keys: Vec<Key>,
+    /// Lengths of the lines of 4 GiB or more, by record position (ascending).
+    long_lens: Vec<(u32, u64)>,
     /// Every skipped line, in file order.
     pub skipped: Vec<Skipped>,
     /// Number of lines (a final line without `\n` counts).
     pub lines: u64,
     /// Bytes follow the last `\n` (pi appends a `\n` on open when this is a session).
     pub unterminated_tail: bool,
+    /// The first line too long for pi's loader (see [`v8`]): pi's open throws `RangeError:
+    /// Invalid string length` on this file.
+    pub pi_open_throws: Option<v8::PendingOverflow>,
+}
+
+impl fmt::Debug for Index {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Index")
+            .field("entries", &self.iter().collect::<Vec<_>>())
+            .field("skipped", &self.skipped)
+            .field("lines", &self.lines)
+            .field("unterminated_tail", &self.unterminated_tail)
+            .field("pi_open_throws", &self.pi_open_throws)
+            .finish()
+    }
+}
+
+impl Index {
+    /// Kept lines (entries and headers).
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// No kept line.
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// The key behind a key index.
+    #[inline]
+    fn key(&self, i: u32) -> &Key {
+        match i {
+            KEY_UNDEFINED => &UNDEFINED,
+            KEY_NULL => &NULL,
+            _ => &self.keys[(i - FIRST_KEY) as usize],
+        }
+    }
+
+    /// The `id` of kept line `k`.
+    #[inline]
+    pub fn id(&self, k: usize) -> &Key {
+        self.key(self.recs[k].id)
+    }
+
+    /// The `parentId` of kept line `k`.
+    #[inline]
+    pub fn parent(&self, k: usize) -> &Key {
+        self.key(self.recs[k].parent)
+    }
+
+    /// The `type` of kept line `k`.
+    #[inline]
+    pub fn ty(&self, k: usize) -> EntryType {
+        self.recs[k].ty
+    }
+
+    /// The length (without `\n`) of kept line `k`.
+    pub fn line_len(&self, k: usize) -> u64 {
+        let r = &self.recs[k];
+        if r.len != LONG {
+            return u64::from(r.len);
+        }
+        match self.long_lens.binary_search_by_key(&(k as u32), |l| l.0) {
+            Ok(i) => self.long_lens[i].1,
+            Err(_) => u64::from(LONG),
+        }
+    }
+
+    /// The line number of kept line `k`: the lines before it are the kept lines before it
+    /// and the skipped lines before it.
+    pub fn line_no(&self, k: usize) -> LineNo {
+        let off = self.recs[k].offset();
+        let skipped_before = if self.skipped.is_empty() {
+            0
+        } else {
+            self.skipped.partition_point(|s| s.offset.0 < off)
+        };
+        LineNo(k as u64 + 1 + skipped_before as u64)
+    }
+
+    /// The view of kept line `k`.
+    pub fn get(&self, k: usize) -> EntryRec<'_> {
+        let r = &self.recs[k];
+        EntryRec {
+            offset: ByteOffset(r.offset()),
+            len: self.line_len(k),
+            line: self.line_no(k),
+            ty: r.ty,
+            id: self.key(r.id),
+            parent: self.key(r.parent),
+            timestamp: if r.ts_len == 0 {
+                RelSpan::NONE
+            } else {
+                RelSpan {
+                    start: u32::from(r.ts_start),
+                    len: u32::from(r.ts_len),
+                }
+            },
+            message: RelSpan {
+                start: r.msg_start,
+                len: r.msg_len,
+            },
+            message_kind: kind_of_code(r.flags),
+            role: r.role,
+            id_is_string: r.flags & ID_IS_STRING != 0,
+        }
+    }
+
+    /// Every kept line, in file order (pi's `fileEntries` before filtering headers).
+    pub fn iter(&self) -> impl DoubleEndedIterator<Item = EntryRec<'_>> + ExactSizeIterator + '_ {
+        (0..self.recs.len()).map(|k| self.get(k))
+    }
+
+    /// Give kept line `k` new keys (pi's v1 migration: a fresh id, the previous entry as
+    /// parent); its id is then a string.
+    pub(crate) fn set_keys(&mut self, k: usize, id: Key, parent: Key) {
+        let slot = |keys: &mut Vec<Key>, key: Key| match key {
+            Key::Undefined => KEY_UNDEFINED,
+            Key::Null => KEY_NULL,
+            key => {
+                keys.push(key);
+                FIRST_KEY + (keys.len() - 1) as u32
+            }
+        };
+        let id = slot(&mut self.keys, id);
+        let parent = slot(&mut self.keys, parent);
+        let r = &mut self.recs[k];
+        r.id = id;
+        r.parent = parent;
+        r.flags |= ID_IS_STRING;
+    }
+
+    /// An index of records holding these ids (tests of id lookups).
+    #[cfg(test)]
+    pub(crate) fn test_with_ids(ids: &[Key]) -> Index {
+        let mut part = Part::default();
+        for (k, id) in ids.iter().enumerate() {
+            part.push_rec(k as u64, 0, EntryType::Other);
+            let slot = part.key_slot(id.clone(), None);
+            part.recs[k].id = slot;
+        }
+        part.lines = ids.len() as u64;
+        let mut idx = Index::default();
+        idx.append_part(part, 0);
+        idx
+    }
+
+    /// Append the records of `part` (indexed from file offset `from`, after the lines
+    /// already here).
+    fn append_part(&mut self, mut part: Part, from: u64) {
+        let rec_base = self.recs.len() as u32;
+        let key_base = self.keys.len() as u32;
+        let line_base = self.lines;
+        let shift = |i: u32| if i >= FIRST_KEY { i + key_base } else { i };
+        for r in &mut part.recs {
+            r.id = shift(r.id);
+            r.parent = shift(r.parent);
+            if from != 0 {
+                r.set_offset(r.offset() + from);
+            }
+        }
+        if from != 0 {
+            // Object ids are unique per byte offset: keep them unique file-wide.
+            for k in &mut part.keys {
+                if let Key::Unique(u) = k {
+                    *u += 2 * from;
+                }
+            }
+        }
+        for s in &mut part.skipped {
+            s.line.0 += line_base;
+            s.offset.0 += from;
+        }
+        self.recs.append(&mut part.recs);
+        self.keys.append(&mut part.keys);
+        self.skipped.append(&mut part.skipped);
+        self.long_lens
+            .extend(part.long_lens.into_iter().map(|(k, l)| (k + rec_base, l)));
+        self.lines += part.lines;
+    }
 }
 
 /// A field the scanner found valid no longer decodes: the bytes changed in between (a
@@ -421,65 +669,141 @@ fn entry_type(line: &[u8], f: Option<Field>) -> Result<EntryType, Changed> {
     })
 }
 
-enum Out {
-    Entry(EntryRec),
-    Skip(Skipped),
+/// The records of a run of lines, before they join an [`Index`]: offsets from the run's
+/// start, key indices into the run's own `keys`, line numbers from 1.
+#[derive(Default)]
+struct Part {
+    recs: Vec<Rec>,
+    keys: Vec<Key>,
+    long_lens: Vec<(u32, u64)>,
+    skipped: Vec<Skipped>,
+    lines: u64,
 }
 
-/// Index one line at `offset` with (chunk-relative) line number `line`.
-fn index_line(bytes: &[u8], offset: u64, line_no: u64) -> Out {
-    let line = bytes;
-    let len = line.len() as u64;
-    let skip = |reason| {
-        Out::Skip(Skipped {
+impl Part {
+    fn skip(&mut self, line_no: u64, offset: u64, len: u64, reason: SkipReason) {
+        self.skipped.push(Skipped {
             line: LineNo(line_no),
             offset: ByteOffset(offset),
             len,
             reason,
-        })
-    };
-    match scan_line(line) {
-        Line::Blank => skip(SkipReason::Blank),
-        Line::Falsy => skip(SkipReason::Falsy),
-        Line::Malformed(e) => skip(SkipReason::Malformed {
-            at: e.offset as u64,
-            reason: e.reason,
-        }),
-        Line::NonObject => Out::Entry(EntryRec::non_object(offset, len, line_no)),
-        Line::Object(f) => match object_entry(line, f, offset, line_no) {
-            Ok(e) => Out::Entry(e),
-            Err(Changed) => skip(CHANGED),
-        },
+        });
     }
-}
 
-/// The record of an object line at `offset` whose fields are `f`.
-#[inline(always)]
-fn object_entry(line: &[u8], f: Fields, offset: u64, line_no: u64) -> Result<EntryRec, Changed> {
-    Ok(EntryRec {
-        offset: ByteOffset(offset),
-        len: line.len() as u64,
-        line: LineNo(line_no),
-        ty: entry_type(line, f.ty)?,
-        id: key_of(line, f.id, offset * 2)?,
-        parent: key_of(line, f.parent_id, offset * 2 + 1)?,
-        timestamp: RelSpan::of(f.timestamp),
-        message: RelSpan::of(f.message),
-        message_kind: f.message.map(|m| m.kind),
-        role: Role::classify(line, f.role)?,
-        id_is_string: matches!(
+    /// Store a key: `undefined` and `null` need no slot; `parentId` equal to the previous
+    /// record's `id` shares it.
+    fn key_slot(&mut self, key: Key, share: Option<u32>) -> u32 {
+        match key {
+            Key::Undefined => KEY_UNDEFINED,
+            Key::Null => KEY_NULL,
+            key => {
+                if let Some(s) = share
+                    && s >= FIRST_KEY
+                    && self.keys[(s - FIRST_KEY) as usize] == key
+                {
+                    return s;
+                }
+                self.keys.push(key);
+                FIRST_KEY + (self.keys.len() - 1) as u32
+            }
+        }
+    }
+
+    fn push_rec(&mut self, offset: u64, len: u64, ty: EntryType) -> &mut Rec {
+        if len >= u64::from(LONG) {
+            self.long_lens.push((self.recs.len() as u32, len));
+        }
+        let mut r = Rec {
+            offset_lo: 0,
+            len: len.min(u64::from(LONG)) as u32,
+            id: KEY_UNDEFINED,
+            parent: KEY_UNDEFINED,
+            msg_start: u32::MAX,
+            msg_len: u32::MAX,
+            offset_hi: 0,
+            ts_start: u16::MAX,
+            ts_len: 0,
+            ty,
+            role: Role::Missing,
+            flags: 0,
+        };
+        r.set_offset(offset);
+        self.recs.push(r);
+        self.recs.last_mut().expect("just pushed")
+    }
+
+    /// The record of a line that is JSON but not an object: no type, id or parent.
+    fn non_object(&mut self, offset: u64, len: u64) {
+        self.push_rec(offset, len, EntryType::NonObject);
+    }
+
+    /// The record of an object line at `offset` whose fields are `f`; nothing is recorded
+    /// when a field no longer decodes.
+    #[inline(always)]
+    fn object(&mut self, line: &[u8], f: Fields, offset: u64) -> Result<(), Changed> {
+        let ty = entry_type(line, f.ty)?;
+        let id = key_of(line, f.id, offset * 2)?;
+        let parent = key_of(line, f.parent_id, offset * 2 + 1)?;
+        let role = Role::classify(line, f.role)?;
+        let prev_id = self.recs.last().map(|r| r.id);
+        let id = self.key_slot(id, None);
+        let parent = self.key_slot(parent, prev_id);
+        let msg = RelSpan::of(f.message);
+        let (ts_start, ts_len) = match f.timestamp {
+            Some(t)
+                if t.start < usize::from(u16::MAX) && t.end - t.start <= usize::from(u8::MAX) && t.end > t.start =>
+            {
+                (t.start as u16, (t.end - t.start) as u8)
+            }
+            _ => (u16::MAX, 0),
+        };
+        let id_is_string = matches!(
             f.id,
             Some(Field {
                 kind: Kind::String { .. },
                 ..
             })
-        ),
-    })
+        );
+        let r = self.push_rec(offset, line.len() as u64, ty);
+        r.id = id;
+        r.parent = parent;
+        r.msg_start = msg.start;
+        r.msg_len = msg.len;
+        r.ts_start = ts_start;
+        r.ts_len = ts_len;
+        r.role = role;
+        r.flags = kind_code(f.message.map(|m| m.kind)) | if id_is_string { ID_IS_STRING } else { 0 };
+        Ok(())
+    }
+
+    /// Index one line at `offset` with (run-relative) line number `line_no`.
+    fn line(&mut self, line: &[u8], offset: u64, line_no: u64) {
+        let len = line.len() as u64;
+        match scan_line(line) {
+            Line::Blank => self.skip(line_no, offset, len, SkipReason::Blank),
+            Line::Falsy => self.skip(line_no, offset, len, SkipReason::Falsy),
+            Line::Malformed(e) => self.skip(
+                line_no,
+                offset,
+                len,
+                SkipReason::Malformed {
+                    at: e.offset as u64,
+                    reason: e.reason,
+                },
+            ),
+            Line::NonObject => self.non_object(offset, len),
+            Line::Object(f) => {
+                if self.object(line, f, offset).is_err() {
+                    self.skip(line_no, offset, len, CHANGED);
+                }
+            }
+        }
+    }
 }
 
 /// Index a chunk of whole lines starting at file offset `base`; line numbers are relative
-/// to the chunk (first line = 1).
-fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
+/// to the chunk (first line = 1), offsets are the file's.
+fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> Part {
     // The scanner is compiled a second time for AVX2 and BMI, used when the CPU has them.
     crate::json::with_avx2_bmi(|| index_chunk_impl(bytes, base, limit))
 }
@@ -487,9 +811,8 @@ fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Ski
 /// Index the lines of `bytes` (which starts a line, at file offset `base`) that start
 /// before `limit` (at most `bytes.len()`).
 #[inline(always)]
-fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
-    let mut entries = Vec::new();
-    let mut skipped = Vec::new();
+fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
+    let mut part = Part::default();
     let mut pos = 0usize;
     let mut line_no = 0u64;
     debug_assert!(limit <= bytes.len());
@@ -497,29 +820,23 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> (Vec<EntryRec>, Ve
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {
-            match object_entry(&bytes[pos..pos + len], f, base + pos as u64, line_no) {
-                Ok(e) => entries.push(e),
-                Err(Changed) => skipped.push(Skipped {
-                    line: LineNo(line_no),
-                    offset: ByteOffset(base + pos as u64),
-                    len: len as u64,
-                    reason: CHANGED,
-                }),
+            let offset = base + pos as u64;
+            if part.object(&bytes[pos..pos + len], f, offset).is_err() {
+                part.skip(line_no, offset, len as u64, CHANGED);
             }
             pos += len + 1;
             continue;
         }
         let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
-        match index_line(&bytes[pos..end], base + pos as u64, line_no) {
-            Out::Entry(e) => entries.push(e),
-            Out::Skip(s) => skipped.push(s),
-        }
+        part.line(&bytes[pos..end], base + pos as u64, line_no);
         pos = end + 1;
     }
     // Chunks are small: trimming them keeps the peak at about twice the final index.
-    entries.shrink_to_fit();
-    skipped.shrink_to_fit();
-    (entries, skipped, line_no)
+    part.recs.shrink_to_fit();
+    part.keys.shrink_to_fit();
+    part.skipped.shrink_to_fit();
+    part.lines = line_no;
+    part
 }
 
 impl Index {
@@ -527,29 +844,37 @@ impl Index {
     /// line numbers continue from the lines already counted. Returns how many entries
     /// were added.
     pub(crate) fn extend(&mut self, bytes: &[u8], from: usize) -> usize {
-        let part = build(&bytes[from..]);
-        let before = self.entries.len();
-        let base = self.lines;
-        for mut e in part.entries {
-            e.offset.0 += from as u64;
-            e.line.0 += base;
-            // Object ids are unique per byte offset: keep them unique file-wide.
-            if let Key::Unique(u) = &mut e.id {
-                *u += 2 * from as u64;
-            }
-            if let Key::Unique(u) = &mut e.parent {
-                *u += 2 * from as u64;
-            }
-            self.entries.push(e);
+        let before = self.recs.len();
+        let part = build_parts(&bytes[from..], CHUNK);
+        for p in part {
+            self.append_part(p, from as u64);
         }
-        for mut k in part.skipped {
-            k.offset.0 += from as u64;
-            k.line.0 += base;
-            self.skipped.push(k);
+        self.unterminated_tail = bytes.last().is_some_and(|&b| b != b'\n') && bytes.len() > from;
+        // Bytes after a line's `\n` in its chunk count too, so earlier lines are looked at
+        // again (only on files long enough for it).
+        self.pi_open_throws = self.overflow_from(bytes, 0);
+        self.recs.len() - before
+    }
+
+    /// The first kept or skipped line from kept line `first` on that pi's loader cannot
+    /// hold (see [`v8`]).
+    fn overflow_from(&self, bytes: &[u8], first: usize) -> Option<v8::PendingOverflow> {
+        if !v8::exceeds_bound(bytes.len() as u64) {
+            return None;
         }
-        self.lines += part.lines;
-        self.unterminated_tail = part.unterminated_tail;
-        self.entries.len() - before
+        let from = self.recs.get(first).map_or(u64::MAX, Rec::offset);
+        let mut lines: Vec<(u64, u64)> = (first..self.recs.len())
+            .map(|k| (self.recs[k].offset(), self.line_len(k)))
+            .chain(
+                self.skipped
+                    .iter()
+                    .filter(|s| s.offset.0 >= from)
+                    .map(|s| (s.offset.0, s.len)),
+            )
+            .filter(|&(_, len)| v8::exceeds_bound(len))
+            .collect();
+        lines.sort_unstable();
+        v8::first_overflow(bytes, lines)
     }
 
     /// Forget the last line if it has no `\n` yet (it is re-read when the rest of it
@@ -561,9 +886,25 @@ impl Index {
         self.unterminated_tail = false;
         let last_line = LineNo(self.lines);
         self.lines -= 1;
-        if self.entries.last().is_some_and(|e| e.line == last_line) {
-            let e = self.entries.pop().expect("checked");
-            return Some((e.offset.0, true));
+        // Recomputed over every line when the rest arrives (see `extend`).
+        self.pi_open_throws = None;
+        if !self.recs.is_empty() && self.line_no(self.recs.len() - 1) == last_line {
+            let k = self.recs.len() - 1;
+            let off = self.recs[k].offset();
+            let r = self.recs.pop().expect("checked");
+            if self.long_lens.last().is_some_and(|l| l.0 as usize == k) {
+                self.long_lens.pop();
+            }
+            // Its keys were the last ones stored (the parent may share the previous id).
+            for i in [r.parent, r.id] {
+                if i >= FIRST_KEY
+                    && (i - FIRST_KEY) as usize + 1 == self.keys.len()
+                    && (k == 0 || self.recs[k - 1].id != i)
+                {
+                    self.keys.pop();
+                }
+            }
+            return Some((off, true));
         }
         if self.skipped.last().is_some_and(|k| k.line == last_line) {
             let k = self.skipped.pop().expect("checked");
@@ -581,14 +922,14 @@ pub fn build(bytes: &[u8]) -> Index {
     build_with(bytes, CHUNK)
 }
 
-/// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
-pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
+/// Index `bytes` in chunks, in parallel: the parts in file order.
+fn build_parts(bytes: &[u8], chunk: usize) -> Vec<Part> {
     let chunk = chunk.max(1);
     // Chunk k indexes the lines that start in `k * chunk .. (k + 1) * chunk`; each worker
     // finds its own first line start (the last line it indexes may run past its range),
     // so no thread walks the file alone to cut it first.
     let n = bytes.len();
-    let parts: Vec<(Vec<EntryRec>, Vec<Skipped>, u64)> = (0..n.div_ceil(chunk))
+    (0..n.div_ceil(chunk))
         .into_par_iter()
         .map(|k| {
             let lo = k * chunk;
@@ -601,31 +942,28 @@ pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
             match start {
                 Some(start) if start < hi => index_chunk(&bytes[start..], start as u64, hi - start),
                 // A line that started before `lo` covers the whole range.
-                _ => (Vec::new(), Vec::new(), 0),
+                _ => Part::default(),
             }
         })
-        .collect();
-    let mut entries = Vec::with_capacity(parts.iter().map(|p| p.0.len()).sum());
-    crate::source::prefer_huge_pages(entries.spare_capacity_mut());
+        .collect()
+}
+
+/// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
+pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
+    let parts = build_parts(bytes, chunk);
+    let mut recs = Vec::with_capacity(parts.iter().map(|p| p.recs.len()).sum());
+    crate::source::prefer_huge_pages(recs.spare_capacity_mut());
     let mut index = Index {
-        entries,
-        skipped: Vec::new(),
-        lines: 0,
+        recs,
+        keys: Vec::with_capacity(parts.iter().map(|p| p.keys.len()).sum()),
         unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),
+        ..Index::default()
     };
-    for (mut entries, mut skipped, lines) in parts {
-        let base = index.lines;
-        for e in &mut entries {
-            e.line.0 += base;
-        }
-        for s in &mut skipped {
-            s.line.0 += base;
-        }
-        index.entries.append(&mut entries);
-        index.skipped.append(&mut skipped);
-        index.lines += lines;
-    }
     // `a\n` has one line; `a\nb` two; a trailing `\n` does not start a line.
+    for p in parts {
+        index.append_part(p, 0);
+    }
+    index.pi_open_throws = index.overflow_from(bytes, 0);
     index
 }
 
@@ -638,12 +976,13 @@ mod tests {
         let text = b"{\"type\":\"session\",\"id\":\"s\"}\n\nnot json\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null}\n42\nnull";
         let idx = build(text);
         assert_eq!(idx.lines, 6);
-        assert_eq!(idx.entries.len(), 3);
-        assert_eq!(idx.entries[0].ty, EntryType::Session);
-        assert_eq!(idx.entries[1].id, Key::str("a"));
-        assert_eq!(idx.entries[1].parent, Key::Null);
-        assert_eq!(idx.entries[1].line, LineNo(4));
-        assert_eq!(idx.entries[2].ty, EntryType::NonObject);
+        assert_eq!(idx.len(), 3);
+        assert_eq!(idx.get(0).ty, EntryType::Session);
+        assert_eq!(*idx.get(1).id, Key::str("a"));
+        assert_eq!(*idx.get(1).parent, Key::Null);
+        assert_eq!(idx.get(1).line, LineNo(4));
+        assert_eq!(idx.get(2).ty, EntryType::NonObject);
+        assert_eq!(idx.get(2).line, LineNo(5));
         assert_eq!(idx.skipped.len(), 3);
         assert_eq!(
             idx.skipped[1].reason,
@@ -657,40 +996,43 @@ mod tests {
     }
 
     /// The obvious indexer: split at every `\n`, classify each line on its own.
-    fn line_by_line(bytes: &[u8]) -> (Vec<EntryRec>, Vec<Skipped>, u64) {
-        let mut entries = Vec::new();
-        let mut skipped = Vec::new();
+    fn index_of(part: Part) -> Index {
+        let mut idx = Index::default();
+        idx.append_part(part, 0);
+        idx
+    }
+
+    fn line_by_line(bytes: &[u8]) -> Index {
+        let mut part = Part::default();
         let mut pos = 0;
         let mut line_no = 0;
         while pos < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
             line_no += 1;
-            match index_line(&bytes[pos..end], pos as u64, line_no) {
-                Out::Entry(e) => entries.push(e),
-                Out::Skip(k) => skipped.push(k),
-            }
+            part.line(&bytes[pos..end], pos as u64, line_no);
             pos = end + 1;
         }
-        (entries, skipped, line_no)
+        part.lines = line_no;
+        index_of(part)
+    }
+
+    fn entries(idx: &Index) -> String {
+        format!("{:?}", idx.iter().collect::<Vec<_>>())
     }
 
     fn same_as_line_by_line(text: &[u8]) {
-        let (entries, skipped, lines) = index_chunk(text, 0, text.len());
-        let (e2, s2, l2) = line_by_line(text);
+        let idx = index_of(index_chunk(text, 0, text.len()));
+        let want = line_by_line(text);
         let show = String::from_utf8_lossy(text);
-        assert_eq!(lines, l2, "{show:?}");
-        assert_eq!(skipped, s2, "{show:?}");
-        assert_eq!(format!("{entries:?}"), format!("{e2:?}"), "{show:?}");
+        assert_eq!(idx.lines, want.lines, "{show:?}");
+        assert_eq!(idx.skipped, want.skipped, "{show:?}");
+        assert_eq!(entries(&idx), entries(&want), "{show:?}");
         // Cut into chunks of every size up to a few lines: the same index.
         for chunk in [1, 2, 3, 5, 8, 13, 40, 100] {
             let idx = build_with(text, chunk);
-            assert_eq!(idx.lines, l2, "chunk {chunk}: {show:?}");
-            assert_eq!(idx.skipped, s2, "chunk {chunk}: {show:?}");
-            assert_eq!(
-                format!("{:?}", idx.entries),
-                format!("{e2:?}"),
-                "chunk {chunk}: {show:?}"
-            );
+            assert_eq!(idx.lines, want.lines, "chunk {chunk}: {show:?}");
+            assert_eq!(idx.skipped, want.skipped, "chunk {chunk}: {show:?}");
+            assert_eq!(entries(&idx), entries(&want), "chunk {chunk}: {show:?}");
         }
     }
 
@@ -762,8 +1104,8 @@ mod tests {
             let b = build_with(&text, chunk);
             assert_eq!(a.lines, b.lines);
             assert_eq!(a.skipped, b.skipped);
-            assert_eq!(a.entries.len(), b.entries.len());
-            for (x, y) in a.entries.iter().zip(&b.entries) {
+            assert_eq!(a.len(), b.len());
+            for (x, y) in a.iter().zip(b.iter()) {
                 assert_eq!((x.offset, x.line, &x.id), (y.offset, y.line, &y.id));
             }
         }
@@ -797,12 +1139,16 @@ mod tests {
         let Line::Object(fields) = scan_line(walked) else {
             panic!("an object line")
         };
-        assert_eq!(object_entry(walked, fields, 0, 1).map(|e| e.id), Ok(Key::str("a")));
+        let id_of = |line: &[u8]| {
+            let mut part = Part::default();
+            part.object(line, fields, 0).map(|()| index_of(part).get(0).id.clone())
+        };
+        assert_eq!(id_of(walked), Ok(Key::str("a")));
         // The opening quote gone, `\q` for `\u`, a `\u` escape cut short.
         for (at, to) in [(23, b'x'), (25, b'q'), (29, b'"')] {
             let mut read = walked.to_vec();
             read[at] = to;
-            assert_eq!(object_entry(&read, fields, 0, 1).map(|e| e.id), Err(Changed), "{at}");
+            assert_eq!(id_of(&read), Err(Changed), "{at}");
         }
     }
 }

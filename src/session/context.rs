@@ -46,7 +46,7 @@ pub struct Context<'a> {
 impl Session {
     /// Follow `parentId` links from `start`; root first.
     fn walk(&self, start: Option<EntryPos>, walk: Walk) -> Result<Vec<EntryPos>> {
-        let n = self.index.entries.len();
+        let n = self.index.len();
         let links = self.links();
         let mut seen = vec![0u64; n.div_ceil(64)];
         let mut path = Vec::new();
@@ -144,7 +144,7 @@ impl Session {
             let first_kept = key_from_value(cval.get("firstKeptEntryId"));
             let mut found = false;
             for &p in &path[..cidx] {
-                if self.record(p).id == first_kept {
+                if *self.record(p).id == first_kept {
                     found = true;
                 }
                 if found {
@@ -172,6 +172,46 @@ impl Session {
     /// # Errors
     /// As [`Session::context`].
     pub fn context_with(&self, leaf: &Key, tail: RetainedTail) -> Result<Context<'_>> {
+        let mut messages = Vec::new();
+        let mut sources = Vec::new();
+        let (thinking_level, model) = self.context_visit(leaf, tail, &mut |p, m| {
+            sources.push(p);
+            messages.push(m);
+            Ok(())
+        })?;
+        Ok(Context {
+            messages,
+            thinking_level,
+            model,
+            sources,
+        })
+    }
+
+    /// The context's messages handed to `visit` one at a time (with the entry each came
+    /// from) instead of collected, so a writer can stream them; returns the thinking level
+    /// and the model, which are known before the first message.
+    ///
+    /// ```
+    /// let text = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+    /// let s = pi_session::Session::from_bytes(text.to_vec()).unwrap();
+    /// let mut n = 0;
+    /// s.context_visit(s.leaf(), pi_session::RetainedTail::Ignore, &mut |_, _| {
+    ///     n += 1;
+    ///     Ok(())
+    /// })
+    /// .unwrap();
+    /// assert_eq!(n, 1);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Session::context`], and what `visit` returns.
+    #[allow(clippy::type_complexity)]
+    pub fn context_visit<'a>(
+        &'a self,
+        leaf: &Key,
+        tail: RetainedTail,
+        visit: &mut dyn FnMut(EntryPos, Value<'a>) -> Result<()>,
+    ) -> Result<(Option<Value<'a>>, Option<Object<'a>>)> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
         // Settings over the whole path: the last thinking level and the last model source
@@ -215,15 +255,13 @@ impl Session {
                 edits.insert(key_from_value(v.get("targetId")), p);
             }
         }
-        let mut messages = Vec::new();
-        let mut sources = Vec::new();
         for (i, &p) in entries.iter().enumerate() {
             let rec = self.record(p);
             if rec.ty == EntryType::Compaction && i > 0 {
                 continue;
             }
             let mut msgs = self.entry_messages(bytes, p)?;
-            if let Some(&edit) = edits.get(&rec.id) {
+            if let Some(&edit) = edits.get(rec.id) {
                 msgs = self.apply_edit(bytes, edit, msgs)?;
             }
             if i == 0 && retained_from == Some(p) {
@@ -233,15 +271,11 @@ impl Session {
                     msgs.append(tail);
                 }
             }
-            sources.extend(std::iter::repeat_n(p, msgs.len()));
-            messages.extend(msgs);
+            for m in msgs {
+                visit(p, m)?;
+            }
         }
-        Ok(Context {
-            messages,
-            thinking_level,
-            model,
-            sources,
-        })
+        Ok((thinking_level, model))
     }
 
     /// pi's `sessionEntryToContextMessages(entry)`.

@@ -4,7 +4,7 @@
 //! entries change.
 
 use crate::index::idmap::IdMap;
-use crate::index::{EntryPos, EntryRec, Key};
+use crate::index::{EntryPos, Index, Key};
 
 /// No parent (in [`Links`]).
 pub(crate) const NO_PARENT: u32 = u32::MAX;
@@ -26,36 +26,54 @@ pub(crate) struct Links {
 impl Links {
     /// Resolve the parent of every entry of `list` (pi's `getEntries()`, positions into
     /// `entries`) through `by_id`, in parallel.
-    pub(crate) fn build(entries: &[EntryRec], list: &[EntryPos], by_id: &IdMap) -> Links {
+    pub(crate) fn build(entries: &Index, list: &[EntryPos], by_id: &IdMap) -> Links {
         use rayon::prelude::*;
         let unique = by_id.len() == list.len();
-        let resolved: Vec<(u32, u32)> = (0..list.len())
-            .into_par_iter()
-            .with_min_len(4096)
-            .map(|k| {
-                let e = &entries[list[k].0 as usize];
-                // Nearly every entry's parent is the entry before it: with distinct
-                // ids that one is the `byId` answer, found without hashing.
-                let raw = || {
-                    if unique && k > 0 && entries[list[k - 1].0 as usize].id == e.parent {
-                        Some(list[k - 1])
-                    } else {
-                        by_id.get(entries, &e.parent)
-                    }
-                };
-                let raw = if e.parent == Key::Null { None } else { raw() };
-                let pos = |r: Option<EntryPos>| r.map_or(NO_PARENT, |p| p.0);
-                let walk = if e.parent.truthy() { pos(raw) } else { NO_PARENT };
-                let tree = if e.parent == e.id { NO_PARENT } else { pos(raw) };
-                (walk, tree)
-            })
-            .collect();
-        let mut walk = vec![NO_PARENT; entries.len()];
-        let mut tree = vec![NO_PARENT; entries.len()];
-        for (&p, (w, t)) in list.iter().zip(resolved) {
-            walk[p.0 as usize] = w;
-            tree[p.0 as usize] = t;
+        let resolve = |k: usize| {
+            let p = list[k].0 as usize;
+            let (id, parent) = (entries.id(p), entries.parent(p));
+            // Nearly every entry's parent is the entry before it: with distinct ids that
+            // one is the `byId` answer, found without hashing.
+            let raw = || {
+                if unique && k > 0 && entries.id(list[k - 1].0 as usize) == parent {
+                    Some(list[k - 1])
+                } else {
+                    by_id.get(entries, parent)
+                }
+            };
+            let raw = if *parent == Key::Null { None } else { raw() };
+            let pos = |r: Option<EntryPos>| r.map_or(NO_PARENT, |p| p.0);
+            let walk = if parent.truthy() { pos(raw) } else { NO_PARENT };
+            let tree = if parent == id { NO_PARENT } else { pos(raw) };
+            (walk, tree)
+        };
+        let n = entries.len();
+        let mut walk = vec![NO_PARENT; n];
+        let mut tree = vec![NO_PARENT; n];
+        // Written in place, in parallel: `list` is ascending, so the entries of a run of
+        // it are a run of the arrays (the header, not in `list`, keeps `NO_PARENT`).
+        const RUN: usize = 4096;
+        let mut w_rest: &mut [u32] = &mut walk;
+        let mut t_rest: &mut [u32] = &mut tree;
+        let mut done = 0usize;
+        let mut jobs = Vec::new();
+        for run in list.chunks(RUN).enumerate() {
+            let (r, ps) = run;
+            let (lo, hi) = (ps[0].0 as usize, ps[ps.len() - 1].0 as usize + 1);
+            let (w, wr) = std::mem::take(&mut w_rest)[lo - done..].split_at_mut(hi - lo);
+            let (t, tr) = std::mem::take(&mut t_rest)[lo - done..].split_at_mut(hi - lo);
+            (w_rest, t_rest, done) = (wr, tr, hi);
+            jobs.push((r * RUN, lo, w, t));
         }
+        jobs.into_par_iter().for_each(|(k0, lo, w, t)| {
+            let end = (k0 + RUN).min(list.len());
+            for (k, p) in list.iter().enumerate().take(end).skip(k0) {
+                let (a, b) = resolve(k);
+                let i = p.0 as usize - lo;
+                w[i] = a;
+                t[i] = b;
+            }
+        });
         Links { walk, tree, unique }
     }
 
@@ -86,14 +104,14 @@ mod tests {
     fn naive(s: &Session, p: EntryPos) -> (Option<EntryPos>, Option<EntryPos>) {
         let e = s.record(p);
         let walk = if e.parent.truthy() {
-            s.entry_by_id(&e.parent)
+            s.entry_by_id(e.parent)
         } else {
             None
         };
-        let tree = if e.parent == Key::Null || e.parent == e.id {
+        let tree = if *e.parent == Key::Null || e.parent == e.id {
             None
         } else {
-            s.entry_by_id(&e.parent)
+            s.entry_by_id(e.parent)
         };
         (walk, tree)
     }
@@ -147,7 +165,7 @@ mod tests {
                     "round {round}, entry {p:?}"
                 );
                 if links.unique {
-                    assert_eq!(s.entry_by_id(&s.record(p).id), Some(p));
+                    assert_eq!(s.entry_by_id(s.record(p).id), Some(p));
                 }
             }
         }

@@ -16,7 +16,7 @@ impl Session {
     /// v2 -> v3 step and v1's compaction fields are applied per entry by [`Session::patch`].
     pub(super) fn migrate(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
         let bytes = self.source.bytes();
-        let header = value::parse(line_of(bytes, &self.index.entries[0])).map_err(|_| self.changed())?;
+        let header = value::parse(line_of(bytes, &self.index.get(0))).map_err(|_| self.changed())?;
         let version = match header.get("version") {
             None | Some(Value::Null) => Some(1.0),
             Some(v) => Some(crate::json::value::js_to_number(v)),
@@ -38,14 +38,14 @@ impl Session {
         // v1 -> v2: fresh ids, each entry's parent is the previous entry.
         let mut ids: ahash::AHashSet<Key> = ahash::AHashSet::new();
         let mut prev = Key::Null;
-        let n = self.index.entries.len();
+        let n = self.index.len();
         for i in 0..n {
-            let e = &self.index.entries[i];
+            let e = self.index.get(i);
             if e.ty == EntryType::Session {
                 continue;
             }
             if e.ty == EntryType::NonObject {
-                let line = line_of(bytes, e);
+                let line = line_of(bytes, &e);
                 let first = line
                     .iter()
                     .copied()
@@ -70,16 +70,14 @@ impl Session {
             let id = generate_id(&ids, uuid4);
             ids.insert(id.clone());
             let is_compaction = e.ty == EntryType::Compaction;
-            let line = line_of(bytes, e);
-            let e = &mut self.index.entries[i];
-            e.id = id.clone();
-            e.id_is_string = true;
-            e.parent = std::mem::replace(&mut prev, id);
+            let line = line_of(bytes, &e);
+            let parent = std::mem::replace(&mut prev, id.clone());
+            self.index.set_keys(i, id, parent);
             if is_compaction {
                 let v = value::parse(line).map_err(|_| self.changed())?;
                 if let Some(Value::Number(idx)) = v.get("firstKeptEntryIndex") {
                     let target = if idx.fract() == 0.0 && *idx >= 0.0 && (*idx as usize) < n {
-                        Some(&self.index.entries[*idx as usize])
+                        Some(self.index.get(*idx as usize))
                     } else {
                         None
                     };
@@ -112,8 +110,8 @@ impl Session {
             return;
         }
         if self.migration == Migration::FromV1 {
-            o.set(JsStr::from_str("id"), key_to_value(&e.id));
-            o.set(JsStr::from_str("parentId"), key_to_value(&e.parent));
+            o.set(JsStr::from_str("id"), key_to_value(e.id));
+            o.set(JsStr::from_str("parentId"), key_to_value(e.parent));
             if let Some(p) = self.patches.get(&pos.0) {
                 match &p.first_kept {
                     Some(k) if !k.is_undefined() => o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(k)),
@@ -172,12 +170,12 @@ pub(crate) fn generate_id(taken: &ahash::AHashSet<Key>, uuid4: &mut dyn FnMut() 
 /// [`ErrorKind::FileChanged`].
 pub fn rewrite_text(s: &Session) -> Result<Vec<u8>> {
     let mut out = Vec::new();
-    if s.index().entries.is_empty() {
+    if s.index().is_empty() {
         crate::json::stringify::stringify_into(&mut out, &s.header()?);
         out.push(b'\n');
         return Ok(out);
     }
-    for i in 0..s.index().entries.len() {
+    for i in 0..s.index().len() {
         let v = s.value(EntryPos(i as u32))?;
         crate::json::stringify::stringify_into(&mut out, &v);
         out.push(b'\n');

@@ -219,14 +219,14 @@ impl Session {
 
     /// Check the header, migrate, fold pi's state.
     fn load(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
-        if self.index.entries.is_empty() {
+        if self.index.is_empty() {
             if self.source.is_empty() {
                 self.new_header = Some(Session::new_header_value());
                 return Ok(());
             }
             return Err(ErrorKind::NotASession { path: None }.into());
         }
-        let first = &self.index.entries[0];
+        let first = self.index.get(0);
         if first.ty != EntryType::Session || !first.id_is_string {
             return Err(ErrorKind::NotASession { path: None }.into());
         }
@@ -273,18 +273,18 @@ impl Session {
         let bytes = self.source.bytes();
         let start = self.list.len();
         self.list.extend(
-            (from as u32..self.index.entries.len() as u32)
+            (from as u32..self.index.len() as u32)
                 .map(EntryPos)
-                .filter(|p| self.index.entries[p.0 as usize].ty != EntryType::Session),
+                .filter(|p| self.index.ty(p.0 as usize) != EntryType::Session),
         );
-        self.by_id.extend(&self.index.entries, &self.list[start..]);
+        self.by_id.extend(&self.index, &self.list[start..]);
         if let Some(&last) = self.list[start..].last() {
-            self.leaf = self.index.entries[last.0 as usize].id.clone();
+            self.leaf = self.index.id(last.0 as usize).clone();
         }
         for &p in &self.list[start..] {
-            let e = &self.index.entries[p.0 as usize];
+            let e = self.index.get(p.0 as usize);
             if e.ty == EntryType::Label {
-                let line = line_of(bytes, e);
+                let line = line_of(bytes, &e);
                 let v = value::parse(line).map_err(|_| self.changed())?;
                 let target = key_from_value(v.get("targetId"));
                 if v.get("label").is_some_and(Value::truthy) {
@@ -302,7 +302,7 @@ impl Session {
     /// The parent links of every entry (built on first use, in parallel).
     pub(crate) fn links(&self) -> &Links {
         self.links
-            .get_or_init(|| Links::build(&self.index.entries, &self.list, &self.by_id))
+            .get_or_init(|| Links::build(&self.index, &self.list, &self.by_id))
     }
 
     /// Bring the session up to date with its file, exactly: afterwards it answers as a
@@ -363,7 +363,7 @@ impl Session {
         };
         *self = Session::open_with(&path, self.opts)?;
         Ok(Refresh {
-            entries: self.index.entries.len(),
+            entries: self.index.len(),
             pending_bytes: self.pending(),
             rebuilt: true,
         })
@@ -431,7 +431,7 @@ impl Session {
         }
         let mut from = self.indexed_end as usize;
         let mut rebuild = false;
-        let had = self.index.entries.len();
+        let had = self.index.len();
         if self.index.unterminated_tail {
             // The last line is read again from its start, whether it was an entry, a
             // skipped line or a blank one (which has no record to say where it began).
@@ -439,7 +439,7 @@ impl Session {
             from = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
             rebuild = self.index.drop_unterminated_tail().is_some_and(|(_, entry)| entry);
         }
-        let before = self.index.entries.len();
+        let before = self.index.len();
         // Every byte, as an open indexes it: a last line without `\n` is marked so, and
         // dropped and read again by the next refresh.
         self.index.extend(self.source.bytes(), from);
@@ -450,7 +450,7 @@ impl Session {
             self.add_state(before)?;
         }
         Ok(Refresh {
-            entries: self.index.entries.len().saturating_sub(had),
+            entries: self.index.len().saturating_sub(had),
             pending_bytes: self.pending(),
             rebuilt: false,
         })
@@ -508,15 +508,15 @@ impl Session {
     }
 
     /// The record of a kept line.
-    pub fn record(&self, pos: EntryPos) -> &EntryRec {
-        &self.index.entries[pos.0 as usize]
+    pub fn record(&self, pos: EntryPos) -> EntryRec<'_> {
+        self.index.get(pos.0 as usize)
     }
 
     /// The exact bytes of a kept line (PiG's `GetEntries()` raw JSON), without `\n`. As
     /// with [`Session::bytes`], [`Session::verify`] after use says whether they were the
     /// file's.
     pub fn raw(&self, pos: EntryPos) -> &[u8] {
-        line_of(self.source.bytes(), self.record(pos))
+        line_of(self.source.bytes(), &self.record(pos))
     }
 
     /// pi's `getEntries()`: every entry but headers, in file order.
@@ -531,7 +531,7 @@ impl Session {
 
     /// The entry with this id (the later one when ids repeat).
     pub fn entry_by_id(&self, id: &Key) -> Option<EntryPos> {
-        self.by_id.get(&self.index.entries, id)
+        self.by_id.get(&self.index, id)
     }
 
     /// The entry with this string id.
@@ -556,7 +556,7 @@ impl Session {
     pub(crate) fn value_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Value<'a>> {
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let e = self.record(pos);
-        let mut v = value::parse(line_of(bytes, e)).map_err(|_| self.changed())?;
+        let mut v = value::parse(line_of(bytes, &e)).map_err(|_| self.changed())?;
         self.patch(pos, &mut v);
         Ok(v)
     }
@@ -565,7 +565,7 @@ impl Session {
     /// not touched). `Ok(None)` when the entry has no `message` key.
     pub(crate) fn message_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Option<Value<'a>>> {
         let e = self.record(pos);
-        let line = line_of(bytes, e);
+        let line = line_of(bytes, &e);
         let Some(f) = self.field(line, e.message, "message") else {
             return Ok(None);
         };
@@ -590,7 +590,7 @@ impl Session {
         keys: &[&str],
     ) -> Result<Option<(Kind, Vec<Option<Value<'a>>>)>> {
         let e = self.record(pos);
-        let line = line_of(bytes, e);
+        let line = line_of(bytes, &e);
         let Some(f) = self.field(line, e.message, "message") else {
             return Ok(None);
         };
@@ -683,7 +683,7 @@ impl Session {
         if e.ty == EntryType::NonObject {
             return None;
         }
-        let line = line_of(bytes, e);
+        let line = line_of(bytes, &e);
         let f = self.field(line, e.timestamp, "timestamp")?;
         value::parse(f.raw(line)).ok()
     }
@@ -806,7 +806,7 @@ impl Session {
     /// `TypeError`), [`ErrorKind::FileChanged`].
     pub fn session_name(&self) -> Result<Option<JsStr<'static>>> {
         let bytes = self.check()?;
-        for (i, e) in self.index.entries.iter().enumerate().rev() {
+        for (i, e) in self.index.iter().enumerate().rev() {
             if e.ty != EntryType::SessionInfo {
                 continue;
             }

@@ -61,7 +61,7 @@ impl Session {
     /// [`ErrorKind::FileChanged`].
     pub fn tree(&self) -> Result<Tree> {
         let bytes = self.check()?;
-        let n = self.index.entries.len();
+        let n = self.index.len();
         // Each entry's node and parent node (u32::MAX: a root).
         const ROOT: u32 = u32::MAX;
         let mut links: Vec<(u32, u32)> = Vec::with_capacity(self.list.len());
@@ -72,7 +72,7 @@ impl Session {
             let node = if parents.unique {
                 p
             } else {
-                self.entry_by_id(&self.record(p).id)
+                self.entry_by_id(self.record(p).id)
                     .expect("every entry's id is in byId")
             };
             let parent = parents.tree_parent(p);
@@ -101,6 +101,9 @@ impl Session {
                 r.1 += 1;
             }
         }
+        // Only the tree is kept: the links and counts go before the checks and the sort.
+        drop(links);
+        drop(counts);
         let mut tree = Tree { roots, ranges, kids };
         // With distinct ids every node is one entry with one parent: the tree is a forest,
         // where no cycle is reachable from a root (going up from any node reached leads
@@ -112,24 +115,33 @@ impl Session {
         }
         // Sort as pi does: pop a node, sort its children, push them (a node reached twice
         // is sorted twice, as in pi).
-        let mut times: Vec<f64> = vec![f64::NAN; n];
-        let mut known = vec![false; n];
-        let mut stack: Vec<EntryPos> = tree.roots.clone();
-        while let Some(node) = stack.pop() {
-            let kids = tree.children_mut(node);
-            if kids.len() > 1 {
-                for &k in kids.iter() {
-                    let i = k.0 as usize;
-                    if !known[i] {
-                        known[i] = true;
-                        times[i] = js_date_time(self.timestamp_in(bytes, k).as_ref());
+        // Timestamps are read only for siblings (allocated at the first fork).
+        let mut times: Vec<f64> = Vec::new();
+        let mut known: Vec<bool> = Vec::new();
+        // Roots last to first, each subtree depth first: the order of a stack of all roots.
+        let mut stack: Vec<EntryPos> = Vec::new();
+        for r in (0..tree.roots.len()).rev() {
+            stack.push(tree.roots[r]);
+            while let Some(node) = stack.pop() {
+                let kids = tree.children_mut(node);
+                if kids.len() > 1 {
+                    if times.is_empty() {
+                        times = vec![f64::NAN; n];
+                        known = vec![false; n];
                     }
+                    for &k in kids.iter() {
+                        let i = k.0 as usize;
+                        if !known[i] {
+                            known[i] = true;
+                            times[i] = js_date_time(self.timestamp_in(bytes, k).as_ref());
+                        }
+                    }
+                    let mut v = kids.to_vec();
+                    crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
+                    kids.copy_from_slice(&v);
                 }
-                let mut v = kids.to_vec();
-                crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
-                kids.copy_from_slice(&v);
+                stack.extend_from_slice(tree.children(node));
             }
-            stack.extend_from_slice(tree.children(node));
         }
         Ok(tree)
     }
@@ -138,7 +150,7 @@ impl Session {
     /// and prints) is then a DAG expanded into a tree, which can grow exponentially. Count
     /// the occurrences first (memoised over the DAG) and refuse beyond a generous budget.
     fn tree_size_guard(&self, tree: &Tree) -> Result<()> {
-        let n = self.index.entries.len();
+        let n = self.index.len();
         let budget = 4 * n as u64 + 1_000_000;
         let mut occ = vec![0u64; n];
         let mut total = 0u64;
@@ -177,7 +189,7 @@ impl Session {
     /// The oracle's cycle guard: depth-first from the roots, a child already on the stack
     /// is a cycle.
     fn tree_cycle(&self, tree: &Tree) -> Result<()> {
-        let mut state = vec![0u8; self.index.entries.len()];
+        let mut state = vec![0u8; self.index.len()];
         for &root in &tree.roots {
             if state[root.0 as usize] == 2 {
                 continue;
@@ -230,7 +242,7 @@ impl Session {
         if let Some(t) = self.type_value(node) {
             o.set(JsStr::from_str("type"), t);
         }
-        let (label, ts) = match self.label_entry(&self.record(node).id) {
+        let (label, ts) = match self.label_entry(self.record(node).id) {
             Some(l) => {
                 let mut v = self.value(l)?;
                 match &mut v {

@@ -79,7 +79,8 @@ impl Writer {
                 // Until now the session had no user or assistant message (else it would
                 // be in its file): only the new line can start the conversation. Indexed
                 // alone, it gets the type, role and id the whole file's index gives it.
-                let rec = crate::index::build(&line).entries.pop();
+                let alone = crate::index::build(&line);
+                let rec = alone.iter().next_back();
                 match rec.filter(|r| r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)) {
                     Some(r) => {
                         // pi's first conversation message creates the file with everything.
@@ -89,7 +90,7 @@ impl Writer {
                         create_exclusive(path, &bytes)?;
                         let path = path.clone();
                         self.session = Session::open(&path)?;
-                        self.session.set_leaf_raw(r.id);
+                        self.session.set_leaf_raw(r.id.clone());
                         self.flushed = true;
                     }
                     None => {
@@ -315,7 +316,7 @@ impl Writer {
             .session
             .branch_path(None)?
             .iter()
-            .any(|&p| self.session.record(p).id == Key::str(target_id));
+            .any(|&p| *self.session.record(p).id == Key::str(target_id));
         if !on_branch {
             return Err(invalid_edit(&format!("Entry {target_id} is not on the active branch")));
         }

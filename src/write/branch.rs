@@ -26,7 +26,7 @@ impl Writer {
         mut entropy: Entropy,
     ) -> Result<Writer> {
         let src = Session::open(source)?;
-        if src.index().entries.is_empty() {
+        if src.index().is_empty() {
             return Err(ErrorKind::NotASession {
                 path: Some(source.to_path_buf()),
             }
@@ -49,7 +49,7 @@ impl Writer {
             Some(abs_source.display().to_string()),
         );
         let mut bytes = line_of(&Value::Object(h));
-        for i in 0..src.index().entries.len() {
+        for i in 0..src.index().len() {
             let p = EntryPos(i as u32);
             if src.record(p).ty == EntryType::Session {
                 continue;
@@ -145,7 +145,7 @@ impl Writer {
                 o.set(JsStr::from_str("parentId"), pv);
                 if rec.ty == EntryType::Compaction {
                     let fk = crate::session::key_from_value(o.get("firstKeptEntryId"));
-                    if fk != rec.id
+                    if fk != *rec.id
                         && let Some(r) = replacement.get(&fk)
                     {
                         o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));

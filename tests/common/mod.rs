@@ -139,7 +139,7 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
         ));
     }
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let header = &whole.index().entries[0];
+    let header = &whole.index().get(0);
     let header_end = (header.offset.0 + header.len + 1) as usize;
     if header_end > end {
         return Err("the header is the last line and has no newline: nothing to append".into());
@@ -261,7 +261,7 @@ fn answers(s: &mut Session, leaf: &LeafChoice) -> String {
     out += &format!("tree {}\n", r(s.tree_nested(), |v| c(&v)));
     out += &format!("flat {}\n", r(s.tree_flat(), |v| c(&v)));
     out += &format!("items {}\n", r(s.branch_items(), |v| format!("{v:?}")));
-    for i in 0..s.index().entries.len() {
+    for i in 0..s.index().len() {
         let p = EntryPos(i as u32);
         out += &format!("{p:?} {}\n", r(s.value(p), |v| c(&v)));
     }

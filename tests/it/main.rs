@@ -16,6 +16,7 @@ mod crashes;
 mod hostile_writes;
 mod incremental;
 mod listing;
+mod memory;
 mod readme;
 mod real;
 mod robustness;

@@ -305,7 +305,14 @@ fn run(cli: Cli) -> Result<i32> {
                     read::pending_text(&r)
                 );
             }
-            pi_session::dump::dump(&file, &opts, &mut out).map_err(show::at(&file))?;
+            let notes = pi_session::dump::dump(&file, &opts, &mut out).map_err(show::at(&file))?;
+            if opts.tree == TreeMode::Nested && !opts.compact && notes.tree_depth > pi_session::dump::DEEP_TREE {
+                eprintln!(
+                    "pi-session: {}: the tree is {} entries deep: its nested form grows with the square of the depth; `--tree flat` prints the same tree in linear size",
+                    file.display(),
+                    notes.tree_depth
+                );
+            }
             0
         }
         Cmd::Check { file, json } => read::check(&file, open, json, &mut out)?,

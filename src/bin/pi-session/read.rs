@@ -14,8 +14,52 @@ use std::time::Instant;
 fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
     match Session::open_with(path, opts) {
         Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::at(path)(e)),
-        r => Ok(r),
+        r => {
+            if let Ok(s) = &r
+                && let Some(o) = &s.index().pi_open_throws
+            {
+                eprintln!("pi-session: {}: warning: {}", path.display(), pi_throws_text(s, o));
+            }
+            Ok(r)
+        }
     }
+}
+
+/// The line number of the line that is too long for pi.
+fn pi_throws_line(s: &Session, o: &pi_session::v8::PendingOverflow) -> u64 {
+    s.skipped()
+        .iter()
+        .map(|k| (k.offset.0, k.line))
+        .chain(s.index().iter().map(|e| (e.offset.0, e.line)))
+        .find(|&(off, _)| off == o.offset)
+        .map_or(0, |(_, l)| l.0)
+}
+
+/// `check --json`'s `piOpenThrows`: where and why pi's open throws, or `null`.
+fn pi_throws_json(s: &Session) -> String {
+    s.index().pi_open_throws.as_ref().map_or("null".into(), |o| {
+        format!(
+            "{{\"line\":{},\"offset\":{},\"length\":{},\"utf16Units\":{},\"piMessage\":{},\"reason\":{}}}",
+            pi_throws_line(s, o),
+            o.offset,
+            o.len,
+            o.units,
+            json_str(pi_session::v8::PI_MESSAGE),
+            json_str(&pi_throws_text(s, o))
+        )
+    })
+}
+
+/// Why pi's own open fails on a file pi-session reads (a line too long for V8).
+fn pi_throws_text(s: &Session, o: &pi_session::v8::PendingOverflow) -> String {
+    let line = pi_throws_line(s, o);
+    format!(
+        "pi's open would throw {}: line {line} ({} bytes) makes pi's read buffer a string of {} UTF-16 units, more than V8's maximum of {}",
+        pi_session::v8::PI_MESSAGE,
+        o.len,
+        o.units,
+        pi_session::v8::V8_MAX_STRING_LENGTH
+    )
 }
 
 /// What the next write would do about a pending append journal (see `pi_session::recover`),
@@ -65,16 +109,18 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     let (walks, tree) = rayon::join(
         || {
             let branch = s.branch_path(None).map(|b| b.len());
-            let context = s.context(&leaf).map(|c| {
-                let mut seen = ahash::AHashSet::new();
-                let src: u64 = c
-                    .sources
-                    .iter()
-                    .filter(|p| seen.insert(p.0))
-                    .map(|&p| s.record(p).len)
-                    .sum();
-                (c.messages.len(), src)
-            });
+            // Counted as they come, not kept (a long branch's messages are most of a file).
+            let mut seen = ahash::AHashSet::new();
+            let (mut n, mut src) = (0usize, 0u64);
+            let context = s
+                .context_visit(&leaf, RetainedTail::Ignore, &mut |p, _| {
+                    n += 1;
+                    if seen.insert(p.0) {
+                        src += s.record(p).len;
+                    }
+                    Ok(())
+                })
+                .map(|_| (n, src));
             (branch, context)
         },
         || s.tree().map(|t| t.roots.len()),
@@ -122,7 +168,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             .collect();
         writeln!(
             out,
-            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
+            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"piOpenThrows\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
             json_str(&path.display().to_string()),
             idx.lines,
             s.entry_count(),
@@ -133,6 +179,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             name.as_deref().map_or("null".into(), json_str),
             json_str(s.file_change().as_str()),
             journal.as_ref().map_or("null".into(), |r| json_str(r.as_str())),
+            pi_throws_json(&s),
             errors.join(","),
             s.is_mapped(),
             elapsed.as_secs_f64(),
@@ -184,6 +231,9 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
         )?;
         if let Some(r) = &journal {
             writeln!(out, "append journal:    {}", pending_text(r))?;
+        }
+        if let Some(o) = &idx.pi_open_throws {
+            writeln!(out, "warning:           {}", pi_throws_text(&s, o))?;
         }
         for (step, e) in &step_errors {
             writeln!(out, "error in {step}:  {}", escape(e))?;
@@ -299,33 +349,43 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
     let s = open(path, opts)?.map_err(crate::show::at(path))?;
     let tree = s.tree().map_err(crate::show::at(path))?;
     let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
-    // Indent only where the tree forks, as pi's /tree does, so long chains stay flat:
-    // each stack item carries the prefix of its own line and of the lines below it.
-    let mut stack: Vec<(String, String, pi_session::EntryPos)> = Vec::new();
-    let fork_items = |prefix: &str, kids: &[pi_session::EntryPos]| -> Vec<(String, String, pi_session::EntryPos)> {
-        let n = kids.len();
-        kids.iter()
-            .enumerate()
-            .rev()
-            .map(|(i, &k)| {
-                let last = i + 1 == n;
-                (
-                    format!("{prefix}{}", if last { "└─ " } else { "├─ " }),
-                    format!("{prefix}{}", if last { "   " } else { "│  " }),
-                    k,
-                )
-            })
-            .collect()
-    };
-    if tree.roots.len() > 1 {
-        stack.extend(fork_items("", &tree.roots));
-    } else {
-        stack.extend(tree.roots.iter().map(|&r| (String::new(), String::new(), r)));
-    }
-    while let Some((line_prefix, below, node)) = stack.pop() {
+    // Indent only where the tree forks, as pi's /tree does, so long chains stay flat. The
+    // prefix is one shared path of fork levels (whether each was its parent's last child),
+    // rendered as each line is written: memory stays linear in the depth, while the text
+    // of a deeply forked tree is quadratic by its format. A stack item is the fork level
+    // it starts at and whether it is a fork's child (and then its last one).
+    let mut stack: Vec<(usize, Option<bool>, pi_session::EntryPos)> = Vec::new();
+    let push_kids =
+        |stack: &mut Vec<(usize, Option<bool>, pi_session::EntryPos)>, level: usize, kids: &[pi_session::EntryPos]| {
+            if kids.len() > 1 {
+                let n = kids.len();
+                stack.extend(
+                    kids.iter()
+                        .enumerate()
+                        .rev()
+                        .map(|(i, &k)| (level, Some(i + 1 == n), k)),
+                );
+            } else if let Some(&k) = kids.first() {
+                stack.push((level, None, k));
+            }
+        };
+    let mut path: Vec<bool> = Vec::new();
+    let mut prefix = String::new();
+    push_kids(&mut stack, 0, &tree.roots);
+    while let Some((level, fork, node)) = stack.pop() {
+        path.truncate(level);
+        prefix.clear();
+        for &last in &path {
+            prefix.push_str(if last { "   " } else { "│  " });
+        }
+        if let Some(last) = fork {
+            prefix.push_str(if last { "└─ " } else { "├─ " });
+            path.push(last);
+        }
+        let line_prefix = &prefix;
         let rec = s.record(node);
         let mark = if on_branch.contains(&node.0) { '*' } else { ' ' };
-        let label = match s.label_entry(&rec.id) {
+        let label = match s.label_entry(rec.id) {
             Some(l) => s
                 .value(l)
                 .ok()
@@ -334,18 +394,13 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
                 .unwrap_or_default(),
             None => String::new(),
         };
-        let id = if rec.id == Key::Undefined {
+        let id = if *rec.id == Key::Undefined {
             "(no id)".into()
         } else {
-            key_text(&rec.id)
+            key_text(rec.id)
         };
         writeln!(out, "{mark} {line_prefix}{id} {}{label}", describe(&s, node))?;
-        let kids = tree.children(node);
-        if kids.len() > 1 {
-            stack.extend(fork_items(&below, kids));
-        } else if let Some(&k) = kids.first() {
-            stack.push((below.clone(), below, k));
-        }
+        push_kids(&mut stack, path.len(), tree.children(node));
     }
     Ok(0)
 }
