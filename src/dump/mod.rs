@@ -83,25 +83,29 @@ pub fn with_report<T>(path: &Path, opts: &DumpOptions, sink: impl FnOnce(&Value<
         Err(out) => return sink(&Value::Object(out)),
     };
     let mut out = obj();
-    for k in [
-        "header",
-        "entryIds",
-        "entryCount",
-        "leafId",
-        "branchIds",
-        "contextEntryIds",
-        "context",
-        "tree",
-        "sessionName",
-        "error",
-    ] {
+    for k in REPORT_KEYS {
         set(&mut out, k, Value::Null);
     }
+    set(&mut out, "error", Value::Null);
     let mut errors = obj();
     report(&mut s, opts, &mut out, &mut errors, size)?;
     set(&mut out, "errors", Value::Object(errors));
     sink(&Value::Object(out))
 }
+
+/// The report's members before `error`, in the oracle's order (`null` until computed, and
+/// all of them `null` when pi's open fails).
+const REPORT_KEYS: [&str; 9] = [
+    "header",
+    "entryIds",
+    "entryCount",
+    "leafId",
+    "branchIds",
+    "contextEntryIds",
+    "context",
+    "tree",
+    "sessionName",
+];
 
 fn open_for_report(path: &Path, opts: &DumpOptions) -> Result<(Result<Session>, u64)> {
     let opened = Session::open_with(path, opts.open);
@@ -121,17 +125,7 @@ fn early_report(
 ) -> Result<std::result::Result<Session, Object<'static>>> {
     let failed = |error: String, change: FileChange, partial: Option<Vec<u8>>| {
         let mut out = obj();
-        for k in [
-            "header",
-            "entryIds",
-            "entryCount",
-            "leafId",
-            "branchIds",
-            "contextEntryIds",
-            "context",
-            "tree",
-            "sessionName",
-        ] {
+        for k in REPORT_KEYS {
             set(&mut out, k, Value::Null);
         }
         set(&mut out, "error", Value::string(error));
