@@ -401,6 +401,9 @@ pub fn dump<W: Write>(path: &Path, opts: &DumpOptions, w: &mut W) -> Result<Dump
     let notes = stream_report(&mut s, opts, size, &mut st)?;
     st.finish()?;
     w.write_all(b"\n")?;
+    // What was written came from one version of the file, or the dump fails (after the
+    // fact: a reader of the stream is told by the error and the exit status).
+    s.verify()?;
     Ok(notes)
 }
 

@@ -179,6 +179,9 @@ impl Session {
             messages.push(m);
             Ok(())
         })?;
+        // Fields read leniently (a timestamp, a role) could have come from zeros of a
+        // mapping the file was cut under: only an unchanged file makes this an answer.
+        self.check()?;
         Ok(Context {
             messages,
             thinking_level,

@@ -106,6 +106,8 @@ pub struct Session {
     indexed_end: u64,
     /// How it was opened (a rewritten file is opened again the same way).
     opts: OpenOptions,
+    /// A refresh failed part-way: the next one opens the file again from scratch.
+    stale: bool,
 }
 
 /// What [`Session::refresh`] found.
@@ -210,6 +212,7 @@ impl Session {
             links: std::sync::OnceLock::new(),
             indexed_end: 0,
             opts,
+            stale: false,
         };
         s.indexed_end = s.source.len();
         let r = s.load(uuid4);
@@ -332,6 +335,9 @@ impl Session {
             }
             .into());
         }
+        if self.stale {
+            return self.rebuild();
+        }
         if let (Some(path), Some(stamp)) = (&self.path, self.source.stamp()) {
             let now = std::fs::metadata(path).map_err(|e| Error::from(e).with_path(path))?;
             if !crate::source::Stamp::of(&now).same_file(stamp) {
@@ -361,7 +367,14 @@ impl Session {
         let Some(path) = self.path.clone() else {
             return Err(ErrorKind::FileChanged { path: None }.into());
         };
-        *self = Session::open_with(&path, self.opts)?;
+        match Session::open_with(&path, self.opts) {
+            Ok(fresh) => *self = fresh,
+            Err(e) => {
+                // The state may be half brought up to date: never take it for the file's.
+                self.stale = true;
+                return Err(e);
+            }
+        }
         Ok(Refresh {
             entries: self.index.len(),
             pending_bytes: self.pending(),
@@ -437,6 +450,11 @@ impl Session {
             // skipped line or a blank one (which has no record to say where it began).
             let bytes = &self.source.bytes()[..from];
             from = memchr::memrchr(b'\n', bytes).map_or(0, |i| i + 1);
+            if from == 0 {
+                // The header itself was the unterminated line: whether the file is a
+                // session at all is decided again, by an open.
+                return Err(self.changed());
+            }
             rebuild = self.index.drop_unterminated_tail().is_some_and(|(_, entry)| entry);
         }
         let before = self.index.len();

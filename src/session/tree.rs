@@ -60,6 +60,14 @@ impl Session {
     /// [`ErrorKind::ParentCycle`] when a cycle is reachable from a root,
     /// [`ErrorKind::FileChanged`].
     pub fn tree(&self) -> Result<Tree> {
+        let t = self.tree_unchecked()?;
+        // Timestamps that order siblings are read leniently (NaN when they do not parse):
+        // only an unchanged file makes the tree an answer.
+        self.check()?;
+        Ok(t)
+    }
+
+    fn tree_unchecked(&self) -> Result<Tree> {
         let bytes = self.check()?;
         let n = self.index.len();
         // Each entry's node and parent node (u32::MAX: a root).

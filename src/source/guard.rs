@@ -39,6 +39,9 @@ struct Slot {
     faults: AtomicUsize,
     /// Taken by a [`Watch`] (0 free, 1 taken).
     taken: AtomicUsize,
+    /// Odd while `start` and `len` are being changed: the handler takes a slot's range only
+    /// when this is even and the same before and after it read both.
+    seq: AtomicUsize,
 }
 
 #[allow(clippy::declare_interior_mutable_const)]
@@ -47,6 +50,7 @@ const FREE: Slot = Slot {
     len: AtomicUsize::new(0),
     faults: AtomicUsize::new(0),
     taken: AtomicUsize::new(0),
+    seq: AtomicUsize::new(0),
 };
 
 static TABLE: [Slot; SLOTS] = [FREE; SLOTS];
@@ -79,10 +83,11 @@ impl Watch {
     /// clear its fault count.
     pub(crate) fn set(&self, start: *const u8, len: usize) {
         let s = &TABLE[self.slot];
-        s.start.store(0, Ordering::SeqCst);
+        s.seq.fetch_add(1, Ordering::SeqCst);
+        s.start.store(start as usize, Ordering::SeqCst);
         s.len.store(len, Ordering::SeqCst);
         s.faults.store(0, Ordering::SeqCst);
-        s.start.store(start as usize, Ordering::SeqCst);
+        s.seq.fetch_add(1, Ordering::SeqCst);
     }
 
     /// Whether a read inside the range faulted (the file shrank under the mapping) since
@@ -95,8 +100,10 @@ impl Watch {
 impl Drop for Watch {
     fn drop(&mut self) {
         let s = &TABLE[self.slot];
+        s.seq.fetch_add(1, Ordering::SeqCst);
         s.start.store(0, Ordering::SeqCst);
         s.len.store(0, Ordering::SeqCst);
+        s.seq.fetch_add(1, Ordering::SeqCst);
         s.taken.store(0, Ordering::SeqCst);
     }
 }
@@ -104,8 +111,18 @@ impl Drop for Watch {
 /// The registered range holding `addr`, as (slot, start, len).
 fn lookup(addr: usize) -> Option<(&'static Slot, usize, usize)> {
     TABLE.iter().find_map(|s| {
+        // A range being changed is skipped: it is changed by the thread that reads it, so
+        // that thread is not the one faulting here. Another thread's fault in it would be
+        // a read of a mapping being replaced, which no reader does.
+        let seq = s.seq.load(Ordering::SeqCst);
+        if seq % 2 == 1 {
+            return None;
+        }
         let start = s.start.load(Ordering::SeqCst);
         let len = s.len.load(Ordering::SeqCst);
+        if s.seq.load(Ordering::SeqCst) != seq {
+            return None;
+        }
         (start != 0 && addr >= start && addr - start < len).then_some((s, start, len))
     })
 }
@@ -125,10 +142,14 @@ mod handler {
 
     static PREVIOUS: OnceLock<Option<Previous>> = OnceLock::new();
 
+    /// The page size, read at install (`sysconf` is not async-signal-safe by POSIX).
+    static PAGE: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(4096);
+
     /// Install the handler once; whether it is in place.
     pub(super) fn install() -> bool {
         PREVIOUS
             .get_or_init(|| {
+                PAGE.store(rustix::param::page_size(), std::sync::atomic::Ordering::SeqCst);
                 // SAFETY: `sigaction` with a zeroed (valid: empty mask, no flags) struct
                 // filled with our handler; the previous action is written into `old`.
                 unsafe {
@@ -147,8 +168,7 @@ mod handler {
         // SAFETY: the kernel passes a valid siginfo for an SA_SIGINFO handler.
         let addr = unsafe { (*info).si_addr() } as usize;
         if let Some((slot, start, len)) = super::lookup(addr) {
-            // SAFETY: `sysconf` is async-signal-safe.
-            let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(4096);
+            let page = PAGE.load(std::sync::atomic::Ordering::SeqCst);
             let from = addr & !(page - 1);
             let end = (start + len).next_multiple_of(page);
             // SAFETY: `from..end` lies inside a registered mapping (whole pages: mappings

@@ -455,6 +455,15 @@ impl Source {
                 let Some((watch, m)) = map_watched(file, now.size) else {
                     return Err(std::io::Error::other("the grown file could not be mapped again"));
                 };
+                // The ends were checked with `pread`; the file may have been rewritten
+                // since: the new mapping must still hold them, read through it.
+                let holds = m.len() as u64 >= old
+                    && m[..self.head.len()] == *self.head
+                    && m[old as usize - self.tail.len()..old as usize] == *self.tail
+                    && !watch.faulted();
+                if !holds {
+                    return Ok(Update::Rewritten);
+                }
                 self.inner = Inner::Mapped(watch, m);
             }
             Inner::Owned(v) => {
@@ -464,6 +473,8 @@ impl Source {
         }
         self.len = self.bytes().len() as u64;
         self.stamp = Some(now);
+        // (For a mapping, copied from the new mapping, which was just found to hold the
+        // old ends: a rewrite from here on shows in the fault count or the next check.)
         let (head, tail) = ends(self.bytes());
         (self.head, self.tail) = (head, tail);
         *self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;

@@ -501,3 +501,25 @@ fn ls_skips_fifos_devices_and_sockets() {
         assert!(line.contains("not a regular file"), "{line}");
     }
 }
+
+/// A file that was only an unterminated header when opened, and then had its first line
+/// spoiled by what was appended: the refresh answers as an open does ("not a session"),
+/// instead of keeping the old header.
+#[test]
+fn a_header_left_unterminated_is_judged_again_by_refresh() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for mode in MODES {
+        let f = dir.path().join(format!("h-{mode:?}.jsonl"));
+        std::fs::write(&f, H).expect("write");
+        let mut s = Session::open_with(&f, opts(mode)).expect("open");
+        append(&f, format!("x\n{}", e("a1", "", "hi")).as_bytes());
+        let fresh = Session::open_with(&f, opts(mode)).expect_err("not a session now");
+        let r = s.refresh().expect_err("refresh opens it again, as an open would");
+        assert_eq!(format!("{:?}", r.kind()), format!("{:?}", fresh.kind()), "{mode:?}");
+        // And it stays so: the next refresh opens it again too.
+        std::fs::write(&f, format!("{H}\n{}", e("b1", "", "again"))).expect("write");
+        let r = s.refresh().expect("a session again");
+        assert!(r.rebuilt);
+        assert!(s.find("b1").is_some());
+    }
+}
