@@ -10,6 +10,8 @@
 #   node $ORACLE_DIR/dump.mjs F            > golden/<valid|malformed>/<stem>.json
 # and for each line "F<TAB>LEAF" of leaves.tsv:
 #   node $ORACLE_DIR/dump.mjs F --leaf LEAF > golden/<dir>/<stem>@<LEAF>.json
+# and for each line "F<TAB>N" of digests.tsv:
+#   node $ORACLE_DIR/dump.mjs F --digest N --compact --tree flat > golden/digest/<stem>@<N>.json
 #
 # Default dump options (nested tree, 2-space indent), except:
 #   --tree flat   for files whose tree is deeper than ~500 (nested output would be quadratic):
@@ -104,6 +106,18 @@ if [ -f leaves.tsv ]; then
 		stem="$(basename "$rel" .jsonl)"
 		run_one "$rel" "golden/$dir/$stem@$leaf.json" --leaf "$leaf"
 	done <leaves.tsv
+fi
+
+# Digested dumps (long strings replaced by their sha256 and UTF-8 length, as the real
+# sessions' goldens are): digests.tsv lists FILE<TAB>N.
+if [ -f digests.tsv ]; then
+	mkdir -p golden/digest
+	while IFS=$'\t' read -r rel n; do
+		[ -z "$rel" ] && continue
+		case "$rel" in \#*) continue ;; esac
+		stem="$(basename "$rel" .jsonl)"
+		run_one "$rel" "golden/digest/$stem@$n.json" --digest "$n" --compact --tree flat
+	done <digests.tsv
 fi
 
 echo "bless.sh: wrote $count golden files, $failures failures"

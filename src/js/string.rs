@@ -29,9 +29,29 @@ impl<'a> JsStr<'a> {
     pub fn is_utf8(&self) -> bool {
         std::str::from_utf8(&self.0).is_ok()
     }
-    /// The text, with lone surrogates replaced by U+FFFD (borrowed when there are none).
+    /// The text, with each lone surrogate replaced by one U+FFFD, as JavaScript's UTF-8
+    /// encoders do (`Buffer.from(s, "utf8")`, `TextEncoder`); borrowed when there are
+    /// none. (`String::from_utf8_lossy` of the stored three bytes would give three.)
     pub fn to_str_lossy(&self) -> Cow<'_, str> {
-        String::from_utf8_lossy(&self.0)
+        let b = &self.0;
+        if let Ok(s) = std::str::from_utf8(b) {
+            return Cow::Borrowed(s);
+        }
+        let mut out = String::with_capacity(b.len());
+        let (mut start, mut i) = (0, 0);
+        while i < b.len() {
+            // A surrogate as WTF-8 stores it: ED A0..BF xx.
+            if b[i] == 0xED && i + 2 < b.len() && (0xA0..=0xBF).contains(&b[i + 1]) {
+                out.push_str(&String::from_utf8_lossy(&b[start..i]));
+                out.push('\u{FFFD}');
+                i += 3;
+                start = i;
+            } else {
+                i += 1;
+            }
+        }
+        out.push_str(&String::from_utf8_lossy(&b[start..]));
+        Cow::Owned(out)
     }
     /// The string as `&str` when it holds no lone surrogate.
     pub fn as_str(&self) -> Option<&str> {
@@ -214,6 +234,44 @@ pub fn is_js_blank(line: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// WTF-8 of UTF-16 code units: pairs as one four-byte character, lone surrogates as
+    /// three bytes (what the JSON decoder stores for `\\ud800`).
+    fn wtf8(units: &[u16]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for r in char::decode_utf16(units.iter().copied()) {
+            match r {
+                Ok(c) => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+                Err(e) => {
+                    let u = u32::from(e.unpaired_surrogate());
+                    out.extend_from_slice(&[0xE0 | (u >> 12) as u8, 0x80 | ((u >> 6) & 0x3F) as u8, 0x80 | (u & 0x3F) as u8]);
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn each_lone_surrogate_is_one_replacement_character() {
+        // pi's `Buffer.from("\ud800abcdefgh", "utf8")` is 11 bytes, not 17.
+        let s = JsStr(Cow::Owned(wtf8(&[0xD800, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68])));
+        assert_eq!(s.to_str_lossy(), "\u{FFFD}abcdefgh");
+        assert_eq!(s.to_str_lossy().len(), 11);
+        let s = JsStr(Cow::Owned(wtf8(&[0x78, 0xDC00, 0xD800, 0xD83D, 0xDE00])));
+        assert_eq!(s.to_str_lossy(), "x\u{FFFD}\u{FFFD}\u{1F600}");
+        assert!(matches!(JsStr::from_str("plain").to_str_lossy(), Cow::Borrowed("plain")));
+    }
+
+    proptest::proptest! {
+        /// Against the slow twin: UTF-16 decoding with one U+FFFD per lone surrogate, as
+        /// JavaScript's UTF-8 encoders do.
+        #[test]
+        fn lossy_text_is_utf16s(units in proptest::collection::vec(
+            proptest::prop_oneof![0u16..0x80, 0xD800u16..0xE000, 0u16..=0xFFFF], 0..40)) {
+            let s = JsStr(Cow::Owned(wtf8(&units)));
+            proptest::prop_assert_eq!(s.to_str_lossy().into_owned(), String::from_utf16_lossy(&units));
+        }
+    }
 
     #[test]
     fn utf16_order_differs_from_utf8_order() {

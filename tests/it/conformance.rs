@@ -115,3 +115,29 @@ fn every_corpus_file_has_a_golden() {
         }
     }
 }
+
+/// `dump --digest N` (long strings replaced by `<<sha256:… len:…>>` of their UTF-8, as the
+/// real sessions' goldens are) byte for byte as pi's, on every reader path: pi's side
+/// hashes `Buffer.from(s, "utf8")`, where each lone surrogate is one U+FFFD (three bytes),
+/// not the three replacement characters a lossy decoding of its stored bytes gives.
+/// `corpus/digests.tsv` lists the files (goldens by `corpus/bless.sh`).
+#[test]
+fn digested_dumps_are_pis_byte_for_byte() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+    let list = std::fs::read_to_string(root.join("digests.tsv")).expect("corpus/digests.tsv");
+    let mut checked = 0;
+    for line in list.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {
+        let (rel, n) = line.split_once('\t').expect("FILE<TAB>N");
+        let n: usize = n.parse().expect("N");
+        let file = root.join(rel);
+        let stem = file.file_stem().expect("name").to_string_lossy().into_owned();
+        let golden = std::fs::read_to_string(root.join("golden/digest").join(format!("{stem}@{n}.json")))
+            .unwrap_or_else(|e| panic!("no digest golden for {rel}: {e} (run corpus/bless.sh)"));
+        for path in crate::common::ReaderPath::ALL {
+            let ours = crate::common::dump_text_digest(&file, None, true, true, Some(n), path);
+            assert_eq!(ours.trim_end(), golden.trim_end(), "{rel} --digest {n} ({path:?})");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 3);
+}
