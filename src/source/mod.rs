@@ -453,7 +453,19 @@ impl Source {
         match &mut self.inner {
             Inner::Mapped(..) => {
                 let Some((watch, m)) = map_watched(file, now.size) else {
-                    return Err(std::io::Error::other("the grown file could not be mapped again"));
+                    // No mapping or no free watch slot: the whole file is read instead, and
+                    // must still hold the old ends.
+                    let mut v = Vec::new();
+                    let got = read_upto(file, 0, now.size, &mut v)?;
+                    let holds = got >= old
+                        && v[..self.head.len()] == *self.head
+                        && v[old as usize - self.tail.len()..old as usize] == *self.tail;
+                    if !holds {
+                        return Ok(Update::Rewritten);
+                    }
+                    self.short = got < now.size;
+                    self.inner = Inner::Owned(v);
+                    return self.appended(old, now);
                 };
                 // The ends were checked with `pread`; the file may have been rewritten
                 // since: the new mapping must still hold them, read through it.
@@ -471,6 +483,11 @@ impl Source {
                 self.short = got < now.size - old;
             }
         }
+        self.appended(old, now)
+    }
+
+    /// After new bytes were taken in: the new length, stamp and ends.
+    fn appended(&mut self, old: u64, now: Stamp) -> std::io::Result<Update> {
         self.len = self.bytes().len() as u64;
         self.stamp = Some(now);
         // (For a mapping, copied from the new mapping, which was just found to hold the
