@@ -308,7 +308,11 @@ fn memchr_last_newline(b: &[u8]) -> usize {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    // 64 sequences by default; `PROPTEST_CASES=2000` for a longer run.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(64),
+        ..ProptestConfig::default()
+    })]
 
     /// Random sequences of appends, torn appends, recoveries, in-place rewrites and
     /// renames over the file: after each, `refresh` answers as a fresh open, in both read
