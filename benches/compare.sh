@@ -1,12 +1,14 @@
 #!/bin/sh
 # One run that times pi-session against pi 1.6.0 and wc -l, whole process against whole
 # process, page cache warm, and prints the ratios:
-#   1. `pi-session check` vs `node bench.mjs open` vs `wc -l` on a 1 GiB generated session;
+#   1. `pi-session check` vs `node bench.mjs open` vs `wc -l`, and `context --json` vs `cat`,
+#      on two 1 GiB generated sessions: the realistic shape and the image-heavy one
+#      (`gen session --shape image-heavy`);
 #   2. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh).
 #
 #   benches/compare.sh [DATA_DIR] [REPS]
 #
-# DATA_DIR (default /work/bench-data) receives the generated inputs (~4 GB; delete when done).
+# DATA_DIR (default /work/bench-data) receives the generated inputs (~5 GB; delete when done).
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
 data=${1:-/work/bench-data}
@@ -16,30 +18,46 @@ target=${CARGO_TARGET_DIR:-$repo/target}
 mkdir -p "$data"
 cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --bin pi-session
 bin=$target/release/pi-session
-big=$data/g1.jsonl
-[ -f "$big" ] || "$bin" gen session "$big" --size 1G --seed 7
 
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 timeit() { # prints seconds of one run of "$@"
 	s=$(date +%s.%N); "$@" > /dev/null 2>&1; e=$(date +%s.%N); echo "$e - $s" | bc -l
 }
-# Interleaved, each run right after reading the file (this VM's DAMON reclaim evicts idle
-# page-cache pages), so both see the same machine and a warm cache.
-: >/tmp/compare.ours.$$
-: >/tmp/compare.wc.$$
-for i in $(seq "$reps"); do
+# compare LABEL FILE: check vs wc -l vs pi's open on one file.
+compare() {
+	label=$1 big=$2
+	# Interleaved, each run right after reading the file (this VM's DAMON reclaim evicts
+	# idle page-cache pages), so both see the same machine and a warm cache.
+	: >/tmp/compare.ours.$$
+	: >/tmp/compare.wc.$$
+	: >/tmp/compare.ctx.$$
+	: >/tmp/compare.cat.$$
+	for i in $(seq "$reps"); do
+		cat "$big" > /dev/null
+		timeit "$bin" check "$big" >>/tmp/compare.ours.$$
+		cat "$big" > /dev/null
+		timeit wc -l "$big" >>/tmp/compare.wc.$$
+		cat "$big" > /dev/null
+		timeit "$bin" context --json "$big" >>/tmp/compare.ctx.$$
+		timeit cat "$big" >>/tmp/compare.cat.$$
+	done
+	ours=$(median </tmp/compare.ours.$$)
+	wc=$(median </tmp/compare.wc.$$)
+	ctx=$(median </tmp/compare.ctx.$$)
+	cat=$(median </tmp/compare.cat.$$)
+	rm -f /tmp/compare.ours.$$ /tmp/compare.wc.$$ /tmp/compare.ctx.$$ /tmp/compare.cat.$$
 	cat "$big" > /dev/null
-	timeit "$bin" check "$big" >>/tmp/compare.ours.$$
-	cat "$big" > /dev/null
-	timeit wc -l "$big" >>/tmp/compare.wc.$$
-done
-ours=$(median </tmp/compare.ours.$$)
-wc=$(median </tmp/compare.wc.$$)
-rm -f /tmp/compare.ours.$$ /tmp/compare.wc.$$
-cat "$big" > /dev/null
-pi=$(node --expose-gc "$oracle/bench.mjs" open "$big" --reps "$reps" | awk -F': ' '/^open_context_ms_median/ {print $2/1000}')
-printf '1 GiB session (%s):\n' "$big"
-printf '  pi-session check   %8.3f s\n  wc -l              %8.3f s\n  pi open+context    %8.3f s (in-process, node start-up excluded)\n' "$ours" "$wc" "$pi"
-printf '  pi / pi-session    %8.1fx\n  wc / pi-session    %8.2fx\n' "$(echo "$pi / $ours" | bc -l)" "$(echo "$wc / $ours" | bc -l)"
-echo
+	pi=$(node --expose-gc "$oracle/bench.mjs" open "$big" --reps "$reps" | awk -F': ' '/^open_context_ms_median/ {print $2/1000}')
+	printf '1 GiB session, %s (%s):\n' "$label" "$big"
+	printf '  pi-session check   %8.3f s\n  wc -l              %8.3f s\n  pi open+context    %8.3f s (in-process, node start-up excluded)\n' "$ours" "$wc" "$pi"
+	printf '  pi / pi-session    %8.1fx\n  wc / pi-session    %8.2fx\n' "$(echo "$pi / $ours" | bc -l)" "$(echo "$wc / $ours" | bc -l)"
+	printf '  context --json     %8.3f s\n  cat > /dev/null    %8.3f s\n  context / cat      %8.2fx\n' "$ctx" "$cat" "$(echo "$ctx / $cat" | bc -l)"
+	echo
+}
+# The realistic shape, and the image-heavy one (the current branch holds the images and
+# big tool outputs, ~90% of the bytes in the leaf's context, no compaction).
+[ -f "$data/g1.jsonl" ] || "$bin" gen session "$data/g1.jsonl" --size 1G --seed 7
+[ -f "$data/ih1.jsonl" ] || "$bin" gen session "$data/ih1.jsonl" --size 1G --seed 7 --shape image-heavy
+compare realistic "$data/g1.jsonl"
+compare image-heavy "$data/ih1.jsonl"
 "$repo/benches/compare_listing.sh" "$data/listing-10k" "$reps"

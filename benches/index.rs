@@ -43,7 +43,11 @@ fn index(c: &mut Criterion) {
     let mut g = c.benchmark_group("index");
     g.sample_size(10);
     for (name, size) in sizes() {
-        for (mix_name, mix) in [("realistic", Mix::Realistic), ("small-entries", Mix::SmallEntries)] {
+        for (mix_name, mix) in [
+            ("realistic", Mix::Realistic),
+            ("small-entries", Mix::SmallEntries),
+            ("image-heavy", Mix::ImageHeavy),
+        ] {
             let (bytes, lines) = generate(size, mix, 7);
             g.throughput(Throughput::Bytes(bytes.len() as u64));
             g.bench_with_input(
@@ -152,21 +156,26 @@ fn header_parsers(c: &mut Criterion) {
     g.finish();
 }
 
+/// The leaf's context and the tree of an open session, on the realistic shape (ids
+/// `build/SIZE`, `tree/SIZE`) and on the image-heavy one, whose context carries most of the
+/// file (`build/image-heavy/SIZE`, `tree/image-heavy/SIZE`).
 fn context(c: &mut Criterion) {
     let mut g = c.benchmark_group("context");
     g.sample_size(10);
     for (name, size) in sizes() {
-        let (bytes, _) = generate(size, Mix::Realistic, 7);
-        let s = pi_session::Session::from_bytes(bytes).expect("opens");
-        let leaf = s.leaf().clone();
-        let want = s.context(&leaf).expect("context").messages.len();
-        assert!(want > 0);
-        g.bench_function(BenchmarkId::new("build", name), |b| {
-            b.iter(|| assert_eq!(s.context(black_box(&leaf)).expect("context").messages.len(), want))
-        });
-        g.bench_function(BenchmarkId::new("tree", name), |b| {
-            b.iter(|| assert_eq!(s.tree().expect("tree").roots.len(), 1))
-        });
+        for (prefix, mix) in [("", Mix::Realistic), ("image-heavy/", Mix::ImageHeavy)] {
+            let (bytes, _) = generate(size, mix, 7);
+            let s = pi_session::Session::from_bytes(bytes).expect("opens");
+            let leaf = s.leaf().clone();
+            let want = s.context(&leaf).expect("context").messages.len();
+            assert!(want > 0);
+            g.bench_function(BenchmarkId::new(format!("build/{prefix}").trim_end_matches('/'), name), |b| {
+                b.iter(|| assert_eq!(s.context(black_box(&leaf)).expect("context").messages.len(), want))
+            });
+            g.bench_function(BenchmarkId::new(format!("tree/{prefix}").trim_end_matches('/'), name), |b| {
+                b.iter(|| assert_eq!(s.tree().expect("tree").roots.len(), 1))
+            });
+        }
     }
     g.finish();
 }

@@ -43,7 +43,7 @@ impl<W: Write> Gen<W> {
     /// Size of a new image, if one fits.
     fn image_size(&mut self) -> Option<usize> {
         let avail = self.avail();
-        if self.small || avail < 1_100_000 {
+        if self.small || self.side || avail < 1_100_000 {
             return None;
         }
         let s = self.rng.log_uniform(1_000_000.0, 6_000_000.0) as usize;
@@ -434,6 +434,7 @@ impl<W: Write> Gen<W> {
         let mut img_bytes = 0;
         let mut is_error = false;
         let big = !self.small
+            && !self.side
             && matches!(call.tool, Tool::Bash | Tool::Read | Tool::Grep)
             && self.rng.chance(self.p.big_tool)
             && avail > 100_000;

@@ -7,7 +7,7 @@
 //! names, custom entries, custom messages, context edits, usage entries),
 //! with escape-dense tool outputs (JSON-escaped source code: `\n`, `\t`,
 //! `\"`, `\\`, `\u001b`, non-ASCII and emoji as raw UTF-8) and, in the
-//! [`Mix::Realistic`] mix, multi-MB base64 images.
+//! [`Mix::Realistic`] and [`Mix::ImageHeavy`] mixes, multi-MB base64 images.
 //!
 //! Everything is derived from a seed: the same [`SessionSpec`] always gives
 //! the same bytes (on the same platform: the sizes use `f64` `ln`/`exp`).
@@ -109,6 +109,22 @@ pub enum Mix {
     /// Only small lines (100-600 bytes each), the same entry types, no
     /// images: a file where per-line work dominates.
     SmallEntries,
+    /// A long single-thread session whose current branch holds nearly all
+    /// of the bytes: base64 images (1-6 MB) and big escape-dense tool
+    /// outputs are ten times as frequent as in [`Mix::Realistic`], branches
+    /// are rare and short, and no compaction hides them, so the leaf's
+    /// context carries the images and outputs (over 80% of the file; a
+    /// 1 GiB file has ~25,000 lines, ~7,000 of them context messages).
+    /// The shape that makes the context build and `check` pay for every byte.
+    ///
+    /// ```
+    /// use pi_session::generator::{Mix, SessionSpec, write_session};
+    /// let spec = SessionSpec { mix: Mix::ImageHeavy, ..SessionSpec::new(3, 8 << 20) };
+    /// let mut out = Vec::new();
+    /// let st = write_session(&spec, &mut out).unwrap();
+    /// assert!(st.images > 0 && st.compactions == 0);
+    /// ```
+    ImageHeavy,
 }
 
 /// Lines and bytes of one kind of line, see [`GenStats::by_kind`].

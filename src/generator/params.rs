@@ -82,6 +82,10 @@ pub(super) struct Params {
     pub(super) img_user: f64,
     pub(super) img_tool: f64,
     pub(super) big_tool: f64,
+    /// Chance per turn of a side trip: a branch back to an earlier user message, a few
+    /// turns there without images or big outputs, then back to the tip it left (so the
+    /// abandoned branches hold many small lines and few bytes).
+    pub(super) side_trip: f64,
     /// Chance to stop the agent loop after each tool round.
     pub(super) stop: f64,
     /// Context size (tokens) that triggers a compaction, range.
@@ -111,6 +115,7 @@ pub(super) const REALISTIC: Params = Params {
     img_user: 0.007,
     img_tool: 0.0015,
     big_tool: 0.007,
+    side_trip: 0.0,
     stop: 0.2,
     compact_at: (120_000, 180_000),
     reserve: (8_000, 40_000),
@@ -128,6 +133,20 @@ pub(super) const SMALL: Params = Params {
     reserve: (1_800, 1_800),
     fill_user_max: 560,
     fill_assistant_max: 590,
+    ..REALISTIC
+};
+
+/// [`Mix::ImageHeavy`](super::Mix::ImageHeavy): the entry mix of [`REALISTIC`] with ten
+/// times the images and big tool outputs, few and short branches, fewer context edits, and
+/// a compaction threshold no session reaches (2^50 tokens).
+pub(super) const IMAGE_HEAVY: Params = Params {
+    branch: 0.03,
+    context_edit: 0.01,
+    img_user: 0.24,
+    img_tool: 0.05,
+    big_tool: 0.24,
+    side_trip: 0.27,
+    compact_at: (1 << 50, 1 << 51),
     ..REALISTIC
 };
 

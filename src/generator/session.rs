@@ -126,6 +126,8 @@ pub(super) struct Gen<W: Write> {
     pub(super) target: u64,
     pub(super) reserve: i64,
     pub(super) small: bool,
+    /// In a side trip: no images or big tool outputs.
+    pub(super) side: bool,
     pub(super) p: &'static Params,
     pub(super) rng: Rng,
     pub(super) code: &'static TextPool,
@@ -178,7 +180,11 @@ impl std::hash::Hasher for IdHasher {
 
 pub(super) fn generate<W: Write>(spec: &SessionSpec, extra: &Extra, out: W) -> io::Result<GenStats> {
     let small = matches!(spec.mix, Mix::SmallEntries);
-    let p: &'static Params = if small { &SMALL } else { &REALISTIC };
+    let p: &'static Params = match spec.mix {
+        Mix::Realistic => &REALISTIC,
+        Mix::SmallEntries => &SMALL,
+        Mix::ImageHeavy => &IMAGE_HEAVY,
+    };
     let mut rng = Rng::new(spec.seed);
     let session_id = extra
         .session_id
@@ -195,6 +201,7 @@ pub(super) fn generate<W: Write>(spec: &SessionSpec, extra: &Extra, out: W) -> i
         target: spec.target_bytes,
         reserve: (spec.target_bytes as i64 / 40).clamp(p.reserve.0, p.reserve.1),
         small,
+        side: false,
         p,
         rng,
         code: code_pool(),
@@ -475,6 +482,9 @@ impl<W: Write> Gen<W> {
         if self.turns > 2 && self.rng.chance(p.branch) {
             self.branch()?;
         }
+        if p.side_trip > 0.0 && !self.side && self.turns > 2 && self.rng.chance(p.side_trip) {
+            return self.side_trip();
+        }
         type Step<W> = fn(&mut Gen<W>) -> io::Result<()>;
         let steps: [(f64, Step<W>); 8] = [
             (p.model_change, Self::model_change),
@@ -581,6 +591,28 @@ impl<W: Write> Gen<W> {
         if self.rng.chance(self.p.branch_summary) {
             self.branch_summary(from)?;
         }
+        Ok(())
+    }
+
+    /// Branches back, writes a few turns of small entries there, and returns to the tip it
+    /// left: the next entry's parent is that tip again, as after pi's `/tree` back.
+    fn side_trip(&mut self) -> io::Result<()> {
+        let saved = self.path.clone();
+        let branches = self.stats.branches;
+        self.branch()?;
+        if self.stats.branches == branches {
+            return Ok(());
+        }
+        self.side = true;
+        for _ in 0..self.rng.range(1, 10) {
+            if self.near_end() {
+                break;
+            }
+            self.turn()?;
+        }
+        self.side = false;
+        self.pending.clear();
+        self.path = saved;
         Ok(())
     }
 

@@ -62,7 +62,7 @@ fn check_file(bytes: &[u8], small: bool) -> Vec<serde_json::Value> {
 
 #[test]
 fn same_seed_same_bytes() {
-    for mix in [Mix::Realistic, Mix::SmallEntries] {
+    for mix in [Mix::Realistic, Mix::SmallEntries, Mix::ImageHeavy] {
         let (a, sa) = gen_bytes(7, 300_000, mix);
         let (b, sb) = gen_bytes(7, 300_000, mix);
         assert!(a == b);
@@ -80,6 +80,8 @@ fn size_within_tolerance() {
         (3, 3_000_000, Mix::Realistic),
         (4, 5_000, Mix::SmallEntries),
         (5, 250_000, Mix::SmallEntries),
+        (6, 3_000_000, Mix::ImageHeavy),
+        (7, 20_000, Mix::ImageHeavy),
     ] {
         let (v, st) = gen_bytes(seed, target, mix);
         assert_eq!(v.len() as u64, st.bytes);
@@ -210,4 +212,40 @@ fn tree_layout() {
         check_file(&fs::read(&f.path).unwrap(), false);
     }
     fs::remove_dir_all(&dir).unwrap();
+}
+
+/// ImageHeavy: the leaf's path carries the images and big outputs (over 80% of the bytes
+/// in its messages), with no compaction and few branches.
+#[test]
+fn image_heavy_context_holds_most_bytes() {
+    for seed in [3, 4] {
+        let (v, st) = gen_bytes(seed, 12 << 20, Mix::ImageHeavy);
+        let entries = check_file(&v, false);
+        assert_eq!(st.compactions, 0, "{st:?}");
+        assert!(!entries.iter().any(|e| e["type"] == "compaction"));
+        assert!(st.images >= 2, "{st:?}");
+        let lens: Vec<usize> = v[..v.len() - 1].split(|&b| b == b'\n').skip(1).map(|l| l.len() + 1).collect();
+        let mut by_id = std::collections::HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            by_id.insert(e["id"].as_str().unwrap(), i);
+        }
+        let (mut ctx_bytes, mut ctx_images, mut ctx_messages) = (0usize, 0u64, 0u64);
+        let mut cur = by_id.get(st.leaf_id.as_str()).copied();
+        while let Some(i) = cur {
+            let e = &entries[i];
+            if e["type"] == "message" {
+                ctx_bytes += lens[i];
+                ctx_messages += 1;
+                let content = e["message"]["content"].as_array().map(Vec::as_slice).unwrap_or(&[]);
+                ctx_images += content.iter().filter(|b| b["type"] == "image").count() as u64;
+            }
+            cur = e["parentId"].as_str().and_then(|p| by_id.get(p).copied());
+        }
+        let share = ctx_bytes as f64 / v.len() as f64;
+        assert!(share > 0.8, "seed {seed}: {share:.3} of the bytes in the context; {st:?}");
+        assert!(ctx_images >= 2 && ctx_images * 10 >= st.images * 8, "{ctx_images} of {} images", st.images);
+        assert!(ctx_messages * 2 > st.messages, "{ctx_messages} of {} messages", st.messages);
+    }
+    // The same mix at the same seed differs from Realistic (the mix is not ignored).
+    assert!(gen_bytes(3, 300_000, Mix::ImageHeavy).0 != gen_bytes(3, 300_000, Mix::Realistic).0);
 }

@@ -25,11 +25,14 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
             size,
             seed,
             small,
+            shape,
         } => {
             let mut spec = SessionSpec::new(seed, parse_size(&size)?);
-            if small {
-                spec.mix = Mix::SmallEntries;
-            }
+            spec.mix = match (small, shape) {
+                (true, _) | (false, crate::GenShape::SmallEntries) => Mix::SmallEntries,
+                (false, crate::GenShape::Realistic) => Mix::Realistic,
+                (false, crate::GenShape::ImageHeavy) => Mix::ImageHeavy,
+            };
             let f = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
             let st = write_session(&spec, f)?;
             writeln!(

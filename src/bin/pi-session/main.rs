@@ -172,6 +172,17 @@ enum Cmd {
     Gen(GenCmd),
 }
 
+/// `gen session --shape`: the generator's [`Mix`](pi_session::generator::Mix).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub(crate) enum GenShape {
+    /// About 90% small lines, two thirds of the bytes in images and big tool outputs.
+    Realistic,
+    /// Only small lines (100-600 bytes).
+    SmallEntries,
+    /// The current branch holds nearly all bytes: images and big tool outputs, no compaction.
+    ImageHeavy,
+}
+
 #[derive(Subcommand)]
 pub(crate) enum GenCmd {
     /// One session file of about SIZE bytes (suffixes K, M, G).
@@ -184,9 +195,14 @@ pub(crate) enum GenCmd {
         /// Random seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
-        /// Only small entries (no images or big tool outputs).
-        #[arg(long)]
+        /// Only small entries (no images or big tool outputs); the same as `--shape small-entries`.
+        #[arg(long, conflicts_with = "shape")]
         small: bool,
+        /// The shape of the content: `realistic` (the default), `small-entries`, or
+        /// `image-heavy` (the current branch holds most bytes: images and big tool outputs,
+        /// no compaction).
+        #[arg(long, value_enum, default_value_t = GenShape::Realistic)]
+        shape: GenShape,
     },
     /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
     Tree {
