@@ -107,6 +107,18 @@ const REPORT_KEYS: [&str; 9] = [
     "sessionName",
 ];
 
+/// The leaf the options ask for: navigate there (pi's `branch`/`resetLeaf`), or return
+/// the raw leaf to report as is (`--leaf-raw`); `Err(pi's text)` when navigation failed.
+fn navigate(s: &mut Session, opts: &DumpOptions) -> std::result::Result<Option<Key>, String> {
+    match &opts.leaf {
+        LeafChoice::Current => {}
+        LeafChoice::Navigate(None) => s.reset_leaf(),
+        LeafChoice::Navigate(Some(id)) => s.branch(id).map_err(|e| e.pi_text())?,
+        LeafChoice::Raw(id) => return Ok(Some(id.as_deref().map_or(Key::Null, Key::str))),
+    }
+    Ok(None)
+}
+
 fn open_for_report(path: &Path, opts: &DumpOptions) -> Result<(Result<Session>, u64)> {
     let opened = Session::open_with(path, opts.open);
     let size = std::fs::metadata(path)
@@ -190,19 +202,13 @@ fn report<'s>(
     size: u64,
 ) -> Result<()> {
     // Navigation first (mutable), then everything else borrows the session.
-    let mut nav_ok = true;
-    let mut raw_leaf: Option<Key> = None;
-    match &opts.leaf {
-        LeafChoice::Current => {}
-        LeafChoice::Navigate(None) => s.reset_leaf(),
-        LeafChoice::Navigate(Some(id)) => {
-            if let Err(e) = s.branch(id) {
-                set(errors, "leaf", Value::string(e.pi_text()));
-                nav_ok = false;
-            }
+    let (nav_ok, raw_leaf) = match navigate(s, opts) {
+        Ok(raw_leaf) => (true, raw_leaf),
+        Err(e) => {
+            set(errors, "leaf", Value::string(e));
+            (false, None)
         }
-        LeafChoice::Raw(id) => raw_leaf = Some(id.as_deref().map_or(Key::Null, Key::str)),
-    }
+    };
     let s: &'s Session = s;
     set(out, "header", s.header()?);
     let ids: Vec<Value<'s>> = s
@@ -415,19 +421,13 @@ fn stream_report<W: Write>(
     st: &mut stream::Stream<'_, W>,
 ) -> Result<DumpNotes> {
     let mut errors: Vec<(&'static str, String)> = Vec::new();
-    let mut nav_ok = true;
-    let mut raw_leaf: Option<Key> = None;
-    match &opts.leaf {
-        LeafChoice::Current => {}
-        LeafChoice::Navigate(None) => s.reset_leaf(),
-        LeafChoice::Navigate(Some(id)) => {
-            if let Err(e) = s.branch(id) {
-                errors.push(("leaf", e.pi_text()));
-                nav_ok = false;
-            }
+    let (nav_ok, raw_leaf) = match navigate(s, opts) {
+        Ok(raw_leaf) => (true, raw_leaf),
+        Err(e) => {
+            errors.push(("leaf", e));
+            (false, None)
         }
-        LeafChoice::Raw(id) => raw_leaf = Some(id.as_deref().map_or(Key::Null, Key::str)),
-    }
+    };
     let s: &Session = s;
     let leaf = raw_leaf.clone().unwrap_or_else(|| s.leaf().clone());
     // Everything that can fail first (small results and position lists), since `errors`

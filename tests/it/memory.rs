@@ -13,19 +13,6 @@ fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
 }
 
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            jsonl_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "jsonl") && std::fs::metadata(&p).is_ok_and(|m| m.len() < 4 << 20)
-        {
-            out.push(p);
-        }
-    }
-}
-
 fn whole(path: &Path, opts: &DumpOptions) -> Vec<u8> {
     let copts = CanonOptions {
         indent: if opts.compact { 0 } else { 2 },
@@ -44,7 +31,9 @@ fn whole(path: &Path, opts: &DumpOptions) -> Vec<u8> {
 #[test]
 fn streamed_dump_is_the_whole_report_byte_for_byte() {
     let mut files = Vec::new();
-    jsonl_files(&corpus(), &mut files);
+    crate::readme::jsonl_files(&corpus(), &mut files);
+    // Small files only: each is dumped whole and streamed.
+    files.retain(|p| std::fs::metadata(p).is_ok_and(|m| m.len() < 4 << 20));
     assert!(files.len() > 20, "the corpus is there");
     // v1 files (fresh random ids) and empty ones (a new random header) differ per run.
     let random = |f: &Path| {

@@ -610,7 +610,8 @@ fn first_line(p: &Path) -> Option<String> {
     text.lines().next().map(str::to_string)
 }
 
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+/// Every `*.jsonl` under `dir`, recursively.
+pub(crate) fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(rd) = std::fs::read_dir(dir) else { return };
     for e in rd.flatten() {
         let p = e.path();
