@@ -527,8 +527,15 @@ impl<'a> Parser<'a> {
             reason: "invalid number",
         })?;
         self.i = end;
-        let text = std::str::from_utf8(&self.b[start..end]).expect("number tokens are ASCII");
-        Ok(text.parse::<f64>().expect("a valid JSON number parses as f64"))
+        // Read again for the conversion: the bytes may be a mapping another process is
+        // changing, so what was checked a moment ago is checked again, never assumed.
+        std::str::from_utf8(&self.b[start..end])
+            .ok()
+            .and_then(|t| t.parse::<f64>().ok())
+            .ok_or(SyntaxError {
+                offset: start,
+                reason: "invalid number",
+            })
     }
 
     fn string(&mut self) -> Result<JsStr<'a>, SyntaxError> {
