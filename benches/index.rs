@@ -169,12 +169,14 @@ fn context(c: &mut Criterion) {
             let leaf = s.leaf().clone();
             let want = s.context(&leaf).expect("context").messages.len();
             assert!(want > 0);
-            g.bench_function(BenchmarkId::new(format!("build/{prefix}").trim_end_matches('/'), name), |b| {
-                b.iter(|| assert_eq!(s.context(black_box(&leaf)).expect("context").messages.len(), want))
-            });
-            g.bench_function(BenchmarkId::new(format!("tree/{prefix}").trim_end_matches('/'), name), |b| {
-                b.iter(|| assert_eq!(s.tree().expect("tree").roots.len(), 1))
-            });
+            g.bench_function(
+                BenchmarkId::new(format!("build/{prefix}").trim_end_matches('/'), name),
+                |b| b.iter(|| assert_eq!(s.context(black_box(&leaf)).expect("context").messages.len(), want)),
+            );
+            g.bench_function(
+                BenchmarkId::new(format!("tree/{prefix}").trim_end_matches('/'), name),
+                |b| b.iter(|| assert_eq!(s.tree().expect("tree").roots.len(), 1)),
+            );
         }
     }
     g.finish();

@@ -224,7 +224,11 @@ fn image_heavy_context_holds_most_bytes() {
         assert_eq!(st.compactions, 0, "{st:?}");
         assert!(!entries.iter().any(|e| e["type"] == "compaction"));
         assert!(st.images >= 2, "{st:?}");
-        let lens: Vec<usize> = v[..v.len() - 1].split(|&b| b == b'\n').skip(1).map(|l| l.len() + 1).collect();
+        let lens: Vec<usize> = v[..v.len() - 1]
+            .split(|&b| b == b'\n')
+            .skip(1)
+            .map(|l| l.len() + 1)
+            .collect();
         let mut by_id = std::collections::HashMap::new();
         for (i, e) in entries.iter().enumerate() {
             by_id.insert(e["id"].as_str().unwrap(), i);
@@ -242,9 +246,20 @@ fn image_heavy_context_holds_most_bytes() {
             cur = e["parentId"].as_str().and_then(|p| by_id.get(p).copied());
         }
         let share = ctx_bytes as f64 / v.len() as f64;
-        assert!(share > 0.8, "seed {seed}: {share:.3} of the bytes in the context; {st:?}");
-        assert!(ctx_images >= 2 && ctx_images * 10 >= st.images * 8, "{ctx_images} of {} images", st.images);
-        assert!(ctx_messages * 2 > st.messages, "{ctx_messages} of {} messages", st.messages);
+        assert!(
+            share > 0.8,
+            "seed {seed}: {share:.3} of the bytes in the context; {st:?}"
+        );
+        assert!(
+            ctx_images >= 2 && ctx_images * 10 >= st.images * 8,
+            "{ctx_images} of {} images",
+            st.images
+        );
+        assert!(
+            ctx_messages * 2 > st.messages,
+            "{ctx_messages} of {} messages",
+            st.messages
+        );
     }
     // The same mix at the same seed differs from Realistic (the mix is not ignored).
     assert!(gen_bytes(3, 300_000, Mix::ImageHeavy).0 != gen_bytes(3, 300_000, Mix::Realistic).0);

@@ -244,7 +244,11 @@ mod tests {
                 Ok(c) => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
                 Err(e) => {
                     let u = u32::from(e.unpaired_surrogate());
-                    out.extend_from_slice(&[0xE0 | (u >> 12) as u8, 0x80 | ((u >> 6) & 0x3F) as u8, 0x80 | (u & 0x3F) as u8]);
+                    out.extend_from_slice(&[
+                        0xE0 | (u >> 12) as u8,
+                        0x80 | ((u >> 6) & 0x3F) as u8,
+                        0x80 | (u & 0x3F) as u8,
+                    ]);
                 }
             }
         }
@@ -254,12 +258,17 @@ mod tests {
     #[test]
     fn each_lone_surrogate_is_one_replacement_character() {
         // pi's `Buffer.from("\ud800abcdefgh", "utf8")` is 11 bytes, not 17.
-        let s = JsStr(Cow::Owned(wtf8(&[0xD800, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68])));
+        let s = JsStr(Cow::Owned(wtf8(&[
+            0xD800, 0x61, 0x62, 0x63, 0x64, 0x65, 0x66, 0x67, 0x68,
+        ])));
         assert_eq!(s.to_str_lossy(), "\u{FFFD}abcdefgh");
         assert_eq!(s.to_str_lossy().len(), 11);
         let s = JsStr(Cow::Owned(wtf8(&[0x78, 0xDC00, 0xD800, 0xD83D, 0xDE00])));
         assert_eq!(s.to_str_lossy(), "x\u{FFFD}\u{FFFD}\u{1F600}");
-        assert!(matches!(JsStr::from_str("plain").to_str_lossy(), Cow::Borrowed("plain")));
+        assert!(matches!(
+            JsStr::from_str("plain").to_str_lossy(),
+            Cow::Borrowed("plain")
+        ));
     }
 
     proptest::proptest! {

@@ -195,7 +195,9 @@ impl std::fmt::Display for SkipFileReason {
             SkipFileReason::Cancelled => f.write_str("cancelled"),
             SkipFileReason::NotSession => f.write_str("not a session (no header first)"),
             SkipFileReason::PiThrows(why) => write!(f, "pi drops it: {why}"),
-            SkipFileReason::Changed => f.write_str("rewritten by another process while it was read, three times: list again"),
+            SkipFileReason::Changed => {
+                f.write_str("rewritten by another process while it was read, three times: list again")
+            }
         }
     }
 }

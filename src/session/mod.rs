@@ -871,7 +871,6 @@ impl Session {
     }
 }
 
-
 pub(crate) fn line_of<'a>(bytes: &'a [u8], e: &EntryRec) -> &'a [u8] {
     let s = e.offset.0 as usize;
     &bytes[s..s + e.len as usize]

@@ -70,7 +70,10 @@ impl Watch {
             return None;
         }
         for (i, s) in TABLE.iter().enumerate() {
-            if s.taken.compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            if s.taken
+                .compare_exchange(0, 1, Ordering::AcqRel, Ordering::Relaxed)
+                .is_ok()
+            {
                 let w = Watch { slot: i };
                 w.set(start, len);
                 return Some(w);
@@ -193,7 +196,9 @@ mod handler {
         }
         // Not ours (or the zero pages could not be mapped): what would have happened
         // without us.
-        let Some(Some(Previous(prev))) = PREVIOUS.get() else { return };
+        let Some(Some(Previous(prev))) = PREVIOUS.get() else {
+            return;
+        };
         let h = prev.sa_sigaction;
         if h == libc::SIG_DFL || h == libc::SIG_IGN {
             // SAFETY: restoring the default action; returning re-runs the faulting access,

@@ -146,7 +146,12 @@ impl MapArena {
             )
         }?;
         let base = std::ptr::NonNull::new(p).ok_or_else(|| std::io::Error::other("mmap returned null"))?;
-        let arena = |watch| MapArena { base, size, used: 0, watch };
+        let arena = |watch| MapArena {
+            base,
+            size,
+            used: 0,
+            watch,
+        };
         match super::guard::Watch::new(p.cast(), 0) {
             Some(w) => Ok(arena(w)),
             None => {

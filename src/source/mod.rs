@@ -171,7 +171,9 @@ pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
         return Ok(());
     }
     if t.is_dir() {
-        return Err(std::io::Error::from_raw_os_error(rustix::io::Errno::ISDIR.raw_os_error()));
+        return Err(std::io::Error::from_raw_os_error(
+            rustix::io::Errno::ISDIR.raw_os_error(),
+        ));
     }
     let what = if t.is_fifo() {
         "a FIFO"
@@ -438,7 +440,9 @@ impl Source {
     /// I/O errors.
     pub(crate) fn refresh(&mut self) -> std::io::Result<Update> {
         let old = self.len;
-        let (Some(file), Some(stamp)) = (&self.file, self.stamp) else { return Ok(Update::Same) };
+        let (Some(file), Some(stamp)) = (&self.file, self.stamp) else {
+            return Ok(Update::Same);
+        };
         let meta = file.metadata()?;
         let now = Stamp::of(&meta);
         if now == stamp {

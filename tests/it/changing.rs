@@ -40,7 +40,9 @@ const MODES: [ReadMode; 2] = [ReadMode::Read, ReadMode::Mmap];
 
 /// `s`, refreshed, answers as the file opened afresh.
 fn assert_fresh(s: &mut Session, path: &Path, mode: ReadMode, what: &str) -> pi_session::Refresh {
-    let r = s.refresh().unwrap_or_else(|e| panic!("{what} ({mode:?}): refresh: {e}"));
+    let r = s
+        .refresh()
+        .unwrap_or_else(|e| panic!("{what} ({mode:?}): refresh: {e}"));
     let fresh = Session::open_with(path, opts(mode)).expect("fresh open");
     assert_eq!(answers(s), answers(&fresh), "{what} ({mode:?})");
     assert_eq!(s.bytes(), fresh.bytes(), "{what} ({mode:?}): bytes");
@@ -106,7 +108,12 @@ fn refresh_after_rewrite_replace_and_recovery_is_a_fresh_open() {
         assert!(sum > 0);
         let v = s.verify().expect_err("the file was cut under the session");
         assert!(matches!(v.kind(), ErrorKind::FileChanged { .. }), "{v}");
-        let more = format!("{}{}{}", e("n2", "a1", &"y".repeat(2000)), e("n3", "n2", &"z".repeat(2000)), e("n4", "n3", "four"));
+        let more = format!(
+            "{}{}{}",
+            e("n2", "a1", &"y".repeat(2000)),
+            e("n3", "n2", &"z".repeat(2000)),
+            e("n4", "n3", "four")
+        );
         append(&f, more.as_bytes());
         let r = assert_fresh(&mut s, &f, mode, "C: after recovery and an append");
         assert!(r.rebuilt);
@@ -239,8 +246,16 @@ struct Model {
 impl Model {
     fn line(&mut self, long: bool) -> String {
         self.n += 1;
-        let parent = if self.n % 5 == 1 { String::new() } else { format!("m{}", self.n - 1) };
-        let text = if long { "L".repeat(3000 + self.n * 7 % 5000) } else { format!("t{}", self.n) };
+        let parent = if self.n % 5 == 1 {
+            String::new()
+        } else {
+            format!("m{}", self.n - 1)
+        };
+        let text = if long {
+            "L".repeat(3000 + self.n * 7 % 5000)
+        } else {
+            format!("t{}", self.n)
+        };
         e(&format!("m{}", self.n), &parent, &text)
     }
 
@@ -494,7 +509,10 @@ fn ls_skips_fifos_devices_and_sockets() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     let out = child.wait_with_output().expect("output");
-    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
     assert!(out.status.success(), "{stderr}");
     assert_eq!(stdout.lines().filter(|l| l.contains("hello")).count(), 1, "{stdout}");
     for name in special {

@@ -45,7 +45,14 @@ fn refresh_reports_a_state_update_that_failed() {
     drop(f);
     let r = s.refresh().expect("the rewrite is seen, and the file opened again");
     assert!(r.rebuilt);
-    let fresh = Session::open_with(&path, OpenOptions { read_mode: ReadMode::Mmap, chunk: None }).expect("opens");
+    let fresh = Session::open_with(
+        &path,
+        OpenOptions {
+            read_mode: ReadMode::Mmap,
+            chunk: None,
+        },
+    )
+    .expect("opens");
     assert_eq!(answers(&s), answers(&fresh));
 }
 
