@@ -245,8 +245,12 @@ pub(crate) fn read_upto(file: &File, at: u64, len: u64, buf: &mut Vec<u8>) -> st
 /// since, by its first and last [`KEEP`] bytes: `head` and `tail` are copies of those of
 /// `bytes` made before the bytes were used (a mapping shows the file as it is now).
 pub(crate) fn still_holds(file: &File, before: &Stamp, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
-    let now = Stamp::of(&file.metadata()?);
-    if now == *before {
+    holds_at(&Stamp::of(&file.metadata()?), file, before, len, head, tail)
+}
+
+/// [`still_holds`] with the `fstat` taken (`now`).
+fn holds_at(now: &Stamp, file: &File, before: &Stamp, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
+    if *now == *before {
         return Ok(true);
     }
     if !now.same_file(before) || now.size < len || (now.size == len && now.size == before.size) {
@@ -451,7 +455,9 @@ impl Source {
             let same = !self.short && !self.faulted() && ends_hold(file, old, &self.head, &self.tail)?;
             return Ok(if same { Update::Same } else { Update::Rewritten });
         }
-        if !self.settled()? || now.size == old {
+        // (The `fstat` just taken serves the check: no second one.)
+        let holds = !self.short && !self.faulted() && holds_at(&now, file, &stamp, old, &self.head, &self.tail)?;
+        if !holds || now.size == old {
             return Ok(Update::Rewritten);
         }
         match &mut self.inner {

@@ -153,25 +153,18 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if listing.sessions.is_empty() && listing.problems.is_empty() {
         eprintln!("pi-session: no sessions in {}", escape_path(&what));
     }
-    if !a.show_skipped {
-        // A file rewritten while it was read is not listed, and never silently.
-        for s in listing
-            .skipped
-            .iter()
-            .filter(|s| matches!(s.reason, listing::SkipFileReason::Changed))
-        {
-            eprintln!("pi-session: skipped {}: {}", s.path.display(), s.reason);
+    // Skipped files are listed with --show-skipped; a file rewritten while it was read
+    // always is (it is not listed, and never silently).
+    let mut unshown = 0;
+    for s in &listing.skipped {
+        if a.show_skipped || matches!(s.reason, listing::SkipFileReason::Changed) {
+            eprintln!("skipped {}: {}", escape_path(&s.path), escape(&s.reason.to_string()));
+        } else {
+            unshown += 1;
         }
     }
-    if a.show_skipped {
-        for s in &listing.skipped {
-            eprintln!("skipped {}: {}", escape_path(&s.path), escape(&s.reason.to_string()));
-        }
-    } else if !listing.skipped.is_empty() && std::io::stderr().is_terminal() {
-        eprintln!(
-            "pi-session: {} file(s) skipped (--show-skipped lists them)",
-            listing.skipped.len()
-        );
+    if unshown > 0 && std::io::stderr().is_terminal() {
+        eprintln!("pi-session: {unshown} file(s) skipped (--show-skipped lists them)");
     }
     let n = a.limit.unwrap_or(usize::MAX).min(listing.sessions.len());
     // Rows are formatted in parallel, in pieces of 256, and written in order.
