@@ -16,7 +16,9 @@ fn main() -> Result<(), pi_session::Error> {
         escape(&path),
         context.messages.len()
     );
-    for (message, source) in context.messages.iter().zip(&context.sources) {
+    // The context is built as handles; each message is decoded here, when it is shown.
+    for handle in &context.messages {
+        let message = session.message(handle)?;
         let role = escape(message.get("role").and_then(Value::as_str).unwrap_or("?"));
         let text = match message.get("content") {
             Some(Value::String(s)) => s.to_str_lossy().into_owned(),
@@ -31,7 +33,7 @@ fn main() -> Result<(), pi_session::Error> {
         let first_line: String = text.lines().next().unwrap_or("").chars().take(60).collect();
         println!(
             "line {:>4}  {role:<18} {}",
-            session.line_of(*source),
+            session.line_of(handle.entry),
             escape(&first_line)
         );
     }

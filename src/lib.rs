@@ -98,7 +98,7 @@ pub use js::string::JsStr;
 pub use json::{Field, Kind, Object, SyntaxError, Value};
 pub use listing::dirs::{self, Env, Flavor};
 pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
-pub use session::context::{Context, RetainedTail, current_system_message};
+pub use session::context::{Context, ContextMessage, Projection, RetainedTail, Span, current_system_message};
 pub use session::entry::{
     BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
     EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,

@@ -178,14 +178,24 @@ pub fn exercise_leaf(s: &Session, leaf: &Key) {
     }
     for tail in [pi_session::RetainedTail::Ignore, pi_session::RetainedTail::Honor] {
         if let Some(ctx) = touch(s.context_with(leaf, tail)) {
-            assert_eq!(
-                ctx.messages.len(),
-                ctx.sources.len(),
-                "context messages and sources differ in length"
-            );
             let _ = format!("{:?}", ctx.thinking_level);
-            for m in &ctx.messages {
-                let _ = m.stringify();
+            // Decoded one by one, all at once, and written as JSON: the same messages.
+            let one: Option<Vec<String>> = ctx
+                .messages
+                .iter()
+                .map(|m| touch(s.message(m)).map(|v| v.stringify()))
+                .collect();
+            if let (Some(one), Some(all)) = (one, touch(s.context_values(&ctx))) {
+                let all: Vec<String> = all.iter().map(|v| v.stringify()).collect();
+                assert_eq!(one, all, "messages decoded one by one and all at once differ");
+                let mut json = Vec::new();
+                if touch(s.write_context_json(&ctx, &mut json)).is_some() {
+                    let want = format!("{{\"messages\":[{}]", all.join(","));
+                    assert!(
+                        json.starts_with(want.as_bytes()),
+                        "context JSON differs from its messages"
+                    );
+                }
             }
         }
     }

@@ -13,7 +13,6 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, Key};
 use crate::js::string::JsStr;
 use crate::json::{Object, Value};
-use crate::session::context::RetainedTail;
 pub use crate::session::migrate::rewrite_text;
 use crate::session::tree::Tree;
 use crate::session::{FileChange, OpenOptions, Session, key_to_value};
@@ -235,10 +234,10 @@ fn report<'s>(
             Ok(c) => set(out, "contextEntryIds", ids(c)),
             Err(e) => set(errors, "contextEntries", Value::string(e.pi_text())),
         }
-        match s.context(&leaf) {
-            Ok(c) => {
+        match s.context(&leaf).and_then(|c| Ok((s.context_values(&c)?, c))) {
+            Ok((messages, c)) => {
                 let mut o = obj();
-                set(&mut o, "messages", Value::Array(c.messages));
+                set(&mut o, "messages", Value::Array(messages));
                 if let Some(t) = c.thinking_level {
                     set(&mut o, "thinkingLevel", t);
                 }
@@ -448,8 +447,8 @@ fn stream_report<W: Write>(
         (None, None)
     };
     let context = if nav_ok {
-        match s.context_visit(&leaf, RetainedTail::Ignore, &mut |_, _| Ok(())) {
-            Ok(meta) => Some(meta),
+        match s.context(&leaf) {
+            Ok(c) => Some(c),
             Err(e) => {
                 errors.push(("context", e.pi_text()));
                 None
@@ -502,14 +501,16 @@ fn stream_report<W: Write>(
     st.key("context")?;
     match context {
         None => st.value(&Value::Null)?,
-        Some((thinking, model)) => {
+        Some(c) => {
             st.open(b'{')?;
             st.key("messages")?;
             st.open(b'[')?;
-            s.context_visit(&leaf, RetainedTail::Ignore, &mut |_, m| Ok(st.value_item(&m)?))?;
+            for m in &c.messages {
+                st.value_item(&s.message(m)?)?;
+            }
             st.close(b']')?;
-            st.member("model", &model.map_or(Value::Null, Value::Object))?;
-            if let Some(t) = thinking {
+            st.member("model", &c.model.map_or(Value::Null, Value::Object))?;
+            if let Some(t) = c.thinking_level {
                 st.member("thinkingLevel", &t)?;
             }
             st.close(b'}')?;

@@ -205,7 +205,12 @@ impl Role {
         if !matches!(f.kind, Kind::String { .. }) {
             return Ok(Role::NotString);
         }
-        Ok(match string_bytes(line, &f)?.as_bytes() {
+        Ok(Role::from_name(string_bytes(line, &f)?.as_bytes()))
+    }
+
+    /// The role a `role` string names.
+    pub(crate) fn from_name(s: &[u8]) -> Role {
+        match s {
             b"user" => Role::User,
             b"assistant" => Role::Assistant,
             b"toolResult" => Role::ToolResult,
@@ -216,7 +221,7 @@ impl Role {
             b"compactionSummary" => Role::CompactionSummary,
             b"hookMessage" => Role::HookMessage,
             _ => Role::Other,
-        })
+        }
     }
 }
 

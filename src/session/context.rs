@@ -1,21 +1,29 @@
 //! Paths and the model context: pi's `getBranch`, `buildSessionPath`,
 //! `buildContextEntries`, `buildSessionProjection` and `buildSessionContext`.
 //!
-//! Walks use only the index (ids and parent keys). Bodies are decoded only for what the
-//! context needs: a `message` entry on the path yields just its `role`, `provider` and
-//! `model` members (for the settings); entries that end up in the context are decoded
-//! fully, with strings borrowed from the file. Entries off the path are never decoded.
+//! Walks use only the index (ids and parent keys). The context is built as message
+//! *handles* ([`ContextMessage`]: which entry, which projection of it, role, the edit that
+//! applies, where its bytes are), at the cost of the walk: no message body is decoded.
+//! What decides the count and pi's errors is read from small members only (a
+//! `context_edit`'s `targetId` and the kind of its `replacement`, a compaction's
+//! `firstKeptEntryId`, whether a branch summary's `summary` is truthy, read from its raw
+//! bytes). A message is decoded when a caller asks ([`Session::message`]), with strings
+//! borrowed from the file; `session/project.rs` decodes or writes whole contexts.
 //!
 //! Where pi throws (a `message` entry without `message`, a `context_edit` without
-//! `replacement`), the step fails with [`ErrorKind::PiThrows`], naming the line. A parent
-//! cycle, on which pi never returns, fails with [`ErrorKind::ParentCycle`].
+//! `replacement`), building fails with [`ErrorKind::PiThrows`], naming the line, exactly
+//! where pi's build throws. A parent cycle, on which pi never returns, fails with
+//! [`ErrorKind::ParentCycle`].
 
 use crate::error::{ErrorKind, Result, Walk};
-use crate::index::{EntryPos, EntryType, Key, Role};
+use crate::index::{ByteOffset, EntryPos, EntryType, Key, Role};
 use crate::js::string::JsStr;
-use crate::json::value::{Object, Value, js_date_time};
-use crate::session::{Session, key_from_value};
+use crate::json::value::{self, Object, Value};
+use crate::json::walk::{for_each_member, skip_value, walk_elements};
+use crate::json::{Field, Kind, ws};
+use crate::session::{Session, key_from_value, line_of};
 use ahash::AHashMap;
+use smallvec::SmallVec;
 
 /// How the context treats a compaction's `retainedTail`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -29,18 +37,83 @@ pub enum RetainedTail {
     Honor,
 }
 
-/// The model context (pi's `SessionContext`).
+/// The model context (pi's `SessionContext`), its messages as handles.
+///
+/// ```
+/// let text = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
+/// let s = pi_session::Session::from_bytes(text.to_vec()).unwrap();
+/// let ctx = s.context(s.leaf()).unwrap();
+/// assert_eq!(ctx.messages.len(), 1);
+/// assert_eq!(ctx.messages[0].role, pi_session::Role::User);
+/// // Nothing was decoded to build it; a message is decoded when asked for.
+/// let m = s.message(&ctx.messages[0]).unwrap();
+/// assert_eq!(m.get("content").and_then(|c| c.as_str()), Some("hi"));
+/// ```
 #[derive(Debug)]
 pub struct Context<'a> {
-    /// The messages, in order.
-    pub messages: Vec<Value<'a>>,
+    /// The messages, in order, not decoded.
+    pub messages: Vec<ContextMessage>,
     /// The thinking level (`None`: a `thinking_level_change` without `thinkingLevel`,
     /// which pi carries as `undefined`).
     pub thinking_level: Option<Value<'a>>,
     /// `{provider, modelId}` (members absent when undefined), or `None` for `null`.
     pub model: Option<Object<'a>>,
-    /// For each message, the entry it came from (the projection's provenance).
-    pub sources: Vec<EntryPos>,
+}
+
+/// Which projection of its entry a context message is (pi's
+/// `sessionEntryToContextMessages` and `projectContextEntry`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Projection {
+    /// A `message` entry's `message`, as stored (an absent or `null` `content` filled in
+    /// as pi does: `""` for `system`, `[]` for `user`, `assistant` and `toolResult`).
+    Message,
+    /// A `custom_message` entry as `{role: "custom", customType, content, display,
+    /// details, timestamp}`.
+    Custom,
+    /// A `branch_summary` entry as `{role: "branchSummary", summary, fromId, timestamp}`.
+    BranchSummary,
+    /// A compaction's `systemMessage`, as stored (it comes before the summary).
+    CompactionSystem,
+    /// A compaction as `{role: "compactionSummary", summary, tokensBefore, timestamp}`.
+    CompactionSummary,
+    /// Element `n` of the latest compaction's `retainedTail` ([`RetainedTail::Honor`]).
+    RetainedTail(u32),
+}
+
+/// One message of the context, not decoded: [`Session::message`] decodes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ContextMessage {
+    /// The entry it comes from (the projection's provenance).
+    pub entry: EntryPos,
+    /// What part of the entry it is.
+    pub projection: Projection,
+    /// Its `role`: the index's for a stored message, the projection's own for the
+    /// summaries and custom messages; for a compaction's `systemMessage` and a retained
+    /// tail message, read from the stored value ([`Role::Missing`] if it is no object).
+    pub role: Role,
+    /// The `context_edit` whose `replacement` gives this message's `content`.
+    pub edit: Option<EntryPos>,
+    /// Where the stored value it is made from sits in the file: the `message` member, the
+    /// `systemMessage`, the retained tail element, or for the summaries and custom
+    /// messages the entry's whole line.
+    pub span: Span,
+}
+
+/// A byte range of the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// Its first byte.
+    pub offset: ByteOffset,
+    /// Its length.
+    pub len: u64,
+}
+
+impl Span {
+    /// The range as `usize` bounds into [`Session::bytes`].
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.offset.0 as usize..(self.offset.0 + self.len) as usize
+    }
 }
 
 impl Session {
@@ -125,11 +198,21 @@ impl Session {
         self.context_entries_with(leaf, RetainedTail::Ignore).map(|(e, _)| e)
     }
 
-    /// The context entries, and the `retainedTail` messages that replace the kept range
-    /// when `tail` is [`RetainedTail::Honor`] and the latest compaction has one.
+    /// The context entries, and the compaction whose `retainedTail` messages replace the
+    /// kept range when `tail` is [`RetainedTail::Honor`] and the latest compaction has one.
     fn context_entries_with(&self, leaf: &Key, tail: RetainedTail) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
+        self.context_entries_of(bytes, path, tail)
+    }
+
+    /// [`Session::context_entries_with`] of a session path already walked.
+    fn context_entries_of(
+        &self,
+        bytes: &[u8],
+        path: Vec<EntryPos>,
+        tail: RetainedTail,
+    ) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
         let Some(&compaction) = path.iter().rev().find(|&&p| self.record(p).ty == EntryType::Compaction) else {
             return Ok((path, None));
         };
@@ -137,11 +220,11 @@ impl Session {
         let Some(cidx) = path.iter().position(|&p| self.record(p).id == *cid) else {
             return Ok((path, None));
         };
-        let cval = self.value_in(bytes, compaction)?;
         let mut out = vec![compaction];
-        let retained = tail == RetainedTail::Honor && matches!(cval.get("retainedTail"), Some(Value::Array(_)));
+        let retained = tail == RetainedTail::Honor
+            && self.entry_fields(bytes, compaction, &["retainedTail"])?[0].is_some_and(|f| f.kind == Kind::Array);
         if !retained {
-            let first_kept = key_from_value(cval.get("firstKeptEntryId"));
+            let first_kept = key_from_value(self.member_value(bytes, compaction, "firstKeptEntryId")?.as_ref());
             let mut found = false;
             for &p in &path[..cidx] {
                 if *self.record(p).id == first_kept {
@@ -159,7 +242,69 @@ impl Session {
         Ok((out, retained.then_some(compaction)))
     }
 
-    /// pi's `buildSessionContext()` for a leaf (pi 1.6.0 semantics).
+    /// Where the top-level members `keys` of an entry's line sit (relative to the line),
+    /// without decoding them; the last one wins when a key repeats (as `JSON.parse`).
+    /// A line that is no object has none.
+    pub(crate) fn entry_fields(
+        &self,
+        bytes: &[u8],
+        p: EntryPos,
+        keys: &[&str],
+    ) -> Result<SmallVec<[Option<Field>; 4]>> {
+        let mut out: SmallVec<[Option<Field>; 4]> = smallvec::smallvec![None; keys.len()];
+        if self.record(p).ty == EntryType::NonObject {
+            return Ok(out);
+        }
+        let line = line_of(bytes, &self.record(p));
+        let Some(start) = line.iter().position(|&c| c == b'{') else {
+            return Err(self.changed());
+        };
+        for_each_member(line, start, |k, f| {
+            if let Some(i) = keys.iter().position(|w| w.as_bytes() == k) {
+                out[i] = Some(f);
+            }
+        })
+        .map_err(|_| self.changed())?;
+        Ok(out)
+    }
+
+    /// One top-level member of an entry, decoded (after pi's in-memory migration, which
+    /// can rewrite `firstKeptEntryId`).
+    fn member_value<'a>(&'a self, bytes: &'a [u8], p: EntryPos, key: &str) -> Result<Option<Value<'a>>> {
+        if self.migration == crate::session::Migration::FromV1 {
+            return Ok(take(&mut self.value_in(bytes, p)?, key));
+        }
+        let Some(f) = self.entry_fields(bytes, p, &[key])?[0] else {
+            return Ok(None);
+        };
+        let line = line_of(bytes, &self.record(p));
+        Ok(Some(value::parse(f.raw(line)).map_err(|_| self.changed())?))
+    }
+
+    /// The role of a stored value that is not a `message` entry's (a compaction's
+    /// `systemMessage`, a retained tail message), read from its `role` member alone.
+    fn role_of(&self, raw: &[u8]) -> Result<Role> {
+        if raw.first() != Some(&b'{') {
+            return Ok(Role::Missing);
+        }
+        let mut role = None;
+        for_each_member(raw, 0, |k, f| {
+            if k == b"role" {
+                role = Some(f);
+            }
+        })
+        .map_err(|_| self.changed())?;
+        Ok(match role {
+            None => Role::Missing,
+            Some(f) => match &value::parse(f.raw(raw)).map_err(|_| self.changed())? {
+                Value::String(s) => Role::from_name(s.as_bytes()),
+                _ => Role::NotString,
+            },
+        })
+    }
+
+    /// pi's `buildSessionContext()` for a leaf (pi 1.6.0 semantics), as message handles:
+    /// see [`Context`]. [`Session::context_values`] decodes them all.
     ///
     /// # Errors
     /// [`ErrorKind::ParentCycle`], [`ErrorKind::PiThrows`], [`ErrorKind::FileChanged`].
@@ -172,13 +317,55 @@ impl Session {
     /// # Errors
     /// As [`Session::context`].
     pub fn context_with(&self, leaf: &Key, tail: RetainedTail) -> Result<Context<'_>> {
+        let bytes = self.check()?;
+        let path = self.session_path(leaf)?;
+        let (thinking_level, model) = self.context_settings(bytes, &path)?;
+        let (entries, retained_from) = self.context_entries_of(bytes, path, tail)?;
+        // The latest edit per target among the context entries, with what its
+        // `replacement` is.
+        let mut edits: AHashMap<Key, (EntryPos, Replacement)> = AHashMap::new();
+        for &p in &entries {
+            if self.record(p).ty == EntryType::ContextEdit {
+                let rep = match self.entry_fields(bytes, p, &["replacement"])?[0] {
+                    None => Replacement::Missing,
+                    Some(f) if f.kind == Kind::Null => Replacement::Null,
+                    Some(_) => Replacement::Present,
+                };
+                let target = key_from_value(self.member_value(bytes, p, "targetId")?.as_ref());
+                edits.insert(target, (p, rep));
+            }
+        }
         let mut messages = Vec::new();
-        let mut sources = Vec::new();
-        let (thinking_level, model) = self.context_visit(leaf, tail, &mut |p, m| {
-            sources.push(p);
-            messages.push(m);
-            Ok(())
-        })?;
+        for (i, &p) in entries.iter().enumerate() {
+            let rec = self.record(p);
+            if rec.ty == EntryType::Compaction && i > 0 {
+                continue;
+            }
+            let first = messages.len();
+            self.entry_messages(bytes, p, &mut messages)?;
+            if let Some(&(edit, rep)) = edits.get(rec.id) {
+                if rep == Replacement::Null {
+                    messages.truncate(first);
+                }
+                for m in &mut messages[first..] {
+                    if matches!(m.role, Role::User | Role::Assistant | Role::ToolResult | Role::Custom) {
+                        if rep == Replacement::Missing {
+                            return Err(ErrorKind::PiThrows {
+                                line: self.record(edit).line,
+                                what: "context_edit without `replacement`".into(),
+                                pi_message: "TypeError: Cannot read properties of undefined (reading 'content')".into(),
+                            }
+                            .into());
+                        }
+                        m.edit = Some(edit);
+                    }
+                }
+            }
+            if i == 0 && retained_from == Some(p) {
+                // seed: the retained tail stands in for the kept range, after the summary.
+                self.retained_messages(bytes, p, &mut messages)?;
+            }
+        }
         // Fields read leniently (a timestamp, a role) could have come from zeros of a
         // mapping the file was cut under: only an unchanged file makes this an answer.
         self.check()?;
@@ -186,43 +373,22 @@ impl Session {
             messages,
             thinking_level,
             model,
-            sources,
         })
     }
 
-    /// The context's messages handed to `visit` one at a time (with the entry each came
-    /// from) instead of collected, so a writer can stream them; returns the thinking level
-    /// and the model, which are known before the first message.
-    ///
-    /// ```
-    /// let text = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{\"role\":\"user\",\"content\":\"hi\"}}\n";
-    /// let s = pi_session::Session::from_bytes(text.to_vec()).unwrap();
-    /// let mut n = 0;
-    /// s.context_visit(s.leaf(), pi_session::RetainedTail::Ignore, &mut |_, _| {
-    ///     n += 1;
-    ///     Ok(())
-    /// })
-    /// .unwrap();
-    /// assert_eq!(n, 1);
-    /// ```
-    ///
-    /// # Errors
-    /// As [`Session::context`], and what `visit` returns.
+    /// The thinking level and the model over the whole path: the last thinking level and
+    /// the last model source win, and pi reads `message.role` of every message entry
+    /// (throwing where there is no message), all of which the index answers without
+    /// decoding.
     #[allow(clippy::type_complexity)]
-    pub fn context_visit<'a>(
+    fn context_settings<'a>(
         &'a self,
-        leaf: &Key,
-        tail: RetainedTail,
-        visit: &mut dyn FnMut(EntryPos, Value<'a>) -> Result<()>,
+        bytes: &'a [u8],
+        path: &[EntryPos],
     ) -> Result<(Option<Value<'a>>, Option<Object<'a>>)> {
-        let bytes = self.check()?;
-        let path = self.session_path(leaf)?;
-        // Settings over the whole path: the last thinking level and the last model source
-        // win, and pi reads `message.role` of every message entry (throwing where there is
-        // no message), all of which the index answers without decoding.
         let mut last_thinking = None;
         let mut last_model = None;
-        for &p in &path {
+        for &p in path {
             match self.record(p).ty {
                 EntryType::ThinkingLevelChange => last_thinking = Some(p),
                 EntryType::ModelChange => last_model = Some(p),
@@ -234,14 +400,14 @@ impl Session {
         }
         let thinking_level = match last_thinking {
             None => Some(Value::str("off")),
-            Some(p) => take(&mut self.value_in(bytes, p)?, "thinkingLevel"),
+            Some(p) => self.member_value(bytes, p, "thinkingLevel")?,
         };
         let model = match last_model {
             None => None,
-            Some(p) if self.record(p).ty == EntryType::ModelChange => {
-                let mut v = self.value_in(bytes, p)?;
-                Some(model_object(take(&mut v, "provider"), take(&mut v, "modelId")))
-            }
+            Some(p) if self.record(p).ty == EntryType::ModelChange => Some(model_object(
+                self.member_value(bytes, p, "provider")?,
+                self.member_value(bytes, p, "modelId")?,
+            )),
             Some(p) => {
                 let mut f = self.message_fields(bytes, p, &["provider", "model"])?;
                 let m = f.pop().flatten();
@@ -249,157 +415,112 @@ impl Session {
                 Some(model_object(pr, m))
             }
         };
-        let (entries, retained_from) = self.context_entries_with(leaf, tail)?;
-        // The latest edit per target among the context entries.
-        let mut edits: AHashMap<Key, EntryPos> = AHashMap::new();
-        for &p in &entries {
-            if self.record(p).ty == EntryType::ContextEdit {
-                let v = self.value_in(bytes, p)?;
-                edits.insert(key_from_value(v.get("targetId")), p);
-            }
-        }
-        for (i, &p) in entries.iter().enumerate() {
-            let rec = self.record(p);
-            if rec.ty == EntryType::Compaction && i > 0 {
-                continue;
-            }
-            let mut msgs = self.entry_messages(bytes, p)?;
-            if let Some(&edit) = edits.get(rec.id) {
-                msgs = self.apply_edit(bytes, edit, msgs)?;
-            }
-            if i == 0 && retained_from == Some(p) {
-                // seed: the retained tail stands in for the kept range, after the summary.
-                let mut c = self.value_in(bytes, p)?;
-                if let Some(Value::Array(tail)) = take(&mut c, "retainedTail").as_mut() {
-                    msgs.append(tail);
-                }
-            }
-            for m in msgs {
-                visit(p, m)?;
-            }
-        }
         Ok((thinking_level, model))
     }
 
-    /// pi's `sessionEntryToContextMessages(entry)`.
-    fn entry_messages<'a>(&'a self, bytes: &'a [u8], p: EntryPos) -> Result<Vec<Value<'a>>> {
+    /// pi's `sessionEntryToContextMessages(entry)`, as handles.
+    fn entry_messages(&self, bytes: &[u8], p: EntryPos, out: &mut Vec<ContextMessage>) -> Result<()> {
         let rec = self.record(p);
-        Ok(match rec.ty {
+        let line = Span {
+            offset: rec.offset,
+            len: rec.len,
+        };
+        let at = |f: Field| Span {
+            offset: ByteOffset(rec.offset.0 + f.start as u64),
+            len: (f.end - f.start) as u64,
+        };
+        let mut push = |projection, role, span| {
+            out.push(ContextMessage {
+                entry: p,
+                projection,
+                role,
+                edit: None,
+                span,
+            })
+        };
+        match rec.ty {
             EntryType::Message => {
-                let Some(mut m) = self.message_in(bytes, p)? else {
-                    return Err(self.no_message_error(p, "undefined"));
-                };
-                if let Value::Object(o) = &mut m {
-                    let role = o.get("role").and_then(Value::as_str).map(str::to_owned);
-                    let content_nullish = matches!(o.get("content"), None | Some(Value::Null));
-                    match role.as_deref() {
-                        Some("system") if content_nullish => {
-                            o.set(JsStr::from_str("content"), Value::str(""));
-                        }
-                        Some("user" | "assistant" | "toolResult") if content_nullish => {
-                            o.set(JsStr::from_str("content"), Value::Array(Vec::new()));
-                        }
-                        _ => {}
-                    }
-                } else if matches!(m, Value::Null) {
-                    return Err(self.no_message_error(p, "null"));
-                }
-                vec![m]
+                let role = self.message_role(p)?;
+                let l = line_of(bytes, &rec);
+                let f = self
+                    .message_field(l, p)
+                    .ok_or_else(|| self.no_message_error(p, "undefined"))?;
+                push(Projection::Message, role, at(f));
             }
-            EntryType::CustomMessage => {
-                let mut v = self.value_in(bytes, p)?;
-                let content = match take(&mut v, "content") {
-                    None | Some(Value::Null) => Value::Array(Vec::new()),
-                    Some(c) => c,
-                };
-                let mut o = Object::new();
-                o.set(JsStr::from_str("role"), Value::str("custom"));
-                put(&mut o, "customType", take(&mut v, "customType"));
-                o.set(JsStr::from_str("content"), content);
-                put(&mut o, "display", take(&mut v, "display"));
-                put(&mut o, "details", take(&mut v, "details"));
-                o.set(
-                    JsStr::from_str("timestamp"),
-                    Value::Number(js_date_time(v.get("timestamp"))),
-                );
-                vec![Value::Object(o)]
-            }
+            EntryType::CustomMessage => push(Projection::Custom, Role::Custom, line),
             EntryType::BranchSummary => {
-                let mut v = self.value_in(bytes, p)?;
-                if !v.get("summary").is_some_and(Value::truthy) {
-                    return Ok(Vec::new());
+                let summary = self.entry_fields(bytes, p, &["summary"])?[0];
+                let l = line_of(bytes, &rec);
+                if summary.is_some_and(|f| raw_truthy(f.raw(l))) {
+                    push(Projection::BranchSummary, Role::BranchSummary, line);
                 }
-                let mut o = Object::new();
-                o.set(JsStr::from_str("role"), Value::str("branchSummary"));
-                put(&mut o, "summary", take(&mut v, "summary"));
-                put(&mut o, "fromId", take(&mut v, "fromId"));
-                o.set(
-                    JsStr::from_str("timestamp"),
-                    Value::Number(js_date_time(v.get("timestamp"))),
-                );
-                vec![Value::Object(o)]
             }
             EntryType::Compaction => {
-                let mut v = self.value_in(bytes, p)?;
-                let mut o = Object::new();
-                o.set(JsStr::from_str("role"), Value::str("compactionSummary"));
-                put(&mut o, "summary", take(&mut v, "summary"));
-                put(&mut o, "tokensBefore", take(&mut v, "tokensBefore"));
-                o.set(
-                    JsStr::from_str("timestamp"),
-                    Value::Number(js_date_time(v.get("timestamp"))),
-                );
-                match take(&mut v, "systemMessage") {
-                    Some(sm) if sm.truthy() => vec![sm, Value::Object(o)],
-                    _ => vec![Value::Object(o)],
+                let l = line_of(bytes, &rec);
+                if let Some(f) = self.entry_fields(bytes, p, &["systemMessage"])?[0]
+                    && raw_truthy(f.raw(l))
+                {
+                    push(Projection::CompactionSystem, self.role_of(f.raw(l))?, at(f));
                 }
+                push(Projection::CompactionSummary, Role::CompactionSummary, line);
             }
-            _ => Vec::new(),
-        })
+            _ => {}
+        }
+        Ok(())
     }
 
-    /// pi's `projectContextEntry(entry, edit)` for the messages of one entry.
-    fn apply_edit<'a>(&'a self, bytes: &'a [u8], edit: EntryPos, msgs: Vec<Value<'a>>) -> Result<Vec<Value<'a>>> {
-        let mut ev = self.value_in(bytes, edit)?;
-        let replacement = take(&mut ev, "replacement");
-        if matches!(replacement, Some(Value::Null)) {
-            return Ok(Vec::new());
+    /// The messages of a compaction's `retainedTail` array, as handles.
+    fn retained_messages(&self, bytes: &[u8], p: EntryPos, out: &mut Vec<ContextMessage>) -> Result<()> {
+        let rec = self.record(p);
+        let line = line_of(bytes, &rec);
+        let Some(f) = self.entry_fields(bytes, p, &["retainedTail"])?[0] else {
+            return Ok(());
+        };
+        let mut n = 0u32;
+        let mut elements = Vec::new();
+        walk_elements::<ws::Json>(line, f.start, |s| {
+            let (end, _) = skip_value::<ws::Json>(line, s)?;
+            elements.push((s, end));
+            Ok(end)
+        })
+        .map_err(|_| self.changed())?;
+        for (s, e) in elements {
+            out.push(ContextMessage {
+                entry: p,
+                projection: Projection::RetainedTail(n),
+                role: self.role_of(&line[s..e])?,
+                edit: None,
+                span: Span {
+                    offset: ByteOffset(rec.offset.0 + s as u64),
+                    len: (e - s) as u64,
+                },
+            });
+            n += 1;
         }
-        let mut out = Vec::with_capacity(msgs.len());
-        for mut m in msgs {
-            let role = m.get("role").and_then(Value::as_str).map(str::to_owned);
-            let Some(role @ ("user" | "assistant" | "toolResult" | "custom")) = role.as_deref() else {
-                out.push(m);
-                continue;
-            };
-            let Some(rep) = &replacement else {
-                return Err(ErrorKind::PiThrows {
-                    line: self.record(edit).line,
-                    what: "context_edit without `replacement`".into(),
-                    pi_message: "TypeError: Cannot read properties of undefined (reading 'content')".into(),
-                }
-                .into());
-            };
-            let content = match rep.get("content") {
-                Some(Value::String(s)) if matches!(role, "assistant" | "toolResult") => {
-                    let mut block = Object::new();
-                    block.set(JsStr::from_str("type"), Value::str("text"));
-                    block.set(JsStr::from_str("text"), Value::String(s.clone()));
-                    Some(Value::Array(vec![Value::Object(block)]))
-                }
-                c => c.cloned(),
-            };
-            if let Value::Object(o) = &mut m {
-                match content {
-                    Some(c) => o.set(JsStr::from_str("content"), c),
-                    None => {
-                        o.remove("content");
-                    }
-                }
-            }
-            out.push(m);
-        }
-        Ok(out)
+        Ok(())
+    }
+}
+
+/// What a `context_edit`'s `replacement` is, as far as building the context cares.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Replacement {
+    /// No such member: pi throws when it applies to a model-visible role.
+    Missing,
+    /// `null`: the target's messages are dropped.
+    Null,
+    /// Anything else: its `content` replaces the target's.
+    Present,
+}
+
+/// JavaScript truthiness of a JSON value from its bytes: a string is truthy when it is not
+/// `""` (an escape always decodes to at least one unit), containers and `true` always;
+/// numbers are parsed.
+fn raw_truthy(raw: &[u8]) -> bool {
+    match raw.first() {
+        Some(b'"') => raw.len() > 2,
+        Some(b't' | b'{' | b'[') => true,
+        Some(b'f' | b'n') | None => false,
+        Some(_) => value::parse(raw).is_ok_and(|v| v.truthy()),
     }
 }
 

@@ -7,6 +7,7 @@ pub(crate) mod context;
 pub(crate) mod entry;
 pub(crate) mod links;
 pub(crate) mod migrate;
+pub(crate) mod project;
 pub(crate) mod tree;
 
 use crate::error::{Error, ErrorKind, Result};
@@ -634,6 +635,11 @@ impl Session {
             }
         }
         Ok(Some((f.kind, out)))
+    }
+
+    /// The `message` member of a `message` entry's line.
+    pub(crate) fn message_field(&self, line: &[u8], p: EntryPos) -> Option<Field> {
+        self.field(line, self.record(p).message, "message")
     }
 
     /// A top-level field of a line, from the index's span or by scanning again when the

@@ -181,7 +181,14 @@ impl Writer {
         let system = {
             let leaf = self.session.leaf().clone();
             let ctx = self.session.context(&leaf)?;
-            current_system_message(&ctx.messages).map(Object::into_owned)
+            // Only system messages count: the others are not decoded.
+            let system = ctx
+                .messages
+                .iter()
+                .filter(|m| m.role == crate::index::Role::System)
+                .map(|m| self.session.message(m))
+                .collect::<Result<Vec<_>>>()?;
+            current_system_message(&system).map(Object::into_owned)
         };
         let id = self.new_id();
         let mut o = Object::new();

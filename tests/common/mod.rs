@@ -251,12 +251,16 @@ fn answers(s: &mut Session, leaf: &LeafChoice) -> String {
     out += &format!("branch {}\n", r(s.branch_path(None), d));
     out += &format!("session path {}\n", r(s.session_path(&leaf), d));
     out += &format!("context entries {}\n", r(s.context_entries(&leaf), d));
-    let context = r(s.context(&leaf), |x| {
-        let messages: Vec<String> = x.messages.iter().map(c).collect();
-        let thinking = x.thinking_level.as_ref().map(c);
-        let model = x.model.map(|m| c(&pi_session::Value::Object(m)));
-        format!("{messages:?} {thinking:?} {model:?} {:?}", x.sources)
-    });
+    let context = r(
+        s.context(&leaf).and_then(|x| Ok((s.context_values(&x)?, x))),
+        |(v, x)| {
+            let messages: Vec<String> = v.iter().map(c).collect();
+            let thinking = x.thinking_level.as_ref().map(c);
+            let model = x.model.map(|m| c(&pi_session::Value::Object(m)));
+            let sources: Vec<_> = x.messages.iter().map(|m| m.entry).collect();
+            format!("{messages:?} {thinking:?} {model:?} {sources:?}")
+        },
+    );
     out += &format!("context {context}\n");
     out += &format!("tree {}\n", r(s.tree_nested(), |v| c(&v)));
     out += &format!("flat {}\n", r(s.tree_flat(), |v| c(&v)));

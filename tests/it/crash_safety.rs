@@ -306,6 +306,8 @@ fn an_open_session_sees_another_process_append() {
         assert_eq!(
             ctx.messages
                 .last()
+                .map(|m| s.message(m).expect("decodes"))
+                .as_ref()
                 .and_then(|m| m.get("content"))
                 .and_then(|c| c.as_str()),
             Some("two")

@@ -120,10 +120,8 @@ fn one_huge_line_opens() {
     text.push_str(&msg("a", None, "user", &big));
     let s = Session::from_bytes(text.into_bytes()).expect("opens");
     let ctx = s.context(s.leaf()).expect("context");
-    let content = ctx.messages[0]
-        .get("content")
-        .and_then(|c| c.as_js_str())
-        .expect("string content");
+    let m = s.message(&ctx.messages[0]).expect("decodes");
+    let content = m.get("content").and_then(|c| c.as_js_str()).expect("string content");
     assert_eq!(content.as_bytes().len(), 64 << 20);
     // The string borrows from the file: same address range.
     let base = s.bytes().as_ptr() as usize;

@@ -109,18 +109,17 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     let (walks, tree) = rayon::join(
         || {
             let branch = s.branch_path(None).map(|b| b.len());
-            // Counted as they come, not kept (a long branch's messages are most of a file).
-            let mut seen = ahash::AHashSet::new();
-            let (mut n, mut src) = (0usize, 0u64);
-            let context = s
-                .context_visit(&leaf, RetainedTail::Ignore, &mut |p, _| {
-                    n += 1;
-                    if seen.insert(p.0) {
-                        src += s.record(p).len;
-                    }
-                    Ok(())
-                })
-                .map(|_| (n, src));
+            // The context as handles: nothing is decoded to count it.
+            let context = s.context_with(&leaf, RetainedTail::Ignore).map(|c| {
+                let mut seen = ahash::AHashSet::new();
+                let src: u64 = c
+                    .messages
+                    .iter()
+                    .filter(|m| seen.insert(m.entry))
+                    .map(|m| s.record(m.entry).len)
+                    .sum();
+                (c.messages.len(), src)
+            });
             (branch, context)
         },
         || s.tree().map(|t| t.roots.len()),
@@ -294,18 +293,7 @@ pub fn context(
     let leaf = s.leaf().clone();
     let ctx = s.context_with(&leaf, tail).map_err(crate::show::at(path))?;
     if json {
-        let mut o = pi_session::Object::new();
-        o.set(pi_session::JsStr::from_str("messages"), Value::Array(ctx.messages));
-        if let Some(t) = ctx.thinking_level {
-            o.set(pi_session::JsStr::from_str("thinkingLevel"), t);
-        }
-        o.set(
-            pi_session::JsStr::from_str("model"),
-            ctx.model.map_or(Value::Null, Value::Object),
-        );
-        let mut buf = Vec::new();
-        Value::Object(o).stringify_into(&mut buf);
-        out.write_all(&buf)?;
+        s.write_context_json(&ctx, out).map_err(crate::show::at(path))?;
         writeln!(out)?;
         return Ok(0);
     }
@@ -328,7 +316,9 @@ pub fn context(
         ),
         model.as_deref().map_or("none".into(), escape)
     )?;
-    for (i, (m, &src)) in ctx.messages.iter().zip(&ctx.sources).enumerate() {
+    for (i, h) in ctx.messages.iter().enumerate() {
+        let (m, src) = (s.message(h).map_err(crate::show::at(path))?, h.entry);
+        let m = &m;
         let role = m.get("role").map_or("?".into(), Value::to_js_string);
         let size = m.stringify().len();
         writeln!(

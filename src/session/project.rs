@@ -1,0 +1,287 @@
+//! Context messages decoded, or written as `JSON.stringify` would write them: one at a
+//! time ([`Session::message`]), all of them ([`Session::context_values`], in parallel for
+//! big contexts), or streamed as `pi-session context --json` prints them
+//! ([`Session::write_context_json`], in windows of bounded size, in parallel).
+//!
+//! Decoding follows pi's `sessionEntryToContextMessages` and `projectContextEntry` for the
+//! message's projection and edit (see [`crate::session::context`]); strings are borrowed
+//! from the file where they hold no escapes.
+
+use crate::error::Result;
+use crate::index::{EntryPos, Role};
+use crate::js::string::JsStr;
+use crate::json::value::{self, Object, Value, js_date_time};
+use crate::session::context::{Context, ContextMessage, Projection};
+use crate::session::{Migration, Session, line_of};
+use rayon::prelude::*;
+use std::io::Write;
+
+/// Messages are written (and decoded) in parallel in windows of about this many source
+/// bytes: the memory a streamed context needs, whatever its size.
+const WINDOW: u64 = 32 << 20;
+
+impl Session {
+    /// Decode one message of a context (see [`Context`]).
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] when the file changed under a mapping.
+    pub fn message(&self, m: &ContextMessage) -> Result<Value<'_>> {
+        let bytes = self.check()?;
+        let v = self.decode_message(bytes, m)?;
+        self.check()?;
+        Ok(v)
+    }
+
+    /// Every message of a context, decoded (in parallel when there is much to decode):
+    /// what pi's `buildSessionContext().messages` holds.
+    ///
+    /// # Errors
+    /// As [`Session::message`].
+    pub fn context_values<'a>(&'a self, ctx: &Context<'_>) -> Result<Vec<Value<'a>>> {
+        let bytes = self.check()?;
+        let total: u64 = ctx.messages.iter().map(|m| m.span.len).sum();
+        let out = if total > WINDOW / 8 {
+            ctx.messages
+                .par_iter()
+                .map(|m| self.decode_message(bytes, m))
+                .collect::<Result<Vec<_>>>()?
+        } else {
+            ctx.messages
+                .iter()
+                .map(|m| self.decode_message(bytes, m))
+                .collect::<Result<Vec<_>>>()?
+        };
+        self.check()?;
+        Ok(out)
+    }
+
+    /// Append `JSON.stringify(message)` to `out`.
+    ///
+    /// # Errors
+    /// As [`Session::message`].
+    pub fn write_message_json(&self, m: &ContextMessage, out: &mut Vec<u8>) -> Result<()> {
+        let bytes = self.check()?;
+        self.message_json_in(bytes, m, out)
+    }
+
+    /// Write `JSON.stringify({messages, thinkingLevel, model})` of a context (what
+    /// `pi-session context --json` prints, without the final newline), streamed: messages
+    /// are produced in parallel in windows of bounded size and written in order, so a
+    /// context of any size needs little memory.
+    ///
+    /// # Errors
+    /// As [`Session::message`], and the writer's errors.
+    pub fn write_context_json(&self, ctx: &Context<'_>, w: &mut dyn Write) -> Result<()> {
+        let bytes = self.check()?;
+        w.write_all(b"{\"messages\":[")?;
+        let mut first = true;
+        let mut rest = &ctx.messages[..];
+        while !rest.is_empty() {
+            // A window: messages up to WINDOW source bytes (at least one).
+            let mut n = 0;
+            let mut size = 0u64;
+            while n < rest.len() && (n == 0 || size + rest[n].span.len <= WINDOW) {
+                size += rest[n].span.len;
+                n += 1;
+            }
+            let (window, next) = rest.split_at(n);
+            rest = next;
+            let parts: Vec<Vec<u8>> = if size > WINDOW / 8 && window.len() > 1 {
+                window
+                    .par_iter()
+                    .map(|m| {
+                        let mut buf = Vec::with_capacity(m.span.len as usize + 16);
+                        self.message_json_in(bytes, m, &mut buf).map(|()| buf)
+                    })
+                    .collect::<Result<_>>()?
+            } else {
+                let mut buf = Vec::new();
+                for m in window {
+                    if !buf.is_empty() {
+                        buf.push(b',');
+                    }
+                    self.message_json_in(bytes, m, &mut buf)?;
+                }
+                vec![buf]
+            };
+            for part in parts {
+                if !first {
+                    w.write_all(b",")?;
+                }
+                first = false;
+                w.write_all(&part)?;
+            }
+        }
+        w.write_all(b"]")?;
+        let mut tail = Vec::new();
+        if let Some(t) = &ctx.thinking_level {
+            tail.extend_from_slice(b",\"thinkingLevel\":");
+            t.stringify_into(&mut tail);
+        }
+        tail.extend_from_slice(b",\"model\":");
+        match &ctx.model {
+            None => tail.extend_from_slice(b"null"),
+            Some(m) => Value::Object(m.clone()).stringify_into(&mut tail),
+        }
+        tail.push(b'}');
+        w.write_all(&tail)?;
+        // What was written came from the file only if it did not change meanwhile.
+        self.check()?;
+        Ok(())
+    }
+
+    /// [`Session::write_message_json`] over bytes already checked.
+    fn message_json_in(&self, bytes: &[u8], m: &ContextMessage, out: &mut Vec<u8>) -> Result<()> {
+        self.decode_message(bytes, m)?.stringify_into(out);
+        Ok(())
+    }
+
+    /// The bytes of the file that decode to exactly this message, when there are such
+    /// (a stored message that no projection step changes): then writing the message is
+    /// writing what `JSON.stringify` makes of them.
+    pub(crate) fn stored_bytes<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Result<Option<&'a [u8]>> {
+        if m.edit.is_some() {
+            return Ok(None);
+        }
+        let raw = &bytes[m.span.range()];
+        Ok(match m.projection {
+            Projection::CompactionSystem | Projection::RetainedTail(_) => Some(raw),
+            Projection::Message => {
+                if matches!(self.migration, Migration::FromV1 | Migration::FromV2) && m.role == Role::Custom {
+                    // Perhaps a `hookMessage` the migration renamed.
+                    return Ok(None);
+                }
+                let fills = matches!(m.role, Role::System | Role::User | Role::Assistant | Role::ToolResult);
+                (!fills || !content_nullish(raw).map_err(|_| self.changed())?).then_some(raw)
+            }
+            _ => None,
+        })
+    }
+
+    /// Decode one message of a context from bytes already checked.
+    pub(crate) fn decode_message<'a>(&'a self, bytes: &'a [u8], m: &ContextMessage) -> Result<Value<'a>> {
+        let p = m.entry;
+        let mut v = match m.projection {
+            Projection::Message => {
+                let Some(mut v) = self.message_in(bytes, p)? else {
+                    return Err(self.changed());
+                };
+                if let Value::Object(o) = &mut v {
+                    let content_nullish = matches!(o.get("content"), None | Some(Value::Null));
+                    match m.role {
+                        Role::System if content_nullish => {
+                            o.set(JsStr::from_str("content"), Value::str(""));
+                        }
+                        Role::User | Role::Assistant | Role::ToolResult if content_nullish => {
+                            o.set(JsStr::from_str("content"), Value::Array(Vec::new()));
+                        }
+                        _ => {}
+                    }
+                }
+                v
+            }
+            Projection::CompactionSystem | Projection::RetainedTail(_) => {
+                self.decoded.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                value::parse(&bytes[m.span.range()]).map_err(|_| self.changed())?
+            }
+            Projection::Custom => {
+                let mut v = self.value_in(bytes, p)?;
+                let content = match take(&mut v, "content") {
+                    None | Some(Value::Null) => Value::Array(Vec::new()),
+                    Some(c) => c,
+                };
+                let mut o = Object::new();
+                set(&mut o, "role", Value::str("custom"));
+                put(&mut o, "customType", take(&mut v, "customType"));
+                set(&mut o, "content", content);
+                put(&mut o, "display", take(&mut v, "display"));
+                put(&mut o, "details", take(&mut v, "details"));
+                set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
+                Value::Object(o)
+            }
+            Projection::BranchSummary => {
+                let mut v = self.value_in(bytes, p)?;
+                let mut o = Object::new();
+                set(&mut o, "role", Value::str("branchSummary"));
+                put(&mut o, "summary", take(&mut v, "summary"));
+                put(&mut o, "fromId", take(&mut v, "fromId"));
+                set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
+                Value::Object(o)
+            }
+            Projection::CompactionSummary => {
+                let mut v = self.value_in(bytes, p)?;
+                let mut o = Object::new();
+                set(&mut o, "role", Value::str("compactionSummary"));
+                put(&mut o, "summary", take(&mut v, "summary"));
+                put(&mut o, "tokensBefore", take(&mut v, "tokensBefore"));
+                set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
+                Value::Object(o)
+            }
+        };
+        if let Some(edit) = m.edit {
+            self.apply_edit(bytes, edit, m.role, &mut v)?;
+        }
+        Ok(v)
+    }
+
+    /// pi's `projectContextEntry(entry, edit)` for one message whose role the edit
+    /// replaces the content of.
+    fn apply_edit<'a>(&self, bytes: &'a [u8], edit: EntryPos, role: Role, m: &mut Value<'a>) -> Result<()> {
+        let line = line_of(bytes, &self.record(edit));
+        let Some(f) = self.entry_fields(bytes, edit, &["replacement"])?[0] else {
+            // Building the context found a replacement: the file changed since.
+            return Err(self.changed());
+        };
+        let rep = value::parse(f.raw(line)).map_err(|_| self.changed())?;
+        let content = match rep.get("content") {
+            Some(Value::String(s)) if matches!(role, Role::Assistant | Role::ToolResult) => {
+                let mut block = Object::new();
+                set(&mut block, "type", Value::str("text"));
+                set(&mut block, "text", Value::String(s.clone()));
+                Some(Value::Array(vec![Value::Object(block)]))
+            }
+            c => c.cloned(),
+        };
+        if let Value::Object(o) = m {
+            match content {
+                Some(c) => o.set(JsStr::from_str("content"), c),
+                None => {
+                    o.remove("content");
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether the object `raw` has no `content` member, or a `null` one (the last one, when
+/// it repeats).
+fn content_nullish(raw: &[u8]) -> std::result::Result<bool, crate::json::SyntaxError> {
+    if raw.first() != Some(&b'{') {
+        return Ok(false);
+    }
+    let mut nullish = true;
+    crate::json::walk::for_each_member(raw, 0, |k, f| {
+        if k == b"content" {
+            nullish = f.kind == crate::json::Kind::Null;
+        }
+    })?;
+    Ok(nullish)
+}
+
+fn take<'a>(v: &mut Value<'a>, key: &str) -> Option<Value<'a>> {
+    match v {
+        Value::Object(o) => o.remove(key),
+        _ => None,
+    }
+}
+
+fn put<'a>(o: &mut Object<'a>, key: &'static str, v: Option<Value<'a>>) {
+    if let Some(v) = v {
+        o.set(JsStr::from_str(key), v);
+    }
+}
+
+fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
+    o.set(JsStr::from_str(k), v);
+}
