@@ -10,6 +10,7 @@ pub use crate::json::dispatch::Isa;
 pub use crate::json::string::skip_string_naive;
 pub use crate::json::walk::max_depth;
 pub use crate::json::{Field, Kind};
+pub use crate::session::context_twin::{EagerContext, compare_with_twin};
 
 use crate::json::ws;
 

@@ -182,7 +182,12 @@ impl Session {
 
     /// Members of a message entry's message; pi's TypeError when `message` is missing or
     /// null (pi reads `entry.message.role` unconditionally).
-    fn message_fields<'a>(&'a self, bytes: &'a [u8], p: EntryPos, keys: &[&str]) -> Result<Vec<Option<Value<'a>>>> {
+    pub(crate) fn message_fields<'a>(
+        &'a self,
+        bytes: &'a [u8],
+        p: EntryPos,
+        keys: &[&str],
+    ) -> Result<Vec<Option<Value<'a>>>> {
         match self.message_members(bytes, p, keys)? {
             None => Err(self.no_message_error(p, "undefined")),
             Some((crate::json::Kind::Null, _)) => Err(self.no_message_error(p, "null")),

@@ -4,6 +4,8 @@
 //! the walks, tree and typed views in `context.rs`, `tree.rs` and `entry.rs`.
 
 pub(crate) mod context;
+#[cfg(any(test, feature = "internals"))]
+pub(crate) mod context_twin;
 pub(crate) mod entry;
 pub(crate) mod links;
 pub(crate) mod migrate;
