@@ -169,6 +169,8 @@ fn context(c: &mut Criterion) {
             let leaf = s.leaf().clone();
             let want = s.context(&leaf).expect("context").messages.len();
             assert!(want > 0);
+            // Build and tree: throughput in context messages.
+            g.throughput(Throughput::Elements(want as u64));
             g.bench_function(
                 BenchmarkId::new(format!("build/{prefix}").trim_end_matches('/'), name),
                 |b| b.iter(|| assert_eq!(s.context(black_box(&leaf)).expect("context").messages.len(), want)),
@@ -177,9 +179,64 @@ fn context(c: &mut Criterion) {
                 BenchmarkId::new(format!("tree/{prefix}").trim_end_matches('/'), name),
                 |b| b.iter(|| assert_eq!(s.tree().expect("tree").roots.len(), 1)),
             );
+            // Everything decoded (in parallel), and `context --json` written to a sink:
+            // throughput in the source bytes of the messages.
+            let ctx = s.context(&leaf).expect("context");
+            let source: u64 = ctx.messages.iter().map(|m| m.span.len).sum();
+            let mut json = Vec::new();
+            s.write_context_json(&ctx, &mut json).expect("json");
+            let (json_len, json_hash) = (json.len(), fnv(&json));
+            drop(json);
+            g.throughput(Throughput::Bytes(source));
+            g.bench_function(
+                BenchmarkId::new(format!("decode/{prefix}").trim_end_matches('/'), name),
+                |b| b.iter(|| assert_eq!(s.context_values(black_box(&ctx)).expect("decode").len(), want)),
+            );
+            g.bench_function(
+                BenchmarkId::new(format!("json/{prefix}").trim_end_matches('/'), name),
+                |b| {
+                    b.iter(|| {
+                        let mut sink = Hasher::default();
+                        s.write_context_json(black_box(&ctx), &mut sink).expect("json");
+                        assert_eq!((sink.len, sink.hash), (json_len, json_hash));
+                    })
+                },
+            );
         }
     }
     g.finish();
+}
+
+/// FNV-1a of bytes written, to assert output without keeping it.
+#[derive(Default)]
+struct Hasher {
+    len: usize,
+    hash: u64,
+}
+
+impl std::io::Write for Hasher {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        if self.len == 0 {
+            self.hash = 0xcbf2_9ce4_8422_2325;
+        }
+        // Only the stream's first 64 KiB are hashed, however it is cut into writes: a sink
+        // must not cost more than what it measures. The length covers the rest.
+        let head = (1usize << 16).saturating_sub(self.len).min(b.len());
+        for &x in &b[..head] {
+            self.hash = (self.hash ^ u64::from(x)).wrapping_mul(0x100_0000_01b3);
+        }
+        self.len += b.len();
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn fnv(b: &[u8]) -> u64 {
+    let mut h = Hasher::default();
+    std::io::Write::write_all(&mut h, b).expect("sink");
+    h.hash
 }
 
 /// The string kernels side by side (the index picks the best this CPU has at run time):

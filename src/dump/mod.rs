@@ -505,9 +505,7 @@ fn stream_report<W: Write>(
             st.open(b'{')?;
             st.key("messages")?;
             st.open(b'[')?;
-            for m in &c.messages {
-                st.value_item(&s.message(m)?)?;
-            }
+            s.for_each_message(&c, &mut |m| Ok(st.value_item(&m)?))?;
             st.close(b']')?;
             st.member("model", &c.model.map_or(Value::Null, Value::Object))?;
             if let Some(t) = c.thinking_level {

@@ -312,6 +312,13 @@ fn lazy(s: &Session, leaf: &Key, tail: RetainedTail) -> std::result::Result<Stri
     let all: Vec<String> = all.iter().map(stringify).collect();
     let one: Vec<String> = one.iter().map(stringify).collect();
     assert_eq!(all, one, "decoded all at once and one by one");
+    let mut streamed = Vec::new();
+    s.for_each_message(&ctx, &mut |v| {
+        streamed.push(stringify(&v));
+        Ok(())
+    })
+    .map_err(|e| e.to_string())?;
+    assert_eq!(all, streamed, "decoded all at once and window by window");
     let mut json = Vec::new();
     s.write_context_json(&ctx, &mut json).map_err(|e| e.to_string())?;
     let sources: Vec<EntryPos> = ctx.messages.iter().map(|m| m.entry).collect();

@@ -55,6 +55,33 @@ impl Session {
         Ok(out)
     }
 
+    /// Every message of a context, decoded in parallel a window of bounded size at a time
+    /// and handed to `each` in order: all of a context of any size, in little memory.
+    ///
+    /// # Errors
+    /// As [`Session::message`], and what `each` returns.
+    pub fn for_each_message(&self, ctx: &Context<'_>, each: &mut dyn FnMut(Value<'_>) -> Result<()>) -> Result<()> {
+        let bytes = self.check()?;
+        for window in windows(&ctx.messages) {
+            let values: Vec<Value<'_>> = if window.len() > 1 && size(window) > WINDOW / 8 {
+                window
+                    .par_iter()
+                    .map(|m| self.decode_message(bytes, m))
+                    .collect::<Result<_>>()?
+            } else {
+                window
+                    .iter()
+                    .map(|m| self.decode_message(bytes, m))
+                    .collect::<Result<_>>()?
+            };
+            for v in values {
+                each(v)?;
+            }
+        }
+        self.check()?;
+        Ok(())
+    }
+
     /// Append `JSON.stringify(message)` to `out`.
     ///
     /// # Errors
@@ -75,18 +102,8 @@ impl Session {
         let bytes = self.check()?;
         w.write_all(b"{\"messages\":[")?;
         let mut first = true;
-        let mut rest = &ctx.messages[..];
-        while !rest.is_empty() {
-            // A window: messages up to WINDOW source bytes (at least one).
-            let mut n = 0;
-            let mut size = 0u64;
-            while n < rest.len() && (n == 0 || size + rest[n].span.len <= WINDOW) {
-                size += rest[n].span.len;
-                n += 1;
-            }
-            let (window, next) = rest.split_at(n);
-            rest = next;
-            let parts: Vec<Vec<u8>> = if size > WINDOW / 8 && window.len() > 1 {
+        for window in windows(&ctx.messages) {
+            let parts: Vec<Vec<u8>> = if window.len() > 1 && size(window) > WINDOW / 8 {
                 window
                     .par_iter()
                     .map(|m| {
@@ -252,6 +269,29 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// The messages cut into windows of up to [`WINDOW`] source bytes (at least one message
+/// each).
+fn windows(mut rest: &[ContextMessage]) -> impl Iterator<Item = &[ContextMessage]> {
+    std::iter::from_fn(move || {
+        if rest.is_empty() {
+            return None;
+        }
+        let (mut n, mut total) = (0, 0u64);
+        while n < rest.len() && (n == 0 || total + rest[n].span.len <= WINDOW) {
+            total += rest[n].span.len;
+            n += 1;
+        }
+        let (window, next) = rest.split_at(n);
+        rest = next;
+        Some(window)
+    })
+}
+
+/// The source bytes of some messages.
+fn size(ms: &[ContextMessage]) -> u64 {
+    ms.iter().map(|m| m.span.len).sum()
 }
 
 /// Whether the object `raw` has no `content` member, or a `null` one (the last one, when
