@@ -274,3 +274,43 @@ fn dump_streams_its_report() {
     let bound = (3 << 19) + 100 * n as u64;
     assert!(extra < bound, "{extra} bytes over the open session (bound {bound})");
 }
+
+/// The context of a session whose current branch holds nearly all of its bytes (images,
+/// big tool outputs) is built without decoding a message and in memory independent of
+/// them; `context --json` of it streams in windows.
+#[test]
+fn context_of_an_image_heavy_session_costs_the_walk() {
+    use pi_session::generator::{Mix, SessionSpec, write_session};
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut text = Vec::new();
+    let spec = SessionSpec {
+        mix: Mix::ImageHeavy,
+        ..SessionSpec::new(7, 96 << 20)
+    };
+    write_session(&spec, &mut text).expect("generate");
+    let size = text.len() as u64;
+    let s = pi_session::Session::from_bytes(text).expect("a session");
+    let decoded = s.decoded_count();
+    let base = peak_from_now();
+    let ctx = s.context(s.leaf()).expect("context");
+    let build_peak = PEAK.load(Ordering::SeqCst) - base;
+    let source: u64 = ctx.messages.iter().map(|m| m.span.len).sum();
+    // Only the settings' entries (thinking level, model) are decoded to build it.
+    let build_decoded = s.decoded_count() - decoded;
+    eprintln!(
+        "{} messages from {source} of {size} bytes: build decoded {build_decoded} entries, peak heap {build_peak}",
+        ctx.messages.len()
+    );
+    assert!(source > size / 2, "the shape puts most bytes in the context");
+    assert!(build_decoded <= 2, "{build_decoded} entries decoded to build the context");
+    assert!(build_peak < size / 200, "{build_peak} bytes to build the context of {size}");
+    let base = peak_from_now();
+    let mut out = Count(0);
+    s.write_context_json(&ctx, &mut out).expect("json");
+    let json_peak = PEAK.load(Ordering::SeqCst) - base;
+    eprintln!("context --json: {} bytes out, peak heap {json_peak}", out.0);
+    assert!(out.0 > source / 2);
+    // Windows of 32 MiB of source, decoded and written in parallel: about one window's
+    // output, never the whole context (94 MB here; three times that as one value).
+    assert!(json_peak < 2 * (32 << 20), "{json_peak} bytes at the peak");
+}
