@@ -131,6 +131,24 @@ impl Kernel for Swar {
     }
 }
 
+/// Bytes from 0x80 (UTF-8 lead and continuation bytes) of a block, as bits: the verbatim
+/// test (`verbatim.rs`) must notice non-ASCII text to validate it as UTF-8.
+pub(crate) trait HighBytes {
+    /// Bytes >= 0x80.
+    fn high(block: &[u8; 64]) -> u64;
+}
+
+impl HighBytes for Swar {
+    #[inline(always)]
+    fn high(block: &[u8; 64]) -> u64 {
+        let mut m = 0u64;
+        for (k, w) in words(block).into_iter().enumerate() {
+            m |= movemask(w & (ONES * 0x80)) << (k * 8);
+        }
+        m
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Kernel, Masks};
@@ -389,6 +407,38 @@ mod x86 {
                 cr: eq64(v, b'\r'),
                 lf: eq64(v, b'\n'),
             }
+        }
+    }
+
+    impl super::HighBytes for Sse2 {
+        #[inline(always)]
+        fn high(block: &[u8; 64]) -> u64 {
+            let mut m = 0u64;
+            for k in 0..4 {
+                // SAFETY: SSE2 is baseline on x86_64; register operations only.
+                m |= (unsafe { _mm_movemask_epi8(load16(block, k)) } as u32 as u64) << (k * 16);
+            }
+            m
+        }
+    }
+
+    impl super::HighBytes for Avx2 {
+        #[inline(always)]
+        fn high(block: &[u8; 64]) -> u64 {
+            let mut m = 0u64;
+            for k in 0..2 {
+                // SAFETY: as in `eq32`: only reached inside AVX2 code after detection.
+                m |= (unsafe { _mm256_movemask_epi8(load32(block, k)) } as u32 as u64) << (k * 32);
+            }
+            m
+        }
+    }
+
+    impl super::HighBytes for Avx512 {
+        #[inline(always)]
+        fn high(block: &[u8; 64]) -> u64 {
+            // SAFETY: as in `eq64`: only reached inside AVX-512BW code after detection.
+            unsafe { _mm512_movepi8_mask(load64(block)) }
         }
     }
 }
