@@ -8,7 +8,7 @@
 use super::SyntaxError;
 #[cfg(target_arch = "x86_64")]
 use super::kernel::{Avx2, Avx512, Sse2};
-use super::kernel::{HighBytes, Kernel};
+use super::kernel::{ExtraMasks, Kernel};
 use super::string::skip_string_with;
 use super::structural::skip_container_with;
 use super::ws::WhiteSpace;
@@ -196,7 +196,7 @@ pub(crate) trait KernelTask {
     /// What the computation gives.
     type Out;
     /// Run with kernel `K`.
-    fn run<K: Kernel + HighBytes>(self) -> Self::Out;
+    fn run<K: Kernel + ExtraMasks>(self) -> Self::Out;
 }
 
 /// Run `task` with the best mask kernel this CPU has (as [`skip_string`] chooses).

@@ -131,19 +131,29 @@ impl Kernel for Swar {
     }
 }
 
-/// Bytes from 0x80 (UTF-8 lead and continuation bytes) of a block, as bits: the verbatim
-/// test (`verbatim.rs`) must notice non-ASCII text to validate it as UTF-8.
-pub(crate) trait HighBytes {
-    /// Bytes >= 0x80.
+/// Two more masks, for the verbatim test (`verbatim.rs`): it must notice non-ASCII text
+/// to validate it as UTF-8, and escapes of `/` (valid, but never written by stringify).
+pub(crate) trait ExtraMasks {
+    /// Bytes >= 0x80 (UTF-8 lead and continuation bytes).
     fn high(block: &[u8; 64]) -> u64;
+    /// Bytes equal to `c`.
+    fn byte(block: &[u8; 64], c: u8) -> u64;
 }
 
-impl HighBytes for Swar {
+impl ExtraMasks for Swar {
     #[inline(always)]
     fn high(block: &[u8; 64]) -> u64 {
         let mut m = 0u64;
         for (k, w) in words(block).into_iter().enumerate() {
             m |= movemask(w & (ONES * 0x80)) << (k * 8);
+        }
+        m
+    }
+    #[inline(always)]
+    fn byte(block: &[u8; 64], c: u8) -> u64 {
+        let mut m = 0u64;
+        for (k, w) in words(block).into_iter().enumerate() {
+            m |= movemask(zero_bytes(w ^ (ONES * c as u64))) << (k * 8);
         }
         m
     }
@@ -410,7 +420,7 @@ mod x86 {
         }
     }
 
-    impl super::HighBytes for Sse2 {
+    impl super::ExtraMasks for Sse2 {
         #[inline(always)]
         fn high(block: &[u8; 64]) -> u64 {
             let mut m = 0u64;
@@ -420,9 +430,17 @@ mod x86 {
             }
             m
         }
+        #[inline(always)]
+        fn byte(block: &[u8; 64], c: u8) -> u64 {
+            let mut m = 0u64;
+            for k in 0..4 {
+                m |= eq16(load16(block, k), c) << (k * 16);
+            }
+            m
+        }
     }
 
-    impl super::HighBytes for Avx2 {
+    impl super::ExtraMasks for Avx2 {
         #[inline(always)]
         fn high(block: &[u8; 64]) -> u64 {
             let mut m = 0u64;
@@ -432,13 +450,21 @@ mod x86 {
             }
             m
         }
+        #[inline(always)]
+        fn byte(block: &[u8; 64], c: u8) -> u64 {
+            eq32(load32(block, 0), c) | eq32(load32(block, 1), c) << 32
+        }
     }
 
-    impl super::HighBytes for Avx512 {
+    impl super::ExtraMasks for Avx512 {
         #[inline(always)]
         fn high(block: &[u8; 64]) -> u64 {
             // SAFETY: as in `eq64`: only reached inside AVX-512BW code after detection.
             unsafe { _mm512_movepi8_mask(load64(block)) }
+        }
+        #[inline(always)]
+        fn byte(block: &[u8; 64], c: u8) -> u64 {
+            eq64(load64(block), c)
         }
     }
 }

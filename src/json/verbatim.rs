@@ -30,10 +30,11 @@
 //! are read give some answer, never a panic.
 
 use super::dispatch::{KernelTask, with_kernel};
-use super::kernel::{HighBytes, Kernel, Masks};
+use super::kernel::{ExtraMasks, Kernel, Masks};
 use super::lex::{hex4, number_end};
 use super::string::escaped_mask;
 use crate::js::number::json_number;
+use smallvec::SmallVec;
 
 /// Whether `raw` is exactly `JSON.stringify(JSON.parse(raw))` (false for anything that is
 /// not JSON). One pass, with the best mask kernel this CPU has: `{"n":1.5}` passes,
@@ -63,7 +64,7 @@ struct Check<'a>(&'a [u8]);
 impl KernelTask for Check<'_> {
     type Out = bool;
     #[inline(always)]
-    fn run<K: Kernel + HighBytes>(self) -> bool {
+    fn run<K: Kernel + ExtraMasks>(self) -> bool {
         check::<K>(self.0).is_some()
     }
 }
@@ -108,10 +109,11 @@ fn array_index(k: &[u8]) -> Option<u32> {
 
 /// The whole check: `None` as soon as `b` is not in stringify form.
 #[inline(always)]
-fn check<K: Kernel + HighBytes>(b: &[u8]) -> Option<()> {
+fn check<K: Kernel + ExtraMasks>(b: &[u8]) -> Option<()> {
     let mut i = 0usize;
-    let mut stack: Vec<Frame<'_>> = Vec::new();
-    let mut keys: Vec<&[u8]> = Vec::new();
+    // On the stack for the usual lines: no allocation per line.
+    let mut stack: SmallVec<[Frame<'_>; 16]> = SmallVec::new();
+    let mut keys: SmallVec<[&[u8]; 32]> = SmallVec::new();
     let mut num = String::new();
     'value: loop {
         match *b.get(i)? {
@@ -177,11 +179,11 @@ fn check<K: Kernel + HighBytes>(b: &[u8]) -> Option<()> {
 /// The key at `i` (its opening quote) of the object on top of `stack`, and its colon:
 /// returns the offset of the value. `None` for a duplicate or an array index out of order.
 #[inline(always)]
-fn key<'a, K: Kernel + HighBytes>(
+fn key<'a, K: Kernel + ExtraMasks>(
     b: &'a [u8],
     i: usize,
     stack: &mut [Frame<'a>],
-    keys: &mut Vec<&'a [u8]>,
+    keys: &mut SmallVec<[&'a [u8]; 32]>,
 ) -> Option<usize> {
     if b.get(i) != Some(&b'"') {
         return None;
@@ -237,10 +239,14 @@ fn number(b: &[u8], i: usize, scratch: &mut String) -> Option<usize> {
     let end = number_end(b, i).ok()?;
     let t = b.get(i..end)?;
     let neg = usize::from(t.first() == Some(&b'-'));
-    // Plain integers of at most 15 digits are exact doubles that print as themselves
-    // (`number_end` allows no leading zero before more digits); `-0` prints as `0`.
-    if t.len() - neg <= 15 && !t.iter().any(|&c| matches!(c, b'.' | b'e' | b'E')) {
-        return (t != b"-0").then_some(end);
+    let digits = &t[neg..];
+    match plain_decimal(digits) {
+        // Plain integers of at most 15 digits are exact doubles that print as themselves
+        // (`number_end` allows no leading zero before more digits); `-0` prints as `0`.
+        Some(Decimal::Integer) => return (t != b"-0").then_some(end),
+        Some(Decimal::Fraction) => return Some(end),
+        Some(Decimal::Not) => return None,
+        None => {}
     }
     let x: f64 = std::str::from_utf8(t).ok()?.parse().ok()?;
     scratch.clear();
@@ -248,69 +254,151 @@ fn number(b: &[u8], i: usize, scratch: &mut String) -> Option<usize> {
     (scratch.as_bytes() == t).then_some(end)
 }
 
-/// The positions (bits) of `c` in `block`.
+/// What [`plain_decimal`] knows of a number's spelling.
+enum Decimal {
+    /// An integer of at most 15 digits: in stringify form unless it is `-0`.
+    Integer,
+    /// A fraction stringify writes as it is.
+    Fraction,
+    /// A fraction stringify writes otherwise (a trailing zero, or below 1e-6).
+    Not,
+}
+
+/// The unsigned `digits` of a number token without exponent and with at most 15
+/// significant digits, which stringify writes as they are unless they end in a fraction
+/// zero or need an exponent (below 1e-6): such decimals are exact enough that the double
+/// read from them prints as the same digits (15 digits always survive the round trip, so
+/// no other string of at most 15 digits reads as the same double, and no tie between two
+/// shortest candidates can arise). `None`: anything else, left to the formatter.
 #[inline(always)]
-fn eq_mask(block: &[u8; 64], c: u8) -> u64 {
-    let mut m = 0u64;
-    for (k, &x) in block.iter().enumerate() {
-        m |= u64::from(x == c) << k;
+fn plain_decimal(digits: &[u8]) -> Option<Decimal> {
+    let dot = digits.iter().position(|&c| matches!(c, b'.' | b'e' | b'E'));
+    let Some(dot) = dot else {
+        return (digits.len() <= 15).then_some(Decimal::Integer);
+    };
+    let frac = digits.get(dot + 1..)?;
+    if digits[dot] != b'.' || frac.len() > 15 || !frac.iter().all(u8::is_ascii_digit) {
+        return None;
     }
-    m
+    if frac.last() == Some(&b'0') {
+        return Some(Decimal::Not);
+    }
+    let significant = if &digits[..dot] == b"0" {
+        let zeros = frac.iter().take_while(|&&c| c == b'0').count();
+        if zeros > 5 {
+            return Some(Decimal::Not);
+        }
+        frac.len() - zeros
+    } else {
+        dot + frac.len()
+    };
+    (significant <= 15).then_some(Decimal::Fraction)
 }
 
 /// Whether the `\u` escape whose `u` is at `at` is one `JSON.stringify` writes: lowercase
 /// hex, and either a control byte without a short escape or a lone surrogate.
-#[inline(never)]
+#[inline(always)]
 fn u_escape_ok(b: &[u8], at: usize) -> bool {
+    // The common one first: a control byte, `\u00xx` (ANSI colours: `\u001b`).
+    match b.get(at + 1..at + 5) {
+        Some(&[b'0', b'0', hi @ (b'0' | b'1'), lo]) => match lo {
+            b'0'..=b'9' | b'a'..=b'f' => hi == b'1' || !matches!(lo, b'8' | b'9' | b'a' | b'c' | b'd'),
+            _ => false,
+        },
+        Some(&[b'd', ..]) => surrogate_escape_ok(b, at),
+        _ => false,
+    }
+}
+
+/// [`u_escape_ok`] for `\ud...`: a lone surrogate, lowercase.
+#[inline(never)]
+fn surrogate_escape_ok(b: &[u8], at: usize) -> bool {
     let Some(h) = b.get(at + 1..at + 5) else {
         return false;
     };
     if !h.iter().all(|&c| matches!(c, b'0'..=b'9' | b'a'..=b'f')) {
         return false;
     }
-    let Some(v) = hex4(b, at + 1) else {
-        return false;
-    };
-    match v {
-        0x08 | 0x09 | 0x0A | 0x0C | 0x0D => false,
-        0..0x20 => true,
+    match hex4(b, at + 1) {
         // A high surrogate is lone unless a `\u` low surrogate follows (in any case: the
         // parse joins them, and stringify writes the pair's character raw).
-        0xD800..=0xDBFF => {
+        Some(0xD800..=0xDBFF) => {
             !(b.get(at + 5..at + 7) == Some(b"\\u")
                 && hex4(b, at + 7).is_some_and(|lo| (0xDC00..=0xDFFF).contains(&lo)))
         }
         // A low surrogate after a high one was refused at the high one.
-        0xDC00..=0xDFFF => true,
+        Some(0xDC00..=0xDFFF) => true,
         _ => false,
     }
+}
+
+/// `Some` when `s` is valid UTF-8.
+#[inline]
+fn utf8(s: &[u8]) -> Option<()> {
+    simdutf8::basic::from_utf8(s).ok().map(|_| ())
 }
 
 /// The string whose opening quote is at `i`, if stringify writes its decoded text as it
 /// is: returns the offset past its closing quote.
 #[inline(always)]
-fn string<K: Kernel + HighBytes>(b: &[u8], i: usize) -> Option<usize> {
-    let mut pos = i + 1;
-    let mut carry = 0u64;
-    // The start of a stretch with bytes >= 0x80 not yet validated as UTF-8: it is
-    // validated in one call where it ends (at a block with no such byte, or at the
-    // closing quote, both ASCII, so a character cut there is invalid anyway).
-    let mut utf8_from: Option<usize> = None;
-    let mut buf: [u8; 64];
+fn string<K: Kernel + ExtraMasks>(b: &[u8], i: usize) -> Option<usize> {
+    let mut s = StringScan {
+        pos: i + 1,
+        carry: 0,
+        utf8_from: None,
+    };
     loop {
-        let rest = b.get(pos..)?;
-        let (block, len): (&[u8; 64], usize) = if let Some(full) = rest.first_chunk::<64>() {
-            (full, 64)
+        if s.carry == 0 && s.utf8_from.is_none() {
+            // Whole blocks of plain ASCII text (base64): nothing to look at.
+            while let Some(full) = b.get(s.pos..).and_then(<[u8]>::first_chunk::<64>) {
+                let m = K::masks(full);
+                if m.quote | m.backslash | m.ctrl | K::high(full) != 0 {
+                    break;
+                }
+                s.pos += 64;
+            }
+        }
+        // Full blocks straight from the input (a copy would be loaded back at once, and a
+        // 64-byte load from a fresh 64-byte store stalls), the tail padded in a copy.
+        let end = if let Some(full) = b.get(s.pos..).and_then(<[u8]>::first_chunk::<64>) {
+            s.block::<K>(b, full, 64)?
         } else {
-            // The tail: pad with a byte that is none of quote, backslash, control, high.
-            buf = [b'a'; 64];
+            let rest = b.get(s.pos..)?;
+            // Padded with a byte that is none of quote, backslash, control, high.
+            let mut buf = [b'a'; 64];
             buf[..rest.len()].copy_from_slice(rest);
-            (&buf, rest.len())
+            s.block::<K>(b, &buf, rest.len())?
         };
+        if let Some(end) = end {
+            return Some(end);
+        }
+        s.pos += 64;
+    }
+}
+
+/// Where [`string`] is in its string.
+struct StringScan {
+    /// Start of the block.
+    pos: usize,
+    /// Whether the block starts escaped (an odd backslash run ended the last one).
+    carry: u64,
+    /// The start of a stretch with bytes >= 0x80 not yet validated as UTF-8: it is
+    /// validated in one call where it ends (at a block with no such byte, or at the
+    /// closing quote, both ASCII, so a character cut there is invalid anyway).
+    utf8_from: Option<usize>,
+}
+
+impl StringScan {
+    /// One block of the string (`len` bytes of `block` are the input's at `pos`):
+    /// `None` when the string is not in stringify form, `Some(Some(end))` when it closes
+    /// here (`end` past the quote), `Some(None)` when it goes on.
+    #[inline(always)]
+    fn block<K: Kernel + ExtraMasks>(&mut self, b: &[u8], block: &[u8; 64], len: usize) -> Option<Option<usize>> {
+        let pos = self.pos;
         let Masks { quote, backslash, ctrl } = K::masks(block);
         let high = K::high(block);
-        let (in_string, end) = if backslash | ctrl == 0 && carry == 0 {
-            // The common case (base64, plain text): no escapes, no control bytes.
+        let (in_string, end) = if backslash | ctrl == 0 && self.carry == 0 {
+            // No escapes, no control bytes.
             if quote != 0 {
                 let q = quote.trailing_zeros() as usize;
                 ((1u64 << q) - 1, Some(q))
@@ -320,7 +408,7 @@ fn string<K: Kernel + HighBytes>(b: &[u8], i: usize) -> Option<usize> {
                 return None;
             }
         } else {
-            let escaped = escaped_mask(backslash, &mut carry);
+            let escaped = escaped_mask(backslash, &mut self.carry);
             let unescaped_quote = quote & !escaped;
             let (in_string, end) = if unescaped_quote != 0 {
                 let q = unescaped_quote.trailing_zeros() as usize;
@@ -338,7 +426,7 @@ fn string<K: Kernel + HighBytes>(b: &[u8], i: usize) -> Option<usize> {
             if esc != 0 {
                 let (letters, u) = K::letters(block);
                 // `/` is a valid escape that stringify never writes.
-                if esc & !letters != 0 || esc & eq_mask(block, b'/') != 0 {
+                if esc & !letters != 0 || esc & K::byte(block, b'/') != 0 {
                     return None;
                 }
                 let mut us = esc & u;
@@ -353,19 +441,21 @@ fn string<K: Kernel + HighBytes>(b: &[u8], i: usize) -> Option<usize> {
         };
         let h = high & in_string;
         if h != 0 {
-            if utf8_from.is_none() {
-                utf8_from = Some(pos + h.trailing_zeros() as usize);
+            if self.utf8_from.is_none() {
+                self.utf8_from = Some(pos + h.trailing_zeros() as usize);
             }
-        } else if let Some(from) = utf8_from.take() {
-            std::str::from_utf8(b.get(from..pos)?).ok()?;
+        } else if let Some(from) = self.utf8_from.take() {
+            utf8(b.get(from..pos)?)?;
         }
-        if let Some(q) = end {
-            if let Some(from) = utf8_from {
-                std::str::from_utf8(b.get(from..pos + q)?).ok()?;
+        match end {
+            Some(q) => {
+                if let Some(from) = self.utf8_from {
+                    utf8(b.get(from..pos + q)?)?;
+                }
+                Some(Some(pos + q + 1))
             }
-            return Some(pos + q + 1);
+            None => Some(None),
         }
-        pos += 64;
     }
 }
 
@@ -544,11 +634,27 @@ mod tests {
             "5e-324",
             "1.7976931348623157e+308",
             "0.30000000000000004",
+            "0.5",
+            "10.5",
+            "-0.5",
+            "0.000001",
+            "0.000123",
+            "0.0000012",
+            "99999999999999.9",
+            "0.123456789012345",
+            "123456789.123456",
         ] {
             yes(t);
             yes(format!("[{t}]"));
         }
         for t in [
+            "1.50",
+            "0.0",
+            "10.0",
+            "-0.10",
+            "0.00000012",
+            "1.0e0",
+            "0.30000000000000005",
             "1.0",
             "1e5",
             "-0",
@@ -574,6 +680,47 @@ mod tests {
             no(t);
             no(format!("[{t}]"));
         }
+    }
+
+    #[test]
+    fn decimals_of_every_length_agree_with_the_twin() {
+        // The fraction fast path (at most 15 significant digits, no exponent) against
+        // the formatter, around its limits: digit counts, leading and trailing zeros.
+        let mut seed = 0x2545_F491_4F6C_DD1Du64;
+        let mut digit = |nonzero: bool| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            if nonzero {
+                b'1' + (seed % 9) as u8
+            } else {
+                b'0' + (seed % 10) as u8
+            }
+        };
+        let (mut pass, mut total) = (0, 0);
+        for int_len in 0..18 {
+            for zeros in 0..8 {
+                for frac_len in 1..18 {
+                    for _ in 0..4 {
+                        let mut t = Vec::new();
+                        if int_len == 0 {
+                            t.push(b'0');
+                        } else {
+                            t.push(digit(true));
+                            t.extend((1..int_len).map(|_| digit(false)));
+                        }
+                        t.push(b'.');
+                        t.extend(std::iter::repeat_n(b'0', zeros));
+                        t.extend((0..frac_len).map(|_| digit(false)));
+                        pass += usize::from(answer(&t));
+                        t.insert(0, b'-');
+                        answer(&t);
+                        total += 1;
+                    }
+                }
+            }
+        }
+        assert!(pass > total / 4 && pass < total, "{pass} of {total}");
     }
 
     #[test]
@@ -726,13 +873,13 @@ mod tests {
     }
 
     #[test]
-    fn high_byte_masks_agree_across_kernels() {
-        struct High([u8; 64]);
-        impl KernelTask for High {
-            type Out = u64;
+    fn extra_masks_agree_across_kernels() {
+        struct Extra([u8; 64], u8);
+        impl KernelTask for Extra {
+            type Out = (u64, u64);
             #[inline(always)]
-            fn run<K: Kernel + HighBytes>(self) -> u64 {
-                K::high(&self.0)
+            fn run<K: Kernel + ExtraMasks>(self) -> (u64, u64) {
+                (K::high(&self.0), K::byte(&self.0, self.1))
             }
         }
         let mut seed = 0x9E37_79B9_7F4A_7C15u64;
@@ -744,20 +891,24 @@ mod tests {
                 seed ^= seed << 17;
                 *b = if round < 256 {
                     (round as u8).wrapping_add(k as u8)
+                } else if seed % 4 == 0 {
+                    b'/'
                 } else {
                     seed as u8
                 };
             }
-            let want = block
-                .iter()
-                .enumerate()
-                .fold(0u64, |m, (k, &b)| m | (u64::from(b >= 0x80) << k));
-            for isa in kernels() {
-                assert_eq!(
-                    crate::json::dispatch::with_kernel_isa(isa, High(block)),
-                    want,
-                    "{isa:?}"
-                );
+            for c in [b'/', 0x00, 0x80, 0xff] {
+                let bits = |f: &dyn Fn(u8) -> bool| {
+                    block
+                        .iter()
+                        .enumerate()
+                        .fold(0u64, |m, (k, &b)| m | (u64::from(f(b)) << k))
+                };
+                let want = (bits(&|b| b >= 0x80), bits(&|b| b == c));
+                for isa in kernels() {
+                    let got = crate::json::dispatch::with_kernel_isa(isa, Extra(block, c));
+                    assert_eq!(got, want, "{isa:?}");
+                }
             }
         }
     }
