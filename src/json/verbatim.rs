@@ -26,6 +26,17 @@
 //! So `{"a":[1,"x\n"],"0":null}` fails (the index key `0` would come first) and
 //! `{"0":null,"a":[1.5,"x\n\u001f\ud800"]}` passes.
 //!
+//! How it is fast: outside strings the grammar is checked byte by byte (no white space
+//! is allowed, so there is little to check); a string is read 64 bytes at a time through
+//! the kernels' masks (quote, backslash, control, bytes from 0x80): plain blocks (base64)
+//! cost a few instructions, escapes are found with the index's carry trick and checked
+//! from the masks (only `\u` takes a scalar look), and each stretch of non-ASCII text is
+//! validated in one SIMD UTF-8 call where it ends. Integers of up to 15 digits and plain
+//! fractions of up to 15 significant digits are judged by their spelling; other numbers
+//! are formatted and compared. Duplicate keys are compared as raw bytes (in stringify
+//! form a key's bytes are the encoding of its text), linearly up to 16 keys, in a hash set
+//! beyond.
+//!
 //! The answer is exact for the bytes it reads; bytes of a mapping that change while they
 //! are read give some answer, never a panic.
 
