@@ -26,6 +26,7 @@ case $target in
   parent_links)  max_len=131072 ;;
   structural)    max_len=65536 ;;
   listing_walk)  max_len=131072 ;;
+  verbatim_twin) max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

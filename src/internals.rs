@@ -152,3 +152,18 @@ pub fn listing_walk(buf: &[u8], first: usize) -> Result<WalkedLine, crate::json:
         blocks,
     })
 }
+
+/// Whether `raw` is exactly `JSON.stringify(JSON.parse(raw))`, with the best kernel.
+pub fn is_stringify_form(raw: &[u8]) -> bool {
+    crate::json::verbatim::is_stringify_form(raw)
+}
+
+/// [`is_stringify_form`] with mask kernel `isa`.
+pub fn is_stringify_form_kernel(isa: Isa, raw: &[u8]) -> bool {
+    crate::json::verbatim::is_stringify_form_kernel(isa, raw)
+}
+
+/// The slow twin of [`is_stringify_form`]: parse, stringify, compare.
+pub fn is_stringify_form_naive(raw: &[u8]) -> bool {
+    crate::json::verbatim::is_stringify_form_naive(raw)
+}

@@ -8,6 +8,7 @@
 use super::SyntaxError;
 #[cfg(target_arch = "x86_64")]
 use super::kernel::{Avx2, Avx512, Sse2};
+use super::kernel::{ExtraMasks, Kernel};
 use super::string::skip_string_with;
 use super::structural::skip_container_with;
 use super::ws::WhiteSpace;
@@ -186,4 +187,64 @@ pub(crate) fn skip_container_kernel<W: WhiteSpace>(isa: Isa, b: &[u8], i: usize)
     }
     let _ = isa;
     skip_container_with::<super::kernel::Swar, W>(b, i)
+}
+
+/// A computation generic over the mask kernel, for [`with_kernel`]. Its `run` must be
+/// `#[inline(always)]` (and so must what it calls with `K`), so that it is compiled inside
+/// the `target_feature` entry point with that kernel's features.
+pub(crate) trait KernelTask {
+    /// What the computation gives.
+    type Out;
+    /// Run with kernel `K`.
+    fn run<K: Kernel + ExtraMasks>(self) -> Self::Out;
+}
+
+/// Run `task` with the best mask kernel this CPU has (as [`skip_string`] chooses).
+#[inline]
+pub(crate) fn with_kernel<T: KernelTask>(task: T) -> T::Out {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let c = cpu();
+        if c & AVX512BW != 0 {
+            // SAFETY: the CPU supports AVX-512BW, all that `run_avx512` requires.
+            return unsafe { run_avx512(task) };
+        }
+        if c & AVX2 != 0 {
+            // SAFETY: the CPU supports AVX2, all that `run_avx2` requires.
+            return unsafe { run_avx2(task) };
+        }
+        task.run::<Sse2>()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        task.run::<super::kernel::Swar>()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn run_avx2<T: KernelTask>(task: T) -> T::Out {
+    task.run::<Avx2>()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+unsafe fn run_avx512<T: KernelTask>(task: T) -> T::Out {
+    task.run::<Avx512>()
+}
+
+/// Run `task` with kernel `isa` (one the CPU has: see [`kernels`]; others run SWAR).
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn with_kernel_isa<T: KernelTask>(isa: Isa, task: T) -> T::Out {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Sse2 => task.run::<Sse2>(),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX2 support was checked in the match guard.
+        Isa::Avx2 if cpu() & AVX2 != 0 => unsafe { run_avx2(task) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512BW support was checked in the match guard.
+        Isa::Avx512 if cpu() & AVX512BW != 0 => unsafe { run_avx512(task) },
+        _ => task.run::<super::kernel::Swar>(),
+    }
 }

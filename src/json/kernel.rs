@@ -131,6 +131,34 @@ impl Kernel for Swar {
     }
 }
 
+/// Two more masks, for the verbatim test (`verbatim.rs`): it must notice non-ASCII text
+/// to validate it as UTF-8, and escapes of `/` (valid, but never written by stringify).
+pub(crate) trait ExtraMasks {
+    /// Bytes >= 0x80 (UTF-8 lead and continuation bytes).
+    fn high(block: &[u8; 64]) -> u64;
+    /// Bytes equal to `c`.
+    fn byte(block: &[u8; 64], c: u8) -> u64;
+}
+
+impl ExtraMasks for Swar {
+    #[inline(always)]
+    fn high(block: &[u8; 64]) -> u64 {
+        let mut m = 0u64;
+        for (k, w) in words(block).into_iter().enumerate() {
+            m |= movemask(w & (ONES * 0x80)) << (k * 8);
+        }
+        m
+    }
+    #[inline(always)]
+    fn byte(block: &[u8; 64], c: u8) -> u64 {
+        let mut m = 0u64;
+        for (k, w) in words(block).into_iter().enumerate() {
+            m |= movemask(zero_bytes(w ^ (ONES * c as u64))) << (k * 8);
+        }
+        m
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 mod x86 {
     use super::{Kernel, Masks};
@@ -389,6 +417,54 @@ mod x86 {
                 cr: eq64(v, b'\r'),
                 lf: eq64(v, b'\n'),
             }
+        }
+    }
+
+    impl super::ExtraMasks for Sse2 {
+        #[inline(always)]
+        fn high(block: &[u8; 64]) -> u64 {
+            let mut m = 0u64;
+            for k in 0..4 {
+                // SAFETY: SSE2 is baseline on x86_64; register operations only.
+                m |= (unsafe { _mm_movemask_epi8(load16(block, k)) } as u32 as u64) << (k * 16);
+            }
+            m
+        }
+        #[inline(always)]
+        fn byte(block: &[u8; 64], c: u8) -> u64 {
+            let mut m = 0u64;
+            for k in 0..4 {
+                m |= eq16(load16(block, k), c) << (k * 16);
+            }
+            m
+        }
+    }
+
+    impl super::ExtraMasks for Avx2 {
+        #[inline(always)]
+        fn high(block: &[u8; 64]) -> u64 {
+            let mut m = 0u64;
+            for k in 0..2 {
+                // SAFETY: as in `eq32`: only reached inside AVX2 code after detection.
+                m |= (unsafe { _mm256_movemask_epi8(load32(block, k)) } as u32 as u64) << (k * 32);
+            }
+            m
+        }
+        #[inline(always)]
+        fn byte(block: &[u8; 64], c: u8) -> u64 {
+            eq32(load32(block, 0), c) | eq32(load32(block, 1), c) << 32
+        }
+    }
+
+    impl super::ExtraMasks for Avx512 {
+        #[inline(always)]
+        fn high(block: &[u8; 64]) -> u64 {
+            // SAFETY: as in `eq64`: only reached inside AVX-512BW code after detection.
+            unsafe { _mm512_movepi8_mask(load64(block)) }
+        }
+        #[inline(always)]
+        fn byte(block: &[u8; 64], c: u8) -> u64 {
+            eq64(load64(block), c)
         }
     }
 }

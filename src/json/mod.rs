@@ -10,7 +10,9 @@
 //! - `dispatch`: the one place that asks the CPU what it has, decided once per process;
 //! - `walk`: THE exact walker, generic over white space, that every reader uses;
 //! - `value`: the obvious decoder (`JSON.parse` into [`Value`]), twin of the walkers;
-//! - `stringify`: `JSON.stringify`.
+//! - `stringify`: `JSON.stringify`;
+//! - `verbatim`: whether a text is exactly what `JSON.stringify` writes for its parse
+//!   (then it can be copied to the output as it is).
 //!
 //! Fast paths answer only when they are sure and defer to the exact walk otherwise; the
 //! `twins` tests hold each of them against its slow twin for every kernel and flavour.
@@ -26,6 +28,7 @@ mod structural;
 #[cfg(test)]
 mod twins;
 pub(crate) mod value;
+pub(crate) mod verbatim;
 pub(crate) mod walk;
 
 pub(crate) use dispatch::with_avx2_bmi;
