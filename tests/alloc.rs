@@ -302,8 +302,14 @@ fn context_of_an_image_heavy_session_costs_the_walk() {
         ctx.messages.len()
     );
     assert!(source > size / 2, "the shape puts most bytes in the context");
-    assert!(build_decoded <= 2, "{build_decoded} entries decoded to build the context");
-    assert!(build_peak < size / 200, "{build_peak} bytes to build the context of {size}");
+    assert!(
+        build_decoded <= 2,
+        "{build_decoded} entries decoded to build the context"
+    );
+    assert!(
+        build_peak < size / 200,
+        "{build_peak} bytes to build the context of {size}"
+    );
     let base = peak_from_now();
     let mut out = Count(0);
     s.write_context_json(&ctx, &mut out).expect("json");

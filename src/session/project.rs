@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::index::{EntryPos, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value, js_date_time};
+use crate::json::verbatim::is_stringify_form;
 use crate::session::context::{Context, ContextMessage, Projection};
 use crate::session::{Migration, Session, line_of};
 use rayon::prelude::*;
@@ -86,9 +87,16 @@ impl Session {
     ///
     /// # Errors
     /// As [`Session::message`].
+    /// A stored message whose bytes are already what `JSON.stringify` writes for them (pi
+    /// writes every line with it, so nearly all are) is copied as it is: no decoding, no
+    /// re-encoding. The rest are decoded and stringified.
     pub fn write_message_json(&self, m: &ContextMessage, out: &mut Vec<u8>) -> Result<()> {
         let bytes = self.check()?;
-        self.message_json_in(bytes, m, out)
+        match self.json_of(bytes, m)? {
+            Json::Stored(b) => out.extend_from_slice(b),
+            Json::Made(b) => out.extend_from_slice(&b),
+        }
+        Ok(())
     }
 
     /// Write `JSON.stringify({messages, thinkingLevel, model})` of a context (what
@@ -103,30 +111,25 @@ impl Session {
         w.write_all(b"{\"messages\":[")?;
         let mut first = true;
         for window in windows(&ctx.messages) {
-            let parts: Vec<Vec<u8>> = if window.len() > 1 && size(window) > WINDOW / 8 {
+            // Each message as a slice of the file (when its bytes are what stringify
+            // writes) or as bytes made for it; found in parallel, written in order.
+            let parts: Vec<Json<'_>> = if window.len() > 1 && size(window) > WINDOW / 8 {
                 window
                     .par_iter()
-                    .map(|m| {
-                        let mut buf = Vec::with_capacity(m.span.len as usize + 16);
-                        self.message_json_in(bytes, m, &mut buf).map(|()| buf)
-                    })
+                    .map(|m| self.json_of(bytes, m))
                     .collect::<Result<_>>()?
             } else {
-                let mut buf = Vec::new();
-                for m in window {
-                    if !buf.is_empty() {
-                        buf.push(b',');
-                    }
-                    self.message_json_in(bytes, m, &mut buf)?;
-                }
-                vec![buf]
+                window.iter().map(|m| self.json_of(bytes, m)).collect::<Result<_>>()?
             };
-            for part in parts {
+            for part in &parts {
                 if !first {
                     w.write_all(b",")?;
                 }
                 first = false;
-                w.write_all(&part)?;
+                w.write_all(match part {
+                    Json::Stored(b) => b,
+                    Json::Made(b) => b,
+                })?;
             }
         }
         w.write_all(b"]")?;
@@ -147,10 +150,17 @@ impl Session {
         Ok(())
     }
 
-    /// [`Session::write_message_json`] over bytes already checked.
-    fn message_json_in(&self, bytes: &[u8], m: &ContextMessage, out: &mut Vec<u8>) -> Result<()> {
-        self.decode_message(bytes, m)?.stringify_into(out);
-        Ok(())
+    /// A message's JSON: its stored bytes when they are what `JSON.stringify` writes,
+    /// else made.
+    fn json_of<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Result<Json<'a>> {
+        if let Some(raw) = self.stored_bytes(bytes, m)?
+            && is_stringify_form(raw)
+        {
+            return Ok(Json::Stored(raw));
+        }
+        let mut buf = Vec::new();
+        self.decode_message(bytes, m)?.stringify_into(&mut buf);
+        Ok(Json::Made(buf))
     }
 
     /// The bytes of the file that decode to exactly this message, when there are such
@@ -269,6 +279,14 @@ impl Session {
         }
         Ok(())
     }
+}
+
+/// One message's `JSON.stringify`.
+enum Json<'a> {
+    /// The file's own bytes.
+    Stored(&'a [u8]),
+    /// Decoded and stringified.
+    Made(Vec<u8>),
 }
 
 /// The messages cut into windows of up to [`WINDOW`] source bytes (at least one message

@@ -286,8 +286,7 @@ fn run(cli: Cli) -> Result<i32> {
         chunk: None,
     };
     write::set_lock_wait(cli.wait);
-    let stdout = io::stdout();
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut out = io::BufWriter::with_capacity(1 << 16, stdout());
     let code = match cli.cmd {
         Cmd::Dump {
             file,
@@ -357,4 +356,38 @@ fn run(cli: Cli) -> Result<i32> {
     };
     out.flush()?;
     Ok(code)
+}
+
+/// Standard output without std's line buffer on Unix: `Stdout` is a `LineWriter`, which
+/// scans every write it is handed for its last newline (7% of `context --json` of a 1 GiB
+/// session went to that `memrchr`). Writes go to fd 1 as they are; the `BufWriter` around
+/// it batches the small ones.
+#[cfg(unix)]
+struct RawStdout(io::Stdout);
+
+#[cfg(unix)]
+impl Write for RawStdout {
+    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+        use std::os::fd::AsFd;
+        loop {
+            match rustix::io::write(self.0.as_fd(), b) {
+                Ok(n) => return Ok(n),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn stdout() -> RawStdout {
+    RawStdout(io::stdout())
+}
+
+#[cfg(not(unix))]
+fn stdout() -> io::StdoutLock<'static> {
+    io::stdout().lock()
 }
