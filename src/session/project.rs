@@ -21,6 +21,10 @@ use std::io::Write;
 /// bytes: the memory a streamed context needs, whatever its size.
 const WINDOW: u64 = 32 << 20;
 
+/// ... and of at most this many messages (decoded small messages cost several times their
+/// source bytes).
+const WINDOW_MESSAGES: usize = 1024;
+
 impl Session {
     /// Decode one message of a context (see [`Context`]).
     ///
@@ -289,15 +293,15 @@ enum Json<'a> {
     Made(Vec<u8>),
 }
 
-/// The messages cut into windows of up to [`WINDOW`] source bytes (at least one message
-/// each).
+/// The messages cut into windows of up to [`WINDOW`] source bytes and
+/// [`WINDOW_MESSAGES`] messages (at least one message each).
 fn windows(mut rest: &[ContextMessage]) -> impl Iterator<Item = &[ContextMessage]> {
     std::iter::from_fn(move || {
         if rest.is_empty() {
             return None;
         }
         let (mut n, mut total) = (0, 0u64);
-        while n < rest.len() && (n == 0 || total + rest[n].span.len <= WINDOW) {
+        while n < rest.len() && n < WINDOW_MESSAGES && (n == 0 || total + rest[n].span.len <= WINDOW) {
             total += rest[n].span.len;
             n += 1;
         }
