@@ -50,6 +50,9 @@ use smallvec::SmallVec;
 /// Whether `raw` is exactly `JSON.stringify(JSON.parse(raw))` (false for anything that is
 /// not JSON). One pass, with the best mask kernel this CPU has: `{"n":1.5}` passes,
 /// `{"n":1.50}` and `{"n": 1.5}` do not.
+// Until `context --json` and `dump` copy verbatim lines, only the tests and `internals`
+// call it.
+#[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
 pub(crate) fn is_stringify_form(raw: &[u8]) -> bool {
     with_kernel(Check(raw))
 }
