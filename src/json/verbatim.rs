@@ -50,17 +50,25 @@ use smallvec::SmallVec;
 /// Whether `raw` is exactly `JSON.stringify(JSON.parse(raw))` (false for anything that is
 /// not JSON). One pass, with the best mask kernel this CPU has: `{"n":1.5}` passes,
 /// `{"n":1.50}` and `{"n": 1.5}` do not.
-// Until `context --json` and `dump` copy verbatim lines, only the tests and `internals`
-// call it.
-#[cfg_attr(not(any(test, feature = "internals")), allow(dead_code))]
+/// (The library itself asks [`stringify_form_member`]; this is for the tests, benches and
+/// fuzz targets.)
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn is_stringify_form(raw: &[u8]) -> bool {
-    with_kernel(Check(raw))
+    with_kernel(Check(raw, None)).is_some()
+}
+
+/// [`is_stringify_form`], and in the same pass the first byte of the value of the
+/// top-level member `key` (`raw` being an object): `None` when `raw` is not in stringify
+/// form, `Some(None)` when it is and has no such member. `context --json` asks for
+/// `content`, which pi fills in when it is absent or `null`.
+pub(crate) fn stringify_form_member(raw: &[u8], key: &[u8]) -> Option<Option<u8>> {
+    with_kernel(Check(raw, Some(key)))
 }
 
 /// [`is_stringify_form`] with mask kernel `isa` (for the tests that run every kernel).
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn is_stringify_form_kernel(isa: super::dispatch::Isa, raw: &[u8]) -> bool {
-    super::dispatch::with_kernel_isa(isa, Check(raw))
+    super::dispatch::with_kernel_isa(isa, Check(raw, None)).is_some()
 }
 
 /// The slow twin, verbatim from the definition: parse, stringify, compare.
@@ -73,13 +81,14 @@ pub(crate) fn is_stringify_form_naive(raw: &[u8]) -> bool {
     })
 }
 
-struct Check<'a>(&'a [u8]);
+/// The text, and the top-level key whose value's first byte to report.
+struct Check<'a>(&'a [u8], Option<&'a [u8]>);
 
 impl KernelTask for Check<'_> {
-    type Out = bool;
+    type Out = Option<Option<u8>>;
     #[inline(always)]
-    fn run<K: Kernel + ExtraMasks>(self) -> bool {
-        check::<K>(self.0).is_some()
+    fn run<K: Kernel + ExtraMasks>(self) -> Option<Option<u8>> {
+        check::<K>(self.0, self.1)
     }
 }
 
@@ -123,8 +132,9 @@ fn array_index(k: &[u8]) -> Option<u32> {
 
 /// The whole check: `None` as soon as `b` is not in stringify form.
 #[inline(always)]
-fn check<K: Kernel + ExtraMasks>(b: &[u8]) -> Option<()> {
+fn check<K: Kernel + ExtraMasks>(b: &[u8], want: Option<&[u8]>) -> Option<Option<u8>> {
     let mut i = 0usize;
+    let mut found = None;
     // On the stack for the usual lines: no allocation per line.
     let mut stack: SmallVec<[Frame<'_>; 16]> = SmallVec::new();
     let mut keys: SmallVec<[&[u8]; 32]> = SmallVec::new();
@@ -142,6 +152,9 @@ fn check<K: Kernel + ExtraMasks>(b: &[u8]) -> Option<()> {
                         set: None,
                     }));
                     i = key::<K>(b, i + 1, &mut stack, &mut keys)?;
+                    if stack.len() == 1 && want.is_some() && keys.last().copied() == want {
+                        found = b.get(i).copied();
+                    }
                     continue 'value;
                 }
             }
@@ -164,7 +177,7 @@ fn check<K: Kernel + ExtraMasks>(b: &[u8]) -> Option<()> {
         // A value ended at `i`: a separator, or containers closing.
         loop {
             let Some(top) = stack.last_mut() else {
-                return (i == b.len()).then_some(());
+                return (i == b.len()).then_some(found);
             };
             match (top, *b.get(i)?) {
                 (Frame::Array, b',') => {
@@ -173,6 +186,9 @@ fn check<K: Kernel + ExtraMasks>(b: &[u8]) -> Option<()> {
                 }
                 (Frame::Object(_), b',') => {
                     i = key::<K>(b, i + 1, &mut stack, &mut keys)?;
+                    if stack.len() == 1 && want.is_some() && keys.last().copied() == want {
+                        found = b.get(i).copied();
+                    }
                     continue 'value;
                 }
                 (Frame::Array, b']') => {
@@ -492,7 +508,44 @@ mod tests {
             );
         }
         assert_eq!(is_stringify_form(t), want, "{:?}", String::from_utf8_lossy(t));
+        for key in ["content", "role", "a", "0"] {
+            assert_eq!(
+                stringify_form_member(t, key.as_bytes()),
+                member_naive(t, key),
+                "member {key} of {:?}",
+                String::from_utf8_lossy(t)
+            );
+        }
         want
+    }
+
+    /// The twin of [`stringify_form_member`]: parse, and the first byte of the member's
+    /// value as stringify writes it.
+    fn member_naive(t: &[u8], key: &str) -> Option<Option<u8>> {
+        if !is_stringify_form_naive(t) {
+            return None;
+        }
+        let v = crate::json::value::parse(t).expect("parses");
+        Some(
+            v.as_object()
+                .and_then(|o| o.get(key))
+                .map(|m| crate::json::stringify::stringify(m).as_bytes()[0]),
+        )
+    }
+
+    #[test]
+    fn the_member_is_found_at_the_top_level_only() {
+        assert_eq!(
+            stringify_form_member(br#"{"content":null}"#, b"content"),
+            Some(Some(b'n'))
+        );
+        assert_eq!(stringify_form_member(br#"{"a":{"content":1}}"#, b"content"), Some(None));
+        assert_eq!(
+            stringify_form_member(br#"{"a":1,"content":[2]}"#, b"content"),
+            Some(Some(b'['))
+        );
+        assert_eq!(stringify_form_member(br#"["content"]"#, b"content"), Some(None));
+        assert_eq!(stringify_form_member(br#"{"content": null}"#, b"content"), None);
     }
 
     fn yes(t: impl AsRef<[u8]>) {
@@ -1147,6 +1200,13 @@ mod tests {
             lines += 1;
             let want = is_stringify_form_naive(line);
             assert_eq!(is_stringify_form(line), want, "line {lines}");
+            for key in ["message", "type"] {
+                assert_eq!(
+                    stringify_form_member(line, key.as_bytes()),
+                    member_naive(line, key),
+                    "line {lines}"
+                );
+            }
             assert_eq!(is_stringify_form_kernel(Isa::Swar, line), want, "SWAR, line {lines}");
             pass += usize::from(want);
         }

@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::index::{EntryPos, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value, js_date_time};
-use crate::json::verbatim::is_stringify_form;
+use crate::json::verbatim::stringify_form_member;
 use crate::session::context::{Context, ContextMessage, Projection};
 use crate::session::{Migration, Session, line_of};
 use rayon::prelude::*;
@@ -157,36 +157,47 @@ impl Session {
     /// A message's JSON: its stored bytes when they are what `JSON.stringify` writes,
     /// else made.
     fn json_of<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Result<Json<'a>> {
-        if let Some(raw) = self.stored_bytes(bytes, m)?
-            && is_stringify_form(raw)
-        {
-            return Ok(Json::Stored(raw));
+        if let Some(raw) = self.stored_bytes(bytes, m) {
+            // Whether pi fills in `content` is learnt in the same pass.
+            let verbatim = match stringify_form_member(raw, b"content") {
+                None => false,
+                Some(content) => !self.fills_content(m) || !matches!(content, None | Some(b'n')),
+            };
+            if verbatim {
+                return Ok(Json::Stored(raw));
+            }
         }
         let mut buf = Vec::new();
         self.decode_message(bytes, m)?.stringify_into(&mut buf);
         Ok(Json::Made(buf))
     }
 
-    /// The bytes of the file that decode to exactly this message, when there are such
-    /// (a stored message that no projection step changes): then writing the message is
-    /// writing what `JSON.stringify` makes of them.
-    pub(crate) fn stored_bytes<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Result<Option<&'a [u8]>> {
+    /// The bytes of the file that this message is decoded from, when no projection step
+    /// changes them but pi's filling in of an absent or `null` `content` (see
+    /// [`Session::fills_content`]): then, if they are what `JSON.stringify` writes, they
+    /// are the message's JSON.
+    fn stored_bytes<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Option<&'a [u8]> {
         if m.edit.is_some() {
-            return Ok(None);
+            return None;
         }
-        let raw = &bytes[m.span.range()];
-        Ok(match m.projection {
-            Projection::CompactionSystem | Projection::RetainedTail(_) => Some(raw),
-            Projection::Message => {
-                if matches!(self.migration, Migration::FromV1 | Migration::FromV2) && m.role == Role::Custom {
-                    // Perhaps a `hookMessage` the migration renamed.
-                    return Ok(None);
-                }
-                let fills = matches!(m.role, Role::System | Role::User | Role::Assistant | Role::ToolResult);
-                (!fills || !content_nullish(raw).map_err(|_| self.changed())?).then_some(raw)
+        match m.projection {
+            Projection::CompactionSystem | Projection::RetainedTail(_) => Some(&bytes[m.span.range()]),
+            // Perhaps a `hookMessage` the migration renamed.
+            Projection::Message
+                if matches!(self.migration, Migration::FromV1 | Migration::FromV2) && m.role == Role::Custom =>
+            {
+                None
             }
+            Projection::Message => Some(&bytes[m.span.range()]),
             _ => None,
-        })
+        }
+    }
+
+    /// Whether pi fills in this message's `content` when it is absent or `null`: stored
+    /// messages of the roles `system`, `user`, `assistant` and `toolResult`.
+    fn fills_content(&self, m: &ContextMessage) -> bool {
+        m.projection == Projection::Message
+            && matches!(m.role, Role::System | Role::User | Role::Assistant | Role::ToolResult)
     }
 
     /// Decode one message of a context from bytes already checked.
@@ -314,21 +325,6 @@ fn windows(mut rest: &[ContextMessage]) -> impl Iterator<Item = &[ContextMessage
 /// The source bytes of some messages.
 fn size(ms: &[ContextMessage]) -> u64 {
     ms.iter().map(|m| m.span.len).sum()
-}
-
-/// Whether the object `raw` has no `content` member, or a `null` one (the last one, when
-/// it repeats).
-fn content_nullish(raw: &[u8]) -> std::result::Result<bool, crate::json::SyntaxError> {
-    if raw.first() != Some(&b'{') {
-        return Ok(false);
-    }
-    let mut nullish = true;
-    crate::json::walk::for_each_member(raw, 0, |k, f| {
-        if k == b"content" {
-            nullish = f.kind == crate::json::Kind::Null;
-        }
-    })?;
-    Ok(nullish)
 }
 
 fn take<'a>(v: &mut Value<'a>, key: &str) -> Option<Value<'a>> {
