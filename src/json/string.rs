@@ -15,8 +15,10 @@
 #![allow(unsafe_code)] // short_string_end: two SSE2 loads, baseline on x86_64
 
 use super::SyntaxError;
-use super::kernel::{Kernel, Masks};
-use super::lex::{first_control, hex4};
+use super::kernel::{DecodeKernel, Kernel, Masks};
+#[cfg(any(test, feature = "internals"))]
+use super::lex::first_control;
+use super::lex::hex4;
 use crate::js::string::JsStr;
 use std::borrow::Cow;
 
@@ -273,6 +275,7 @@ fn push_cp(out: &mut Vec<u8>, cp: u32) {
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn push_lossy(out: &mut Vec<u8>, raw: &[u8]) {
     match std::str::from_utf8(raw) {
         Ok(_) => out.extend_from_slice(raw),
@@ -280,9 +283,269 @@ fn push_lossy(out: &mut Vec<u8>, raw: &[u8]) {
     }
 }
 
-/// Decode the JSON string whose opening quote is at `start`; returns it and the offset
-/// just past the closing quote.
+/// What unescaping a letter after a backslash gives: the byte, or 0 for `u` (four hex
+/// digits follow) and for every letter that is no escape.
+const UNESCAPE: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'"' as usize] = b'"';
+    t[b'\\' as usize] = b'\\';
+    t[b'/' as usize] = b'/';
+    t[b'b' as usize] = 8;
+    t[b'f' as usize] = 12;
+    t[b'n' as usize] = b'\n';
+    t[b'r' as usize] = b'\r';
+    t[b't' as usize] = b'\t';
+    t
+};
+
+/// Bits `0..n` (n <= 64).
+#[inline(always)]
+fn below(n: usize) -> u64 {
+    if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
+}
+
+/// A plain run of the string being decoded (from the opening quote or the end of an
+/// escape to the next quote or backslash) and what is known of its UTF-8: `start..checked`
+/// is valid UTF-8 ending at a character boundary, unless `valid` is false. Only blocks
+/// that hold bytes >= 0x80 are checked, as the scan passes them; ASCII needs no check.
+struct Run {
+    start: usize,
+    checked: usize,
+    valid: bool,
+}
+
+impl Run {
+    #[inline(always)]
+    fn new(at: usize) -> Run {
+        Run {
+            start: at,
+            checked: at,
+            valid: true,
+        }
+    }
+
+    /// Account for the bytes >= 0x80 (`high`) of the block at `pos` that lie in this run
+    /// before `to` (the run's end when `ends`, else the block's end). A character the
+    /// block's end cuts is checked whole, so `checked` may pass `to` by up to 3 bytes.
+    #[inline(always)]
+    fn check(&mut self, b: &[u8], pos: usize, high: u64, to: usize, ends: bool) {
+        let done = self.checked.saturating_sub(pos);
+        let high = if done >= 64 { 0 } else { high & (u64::MAX << done) };
+        if high != 0 && self.valid {
+            self.check_window(b, pos + high.trailing_zeros() as usize, to, ends);
+        }
+    }
+
+    /// `from..to` starts at a character boundary: the bytes before it, back to
+    /// `checked`, are ASCII.
+    fn check_window(&mut self, b: &[u8], from: usize, to: usize, ends: bool) {
+        let Some(w) = b.get(from..to) else {
+            self.valid = false;
+            return;
+        };
+        match std::str::from_utf8(w) {
+            Ok(_) => self.checked = to,
+            // A character cut by the block's end: check it whole.
+            Err(e) if !ends && e.error_len().is_none() => {
+                let k = from + e.valid_up_to();
+                let width = match b[k] {
+                    0xC2..=0xDF => 2,
+                    0xE0..=0xEF => 3,
+                    _ => 4,
+                };
+                let end = (k + width).min(b.len());
+                if std::str::from_utf8(&b[k..end]).is_ok() {
+                    self.checked = end;
+                } else {
+                    self.valid = false;
+                }
+            }
+            Err(_) => self.valid = false,
+        }
+    }
+}
+
+/// Append the run `b[start..end]` to `out`: copied when its UTF-8 is valid, decoded
+/// lossily (maximal-subpart U+FFFD, as pi's decoding of the line) when not. A short run
+/// is copied as one fixed 64-byte move and the surplus cut off again, which spares
+/// escape-dense text a variable-length copy per escape.
+#[inline(always)]
+fn push_run(out: &mut Vec<u8>, b: &[u8], start: usize, end: usize, valid: bool) {
+    if !valid {
+        out.extend_from_slice(String::from_utf8_lossy(&b[start..end]).as_bytes());
+        return;
+    }
+    let n = end - start;
+    if n <= 64
+        && let Some(chunk) = b.get(start..start + 64)
+    {
+        let chunk: &[u8; 64] = chunk.try_into().expect("64 bytes");
+        let l = out.len();
+        out.extend_from_slice(chunk);
+        out.truncate(l + n);
+    } else {
+        out.extend_from_slice(&b[start..end]);
+    }
+}
+
+#[cold]
+fn unterminated(b: &[u8]) -> SyntaxError {
+    SyntaxError::new(b.len(), "unterminated string")
+}
+
+/// The error for a control byte at `at`, the first special byte of its run: the naive
+/// decoder looks for the run's end (a quote or backslash) first, so with none anywhere
+/// after it the string is unterminated instead. `after` holds the quotes and backslashes
+/// of the block from `at` on; the block ends at `block_end`.
+#[cold]
+fn control_error(b: &[u8], at: usize, after: u64, block_end: usize) -> SyntaxError {
+    if after != 0 || memchr::memchr2(b'"', b'\\', b.get(block_end..).unwrap_or_default()).is_some() {
+        SyntaxError::new(at, "control character in string")
+    } else {
+        unterminated(b)
+    }
+}
+
+/// Decode the JSON string whose opening quote is at `start` with mask kernel `K`, in one
+/// pass of 64-byte blocks; returns it and the offset just past the closing quote. Same
+/// results and errors as [`decode_string_naive`] for every input.
+///
+/// Each block gives masks of quotes, backslashes, control bytes and bytes >= 0x80. The
+/// string's special bytes (quote, backslash, control) are visited in order through the
+/// masks; the runs between them are checked for UTF-8 only in blocks that hold bytes
+/// >= 0x80. A string without escapes is borrowed; at the first backslash the decoder
+/// switches to an owned buffer and copies each run, handles the escape, and goes on with
+/// the same block's masks.
+#[inline(always)]
+pub(crate) fn decode_string_with<K: DecodeKernel>(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    let body = start + 1;
+    let mut pos = body;
+    let mut run = Run::new(body);
+    // Empty (no allocation) until the first backslash.
+    let mut out: Vec<u8> = Vec::new();
+    let mut owned = false;
+    let mut pending_high: Option<u32> = None;
+    let mut buf: [u8; 64];
+    'blocks: loop {
+        let rest = b.get(pos..).unwrap_or_default();
+        let (block, len): (&[u8; 64], usize) = if rest.len() >= 64 {
+            (rest[..64].try_into().expect("64 bytes"), 64)
+        } else {
+            // The tail: pad with a byte that is none of quote, backslash, control, >= 0x80.
+            buf = [b'a'; 64];
+            buf[..rest.len()].copy_from_slice(rest);
+            (&buf, rest.len())
+        };
+        let (Masks { quote, backslash, ctrl }, high) = K::decode_masks(block);
+        let special = quote | backslash | ctrl;
+        // Where this block's part of the run begins (a run may start inside it).
+        let mut cur = run.start.saturating_sub(pos);
+        loop {
+            let pending = if cur >= 64 { 0 } else { special & (u64::MAX << cur) };
+            if pending == 0 {
+                break;
+            }
+            let e = pending.trailing_zeros() as usize;
+            let end = pos + e;
+            run.check(b, pos, high & below(e), end, true);
+            let bit = 1u64 << e;
+            if ctrl & bit != 0 {
+                return Err(control_error(b, end, (quote | backslash) & !below(e), pos + len));
+            }
+            if !owned {
+                if quote & bit != 0 {
+                    let raw = &b[run.start..end];
+                    let s = if run.valid {
+                        Cow::Borrowed(raw)
+                    } else {
+                        Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes())
+                    };
+                    return Ok((JsStr(s), end + 1));
+                }
+                owned = true;
+                out.reserve(end - run.start + 64);
+            }
+            if end > run.start {
+                if let Some(h) = pending_high.take() {
+                    push_cp(&mut out, h);
+                }
+                push_run(&mut out, b, run.start, end, run.valid);
+            }
+            if quote & bit != 0 {
+                if let Some(h) = pending_high.take() {
+                    push_cp(&mut out, h);
+                }
+                return Ok((JsStr(Cow::Owned(out)), end + 1));
+            }
+            // A backslash at `end`.
+            let esc = *b.get(end + 1).ok_or_else(|| unterminated(b))?;
+            let next = match UNESCAPE[usize::from(esc)] {
+                0 if esc == b'u' => {
+                    let cp = hex4(b, end + 2).ok_or(SyntaxError::new(end + 2, "invalid \\u escape"))?;
+                    match (pending_high.take(), cp) {
+                        (Some(h), 0xDC00..=0xDFFF) => {
+                            push_cp(&mut out, 0x10000 + ((h - 0xD800) << 10) + (cp - 0xDC00));
+                        }
+                        (prev, _) => {
+                            if let Some(h) = prev {
+                                push_cp(&mut out, h);
+                            }
+                            if (0xD800..=0xDBFF).contains(&cp) {
+                                pending_high = Some(cp);
+                            } else {
+                                push_cp(&mut out, cp);
+                            }
+                        }
+                    }
+                    end + 6
+                }
+                0 => return Err(SyntaxError::new(end + 1, "invalid escape")),
+                c => {
+                    if let Some(h) = pending_high.take() {
+                        push_cp(&mut out, h);
+                    }
+                    out.push(c);
+                    end + 2
+                }
+            };
+            run = Run::new(next);
+            if next - pos >= 64 {
+                // The escape ran past this block: the next block starts right after it.
+                pos = next;
+                continue 'blocks;
+            }
+            cur = next - pos;
+        }
+        if len < 64 {
+            return Err(unterminated(b));
+        }
+        run.check(b, pos, high, pos + 64, false);
+        pos += 64;
+    }
+}
+
+/// Decode the JSON string whose opening quote is at `start` with the baseline kernel
+/// (SSE2 on x86_64, SWAR elsewhere); `super::dispatch::decode_string` picks the best one
+/// this CPU has. Returns the string and the offset just past the closing quote.
+#[inline]
 pub(crate) fn decode_string(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        decode_string_with::<super::kernel::Sse2>(b, start)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        decode_string_with::<super::kernel::Swar>(b, start)
+    }
+}
+
+/// The obvious string decoder (memchr2 for quote and backslash, a control-byte scan and
+/// UTF-8 validation of each run, one escape at a time): the twin of
+/// [`decode_string_with`] in tests and fuzzing, and the definition of its results and
+/// errors. Decodes the JSON string whose opening quote is at `start`; returns it and the
+/// offset just past the closing quote.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn decode_string_naive(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
     debug_assert_eq!(b[start], b'"');
     let body = start + 1;
     let mut i = body;
