@@ -304,87 +304,171 @@ fn below(n: usize) -> u64 {
     if n >= 64 { u64::MAX } else { (1u64 << n) - 1 }
 }
 
-/// A plain run of the string being decoded (from the opening quote or the end of an
-/// escape to the next quote or backslash) and what is known of its UTF-8: `start..checked`
-/// is valid UTF-8 ending at a character boundary, unless `valid` is false. Only blocks
-/// that hold bytes >= 0x80 are checked, as the scan passes them; ASCII needs no check.
-struct Run {
-    start: usize,
-    checked: usize,
-    valid: bool,
+/// Where the valid UTF-8 that starts at `from` (a character boundary) ends, checked up
+/// to `to`; with `cut`, a character that `to` cuts is checked whole, so the answer may
+/// pass `to` by up to 3 bytes. `None` when the bytes are not valid UTF-8.
+#[inline]
+fn valid_through(b: &[u8], from: usize, to: usize, cut: bool) -> Option<usize> {
+    let w = b.get(from..to)?;
+    match std::str::from_utf8(w) {
+        Ok(_) => Some(to),
+        Err(e) if cut && e.error_len().is_none() => {
+            let k = from + e.valid_up_to();
+            let width = match b[k] {
+                0xC2..=0xDF => 2,
+                0xE0..=0xEF => 3,
+                _ => 4,
+            };
+            let end = (k + width).min(b.len());
+            std::str::from_utf8(&b[k..end]).is_ok().then_some(end)
+        }
+        Err(_) => None,
+    }
 }
 
-impl Run {
-    #[inline(always)]
-    fn new(at: usize) -> Run {
-        Run {
-            start: at,
-            checked: at,
-            valid: true,
-        }
-    }
+/// What is known of the UTF-8 of the string being decoded, which is checked as the scan
+/// passes its blocks, and only in blocks that hold bytes >= 0x80 (ASCII needs no check).
+/// The runs of a string (the bytes between its quotes and escapes) are separated by ASCII
+/// bytes, so valid UTF-8 over several runs is valid UTF-8 in each: a block is checked
+/// whole first, and only when that fails run by run.
+struct Utf8 {
+    /// The string's non-ASCII bytes before `checked` are checked: valid, ending at a
+    /// character boundary, or in a run already found invalid.
+    checked: usize,
+    /// Whether the current run is valid UTF-8 so far.
+    run_valid: bool,
+    /// The current block failed the whole-block check: its runs are checked one by one.
+    precise: bool,
+}
 
-    /// Account for the bytes >= 0x80 (`high`) of the block at `pos` that lie in this run
-    /// before `to` (the run's end when `ends`, else the block's end). A character the
-    /// block's end cuts is checked whole, so `checked` may pass `to` by up to 3 bytes.
+impl Utf8 {
+    /// The non-ASCII bytes (`high`) of the block at `pos`, `len` bytes long, that are
+    /// not checked yet. Checks them all at once when there are any.
     #[inline(always)]
-    fn check(&mut self, b: &[u8], pos: usize, high: u64, to: usize, ends: bool) {
+    fn block(&mut self, b: &[u8], pos: usize, len: usize, high: u64) {
         let done = self.checked.saturating_sub(pos);
         let high = if done >= 64 { 0 } else { high & (u64::MAX << done) };
-        if high != 0 && self.valid {
-            self.check_window(b, pos + high.trailing_zeros() as usize, to, ends);
+        self.precise = false;
+        if high != 0 {
+            match valid_through(b, pos + high.trailing_zeros() as usize, pos + len, len == 64) {
+                Some(end) => self.checked = end,
+                None => self.precise = true,
+            }
         }
     }
 
-    /// `from..to` starts at a character boundary: the bytes before it, back to
-    /// `checked`, are ASCII.
-    fn check_window(&mut self, b: &[u8], from: usize, to: usize, ends: bool) {
-        let Some(w) = b.get(from..to) else {
-            self.valid = false;
+    /// In a block that failed the whole-block check: the run starting at `run_start`
+    /// reaches `to` in the block at `pos` (`ends`: the run ends there; else the block
+    /// does, and a character it cuts is checked whole).
+    #[inline(always)]
+    fn run_part(&mut self, b: &[u8], pos: usize, high: u64, run_start: usize, to: usize, ends: bool) {
+        if !self.precise || !self.run_valid {
             return;
-        };
-        match std::str::from_utf8(w) {
-            Ok(_) => self.checked = to,
-            // A character cut by the block's end: check it whole.
-            Err(e) if !ends && e.error_len().is_none() => {
-                let k = from + e.valid_up_to();
-                let width = match b[k] {
-                    0xC2..=0xDF => 2,
-                    0xE0..=0xEF => 3,
-                    _ => 4,
-                };
-                let end = (k + width).min(b.len());
-                if std::str::from_utf8(&b[k..end]).is_ok() {
-                    self.checked = end;
-                } else {
-                    self.valid = false;
-                }
+        }
+        let from = self.checked.max(run_start);
+        let done = from.saturating_sub(pos);
+        let high = if done >= 64 { 0 } else { high & (u64::MAX << done) & below(to - pos) };
+        if high != 0 {
+            match valid_through(b, pos + high.trailing_zeros() as usize, to, !ends) {
+                Some(end) => self.checked = end,
+                None => self.run_valid = false,
             }
-            Err(_) => self.valid = false,
         }
     }
 }
 
-/// Append the run `b[start..end]` to `out`: copied when its UTF-8 is valid, decoded
-/// lossily (maximal-subpart U+FFFD, as pi's decoding of the line) when not. A short run
-/// is copied as one fixed 64-byte move and the surplus cut off again, which spares
-/// escape-dense text a variable-length copy per escape.
-#[inline(always)]
-fn push_run(out: &mut Vec<u8>, b: &[u8], start: usize, end: usize, valid: bool) {
-    if !valid {
-        out.extend_from_slice(String::from_utf8_lossy(&b[start..end]).as_bytes());
-        return;
+/// The owned buffer of a string being unescaped: `out[..w]` is the text so far. `out`
+/// is sized (zero-filled) up front to the string's escaped length plus 64, which the
+/// text never exceeds unless lossy decoding grows it; so the write cursor stays in a
+/// register and a run of up to 64 bytes is one fixed 64-byte copy (the surplus is
+/// overwritten next), never a variable-length one per escape.
+struct Out {
+    out: Vec<u8>,
+    w: usize,
+}
+
+impl Out {
+    #[inline(always)]
+    fn with_len(n: usize) -> Out {
+        Out { out: vec![0; n + 64], w: 0 }
     }
-    let n = end - start;
-    if n <= 64
-        && let Some(chunk) = b.get(start..start + 64)
-    {
-        let chunk: &[u8; 64] = chunk.try_into().expect("64 bytes");
-        let l = out.len();
-        out.extend_from_slice(chunk);
-        out.truncate(l + n);
-    } else {
-        out.extend_from_slice(&b[start..end]);
+
+    /// Make room for `n` more bytes and 64 of slack.
+    #[cold]
+    fn grow(&mut self, n: usize) {
+        let want = (self.w + n + 64).max(self.out.len() * 2);
+        self.out.resize(want, 0);
+    }
+
+    #[inline(always)]
+    fn put(&mut self, bytes: &[u8]) {
+        if self.out.len() < self.w + bytes.len() {
+            self.grow(bytes.len());
+        }
+        self.out[self.w..self.w + bytes.len()].copy_from_slice(bytes);
+        self.w += bytes.len();
+    }
+
+    #[inline(always)]
+    fn byte(&mut self, c: u8) {
+        match self.out.get_mut(self.w) {
+            Some(slot) => *slot = c,
+            None => {
+                self.grow(1);
+                self.out[self.w] = c;
+            }
+        }
+        self.w += 1;
+    }
+
+    /// A code point as generalised UTF-8: surrogates are encoded like any other BMP code
+    /// point (WTF-8), as [`push_cp`] does.
+    #[inline(always)]
+    fn cp(&mut self, cp: u32) {
+        if cp < 0x80 {
+            self.byte(cp as u8);
+        } else if cp < 0x800 {
+            self.put(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
+        } else if cp < 0x10000 {
+            self.put(&[
+                0xE0 | (cp >> 12) as u8,
+                0x80 | ((cp >> 6) & 0x3F) as u8,
+                0x80 | (cp & 0x3F) as u8,
+            ]);
+        } else {
+            self.put(&[
+                0xF0 | (cp >> 18) as u8,
+                0x80 | ((cp >> 12) & 0x3F) as u8,
+                0x80 | ((cp >> 6) & 0x3F) as u8,
+                0x80 | (cp & 0x3F) as u8,
+            ]);
+        }
+    }
+
+    /// The run `b[start..end]`: copied when its UTF-8 is valid, decoded lossily
+    /// (maximal-subpart U+FFFD, as pi's decoding of the line) when not.
+    #[inline(always)]
+    fn run(&mut self, b: &[u8], start: usize, end: usize, valid: bool) {
+        if !valid {
+            self.put(String::from_utf8_lossy(&b[start..end]).as_bytes());
+            return;
+        }
+        let n = end - start;
+        if n <= 64
+            && let Some(chunk) = b.get(start..start + 64)
+            && let Some(dst) = self.out.get_mut(self.w..self.w + 64)
+        {
+            dst.copy_from_slice(chunk);
+            self.w += n;
+        } else {
+            self.put(&b[start..end]);
+        }
+    }
+
+    #[inline(always)]
+    fn finish(mut self) -> Vec<u8> {
+        self.out.truncate(self.w);
+        self.out
     }
 }
 
@@ -406,120 +490,175 @@ fn control_error(b: &[u8], at: usize, after: u64, block_end: usize) -> SyntaxErr
     }
 }
 
+/// The block at `pos`: 64 bytes of `b`, or its tail padded with a byte that is none of
+/// quote, backslash, control, >= 0x80; and how many bytes are real.
+#[inline(always)]
+fn block_at<'b>(b: &'b [u8], pos: usize, buf: &'b mut [u8; 64]) -> (&'b [u8; 64], usize) {
+    let rest = b.get(pos..).unwrap_or_default();
+    if rest.len() >= 64 {
+        (rest[..64].try_into().expect("64 bytes"), 64)
+    } else {
+        *buf = [b'a'; 64];
+        buf[..rest.len()].copy_from_slice(rest);
+        (buf, rest.len())
+    }
+}
+
 /// Decode the JSON string whose opening quote is at `start` with mask kernel `K`, in one
 /// pass of 64-byte blocks; returns it and the offset just past the closing quote. Same
 /// results and errors as [`decode_string_naive`] for every input.
 ///
-/// Each block gives masks of quotes, backslashes, control bytes and bytes >= 0x80. The
-/// string's special bytes (quote, backslash, control) are visited in order through the
-/// masks; the runs between them are checked for UTF-8 only in blocks that hold bytes
-/// >= 0x80. A string without escapes is borrowed; at the first backslash the decoder
-/// switches to an owned buffer and copies each run, handles the escape, and goes on with
-/// the same block's masks.
+/// Each block gives masks of quotes, backslashes, control bytes and bytes >= 0x80; the
+/// first quote, backslash or control byte ends the scan, and UTF-8 is checked only in
+/// blocks that hold bytes >= 0x80 ([`Utf8`]). A string without escapes is borrowed; one
+/// with escapes goes on in [`unescape_with`] from its first backslash.
 #[inline(always)]
 pub(crate) fn decode_string_with<K: DecodeKernel>(b: &[u8], start: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
     let body = start + 1;
+    let mut utf8 = Utf8 {
+        checked: body,
+        run_valid: true,
+        precise: false,
+    };
     let mut pos = body;
-    let mut run = Run::new(body);
-    // Empty (no allocation) until the first backslash.
-    let mut out: Vec<u8> = Vec::new();
-    let mut owned = false;
-    let mut pending_high: Option<u32> = None;
-    let mut buf: [u8; 64];
-    'blocks: loop {
-        let rest = b.get(pos..).unwrap_or_default();
-        let (block, len): (&[u8; 64], usize) = if rest.len() >= 64 {
-            (rest[..64].try_into().expect("64 bytes"), 64)
-        } else {
-            // The tail: pad with a byte that is none of quote, backslash, control, >= 0x80.
-            buf = [b'a'; 64];
-            buf[..rest.len()].copy_from_slice(rest);
-            (&buf, rest.len())
-        };
+    let mut buf = [0u8; 64];
+    loop {
+        let (block, len) = block_at(b, pos, &mut buf);
         let (Masks { quote, backslash, ctrl }, high) = K::decode_masks(block);
+        if high != 0 {
+            utf8.block(b, pos, len, high);
+        }
         let special = quote | backslash | ctrl;
-        // Where this block's part of the run begins (a run may start inside it).
-        let mut cur = run.start.saturating_sub(pos);
-        loop {
-            let pending = if cur >= 64 { 0 } else { special & (u64::MAX << cur) };
-            if pending == 0 {
-                break;
+        if special == 0 {
+            if len < 64 {
+                return Err(unterminated(b));
             }
+            utf8.run_part(b, pos, high, body, pos + 64, false);
+            pos += 64;
+            continue;
+        }
+        let e = special.trailing_zeros() as usize;
+        let end = pos + e;
+        utf8.run_part(b, pos, high, body, end, true);
+        let bit = 1u64 << e;
+        if ctrl & bit != 0 {
+            return Err(control_error(b, end, (quote | backslash) & !below(e), pos + len));
+        }
+        if quote & bit != 0 {
+            let raw = &b[body..end];
+            let s = if utf8.run_valid {
+                Cow::Borrowed(raw)
+            } else {
+                Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes())
+            };
+            return Ok((JsStr(s), end + 1));
+        }
+        return unescape_with::<K>(b, body, end, utf8);
+    }
+}
+
+/// The rest of [`decode_string_with`] for a string with escapes, from its first
+/// backslash at `first`. The block skipper ([`skip_string_with`]) finds the string's end
+/// first, so the buffer is allocated once at its final size ([`Out`]); then each run is
+/// copied, each escape unescaped, and the scan goes on with the same block's masks.
+#[inline(always)]
+fn unescape_with<K: DecodeKernel>(
+    b: &[u8],
+    body: usize,
+    first: usize,
+    mut utf8: Utf8,
+) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    // Unescaped text is never longer than its escaped form (only lossy U+FFFD can grow
+    // it; then the buffer grows). When the skipper finds an error, so will the decoder.
+    let close = skip_string_with::<K>(b, first - 1).map_or(first + 64, |(close, _)| close);
+    let mut out = Out::with_len(close.max(first) - body);
+    out.run(b, body, first, utf8.run_valid);
+    let mut pending_high: Option<u32> = None;
+    let mut pos = first;
+    let mut run_start = first;
+    let mut carry = 0u64;
+    let mut buf = [0u8; 64];
+    loop {
+        let (block, len) = block_at(b, pos, &mut buf);
+        let (Masks { quote, backslash, ctrl }, high) = K::decode_masks(block);
+        if high != 0 {
+            utf8.block(b, pos, len, high);
+        } else {
+            utf8.precise = false;
+        }
+        // The backslashes that start escapes, the closing quote, control bytes: known
+        // from the masks alone, so finding the next one never waits for the letter of
+        // the escape before it. (A letter that is no escape is an error at its
+        // backslash, before anything after it is looked at.)
+        let escaped = escaped_mask(backslash, &mut carry);
+        let events = ((backslash | quote) & !escaped) | ctrl;
+        // Where this block's part of the run begins (a run may start inside it).
+        let cur = run_start.saturating_sub(pos);
+        let mut pending = if cur >= 64 { 0 } else { events & (u64::MAX << cur) };
+        while pending != 0 {
             let e = pending.trailing_zeros() as usize;
+            pending &= pending - 1;
             let end = pos + e;
-            run.check(b, pos, high & below(e), end, true);
+            utf8.run_part(b, pos, high, run_start, end, true);
             let bit = 1u64 << e;
             if ctrl & bit != 0 {
                 return Err(control_error(b, end, (quote | backslash) & !below(e), pos + len));
             }
-            if !owned {
-                if quote & bit != 0 {
-                    let raw = &b[run.start..end];
-                    let s = if run.valid {
-                        Cow::Borrowed(raw)
-                    } else {
-                        Cow::Owned(String::from_utf8_lossy(raw).into_owned().into_bytes())
-                    };
-                    return Ok((JsStr(s), end + 1));
-                }
-                owned = true;
-                out.reserve(end - run.start + 64);
-            }
-            if end > run.start {
+            // The letter after a backslash at `end` (in this block unless it is the
+            // last), read before the run's copy is stored: the load then never waits
+            // behind the store.
+            let esc = if e + 1 < len {
+                Some(block[e + 1])
+            } else {
+                b.get(end + 1).copied()
+            };
+            if end > run_start {
                 if let Some(h) = pending_high.take() {
-                    push_cp(&mut out, h);
+                    out.cp(h);
                 }
-                push_run(&mut out, b, run.start, end, run.valid);
+                out.run(b, run_start, end, utf8.run_valid);
             }
             if quote & bit != 0 {
                 if let Some(h) = pending_high.take() {
-                    push_cp(&mut out, h);
+                    out.cp(h);
                 }
-                return Ok((JsStr(Cow::Owned(out)), end + 1));
+                return Ok((JsStr(Cow::Owned(out.finish())), end + 1));
             }
-            // A backslash at `end`.
-            let esc = *b.get(end + 1).ok_or_else(|| unterminated(b))?;
-            let next = match UNESCAPE[usize::from(esc)] {
+            let esc = esc.ok_or_else(|| unterminated(b))?;
+            run_start = match UNESCAPE[usize::from(esc)] {
                 0 if esc == b'u' => {
                     let cp = hex4(b, end + 2).ok_or(SyntaxError::new(end + 2, "invalid \\u escape"))?;
                     match (pending_high.take(), cp) {
-                        (Some(h), 0xDC00..=0xDFFF) => {
-                            push_cp(&mut out, 0x10000 + ((h - 0xD800) << 10) + (cp - 0xDC00));
-                        }
+                        (Some(h), 0xDC00..=0xDFFF) => out.cp(0x10000 + ((h - 0xD800) << 10) + (cp - 0xDC00)),
                         (prev, _) => {
                             if let Some(h) = prev {
-                                push_cp(&mut out, h);
+                                out.cp(h);
                             }
                             if (0xD800..=0xDBFF).contains(&cp) {
                                 pending_high = Some(cp);
                             } else {
-                                push_cp(&mut out, cp);
+                                out.cp(cp);
                             }
                         }
                     }
+                    // Four hex digits hold no quote, backslash or control byte.
                     end + 6
                 }
                 0 => return Err(SyntaxError::new(end + 1, "invalid escape")),
                 c => {
                     if let Some(h) = pending_high.take() {
-                        push_cp(&mut out, h);
+                        out.cp(h);
                     }
-                    out.push(c);
+                    out.byte(c);
                     end + 2
                 }
             };
-            run = Run::new(next);
-            if next - pos >= 64 {
-                // The escape ran past this block: the next block starts right after it.
-                pos = next;
-                continue 'blocks;
-            }
-            cur = next - pos;
+            utf8.run_valid = true;
         }
         if len < 64 {
             return Err(unterminated(b));
         }
-        run.check(b, pos, high, pos + 64, false);
+        utf8.run_part(b, pos, high, run_start, pos + 64, false);
         pos += 64;
     }
 }
