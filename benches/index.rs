@@ -314,10 +314,7 @@ fn decode(c: &mut Criterion) {
             })
         });
     }
-    assert_eq!(
-        Value::parse(&escaped).expect("a string").as_str(),
-        Some(code.as_str())
-    );
+    assert_eq!(Value::parse(&escaped).expect("a string").as_str(), Some(code.as_str()));
 
     // Every message line of an image-heavy session (the context of its leaf holds nearly
     // all of them), one `Value::parse` per line; the index builds over the same lines.

@@ -51,7 +51,10 @@ pub fn decode_string_kernel(
 }
 
 /// The obvious string decoder, twin of [`decode_string_kernel`].
-pub fn decode_string_naive(b: &[u8], i: usize) -> Result<(std::borrow::Cow<'_, [u8]>, usize), crate::json::SyntaxError> {
+pub fn decode_string_naive(
+    b: &[u8],
+    i: usize,
+) -> Result<(std::borrow::Cow<'_, [u8]>, usize), crate::json::SyntaxError> {
     crate::json::string::decode_string_naive(b, i).map(|(s, end)| (s.0, end))
 }
 

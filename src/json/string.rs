@@ -367,7 +367,11 @@ impl Utf8 {
         }
         let from = self.checked.max(run_start);
         let done = from.saturating_sub(pos);
-        let high = if done >= 64 { 0 } else { high & (u64::MAX << done) & below(to - pos) };
+        let high = if done >= 64 {
+            0
+        } else {
+            high & (u64::MAX << done) & below(to - pos)
+        };
         if high != 0 {
             match valid_through(b, pos + high.trailing_zeros() as usize, to, !ends) {
                 Some(end) => self.checked = end,
@@ -390,7 +394,10 @@ struct Out {
 impl Out {
     #[inline(always)]
     fn with_len(n: usize) -> Out {
-        Out { out: vec![0; n + 64], w: 0 }
+        Out {
+            out: vec![0; n + 64],
+            w: 0,
+        }
     }
 
     /// Make room for `n` more bytes and 64 of slack.
