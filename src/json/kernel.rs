@@ -531,6 +531,42 @@ mod tests {
         x86::Avx512::classes(block)
     }
 
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2_decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+        x86::Avx2::decode_masks(block)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+        x86::Avx512::decode_masks(block)
+    }
+
+    #[test]
+    fn decode_masks_agree_on_random_blocks() {
+        for block in test_blocks(0x5DEE_CE66_D1CE_4E5B, b"\"\\\x00\x1f\x7f\x80\xbf\xc3\xe2\xf0\xffa") {
+            let high = block
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (k, &c)| m | (u64::from(c >= 0x80) << k));
+            let want = (Swar::masks(&block), high);
+            assert_eq!(Swar::decode_masks(&block), want);
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(x86::Sse2::decode_masks(&block), want);
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 support was just checked.
+                    assert_eq!(unsafe { avx2_decode_masks(&block) }, want);
+                }
+                if std::is_x86_feature_detected!("avx512bw") {
+                    // SAFETY: AVX-512BW support was just checked.
+                    assert_eq!(unsafe { avx512_decode_masks(&block) }, want);
+                }
+            }
+        }
+    }
+
     #[test]
     fn structural_classes_agree_on_random_blocks() {
         let alphabet = b"\"\\{}[]:, \t\r\n\x00\x1f\x7b\x5b\x3a\x2c\xfb\xdb\xff a0";

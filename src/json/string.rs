@@ -253,6 +253,7 @@ pub fn skip_string_naive(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErro
     }
 }
 
+#[cfg(any(test, feature = "internals"))]
 fn push_cp(out: &mut Vec<u8>, cp: u32) {
     // Generalised UTF-8: surrogates are encoded like any other BMP code point.
     if cp < 0x80 {
@@ -429,7 +430,7 @@ impl Out {
     }
 
     /// A code point as generalised UTF-8: surrogates are encoded like any other BMP code
-    /// point (WTF-8), as [`push_cp`] does.
+    /// point (WTF-8), as the naive decoder's `push_cp` does.
     #[inline(always)]
     fn cp(&mut self, cp: u32) {
         if cp < 0x80 {

@@ -1,7 +1,8 @@
 //! Every fast path of this folder against its slow twin, for every kernel this CPU has
 //! and every white-space flavour: the block string skipper against
 //! [`super::string::skip_string_naive`], the structural walker against the exact walker
-//! of [`super::walk`].
+//! of [`super::walk`], the block-wise string decoder (and `Value::parse` through it)
+//! against [`super::string::decode_string_naive`].
 
 use super::dispatch::Isa;
 use super::dispatch::{kernels, skip_container_kernel, skip_string_kernel};

@@ -15,7 +15,11 @@
 //! - nesting depth is unlimited (an explicit stack, no recursion).
 //!
 //! Strings without escapes and with valid UTF-8 borrow from the input, so a 4 MB base64
-//! image is never copied.
+//! image is never copied. Strings are where the bytes are: short ones (keys, ids) are
+//! finished by one vector look, the rest go to the block-wise decoder
+//! (`string::decode_string_with`, through `dispatch`), one pass of 64-byte masks that
+//! checks UTF-8 only in blocks holding bytes >= 0x80 and unescapes from the same masks.
+//! `parse_naive` is the same parser with the obvious string decoder, its twin.
 
 use super::SyntaxError;
 use super::dispatch;
