@@ -315,12 +315,130 @@ fn container_walkers(c: &mut Criterion) {
     g.finish();
 }
 
+/// The full decoder (`Value::parse`) at its string kernel's speed, beside the index's
+/// string kernel (`skip_string`, the best this CPU has) or the index (`build`) on the same
+/// bytes, and beside the obvious decoder it replaced (`internals::parse_naive`): an 8 MiB
+/// base64 string (an image; borrowed), a 4 MiB escape-dense tool output (code with `\n`,
+/// `\"`, `\t`, `\\` every few bytes and some non-ASCII; unescaped), and every message line
+/// of a 64 MiB image-heavy session (ids `*/image-heavy-context`). Every decode asserts
+/// its result.
+fn decode(c: &mut Criterion) {
+    use pi_session::Value;
+    let mut g = c.benchmark_group("decode");
+    g.sample_size(20);
+    let best = *internals::kernels().last().expect("SWAR at least");
+
+    // An image: 8 MiB of base64, as one JSON string.
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let alphabet = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut base64 = vec![b'"'];
+    while base64.len() < (8 << 20) + 1 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        base64.push(alphabet[(x >> 58) as usize]);
+    }
+    base64.push(b'"');
+    // A tool output: 4 MiB of code, escaped as pi writes it.
+    let unit = "fn main() {\n\tlet s = \"héllo → wörld\\n\";\n\tif a \\ b { println!(\"{}\", s); } // ✓ done\n}\n";
+    let code: String = unit.repeat((4 << 20) / unit.len());
+    let escaped = Value::string(code.clone()).stringify().into_bytes();
+    assert!(escaped.iter().filter(|&&c| c == b'\\').count() > escaped.len() / 12);
+
+    for (name, text) in [("base64", &base64), ("escape-dense", &escaped)] {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        let want_len = match name {
+            "base64" => base64.len() - 2,
+            _ => code.len(),
+        };
+        g.bench_with_input(BenchmarkId::new("value-parse", name), text, |b, text| {
+            b.iter(|| {
+                let v = Value::parse(black_box(text)).expect("a string");
+                let s = v.as_js_str().expect("a string");
+                assert_eq!(s.as_bytes().len(), want_len);
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("value-parse-naive", name), text, |b, text| {
+            b.iter(|| {
+                let v = internals::parse_naive(black_box(text)).expect("a string");
+                assert_eq!(v.as_js_str().expect("a string").as_bytes().len(), want_len);
+            })
+        });
+        g.bench_with_input(BenchmarkId::new("index-skip-string", name), text, |b, text| {
+            b.iter(|| {
+                let (end, _) = internals::skip_string_kernel(best, black_box(text), 0).expect("valid");
+                assert_eq!(end, text.len());
+            })
+        });
+    }
+    assert_eq!(Value::parse(&escaped).expect("a string").as_str(), Some(code.as_str()));
+
+    // Every message line of an image-heavy session (the context of its leaf holds nearly
+    // all of them), one `Value::parse` per line; the index builds over the same lines.
+    let (bytes, _) = generate(64 << 20, Mix::ImageHeavy, 7);
+    let mut lines_buf = Vec::new();
+    let mut spans = Vec::new();
+    for line in bytes.split(|&c| c == b'\n') {
+        if line.starts_with(b"{\"type\":\"message\"") {
+            spans.push(lines_buf.len()..lines_buf.len() + line.len());
+            lines_buf.extend_from_slice(line);
+            lines_buf.push(b'\n');
+        }
+    }
+    let lines: Vec<&[u8]> = spans.iter().map(|r| &lines_buf[r.clone()]).collect();
+    // What every decode must find: the number of strings and their decoded bytes.
+    fn tally(v: &Value<'_>, acc: &mut (usize, usize)) {
+        match v {
+            Value::String(s) => {
+                acc.0 += 1;
+                acc.1 += s.as_bytes().len();
+            }
+            Value::Array(a) => a.iter().for_each(|x| tally(x, acc)),
+            Value::Object(o) => o.iter().for_each(|(k, x)| {
+                acc.0 += 1;
+                acc.1 += k.as_bytes().len();
+                tally(x, acc)
+            }),
+            _ => {}
+        }
+    }
+    let mut want = (0, 0);
+    for l in &lines {
+        tally(&internals::parse_naive(l).expect("valid line"), &mut want);
+    }
+    g.throughput(Throughput::Bytes(lines_buf.len() as u64));
+    let ctx = "image-heavy-context";
+    g.bench_function(BenchmarkId::new("value-parse", ctx), |b| {
+        b.iter(|| {
+            let mut got = (0, 0);
+            for l in &lines {
+                tally(&Value::parse(black_box(l)).expect("valid line"), &mut got);
+            }
+            assert_eq!(got, want);
+        })
+    });
+    g.bench_function(BenchmarkId::new("value-parse-naive", ctx), |b| {
+        b.iter(|| {
+            let mut got = (0, 0);
+            for l in &lines {
+                tally(&internals::parse_naive(black_box(l)).expect("valid line"), &mut got);
+            }
+            assert_eq!(got, want);
+        })
+    });
+    g.bench_function(BenchmarkId::new("index-build", ctx), |b| {
+        b.iter(|| assert_eq!(internals::build(black_box(&lines_buf)).len(), lines.len()))
+    });
+    g.finish();
+}
+
 criterion_group!(
     benches,
     index,
     header_parsers,
     context,
     string_kernels,
-    container_walkers
+    container_walkers,
+    decode
 );
 criterion_main!(benches);

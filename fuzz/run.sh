@@ -27,6 +27,8 @@ case $target in
   structural)    max_len=65536 ;;
   listing_walk)  max_len=131072 ;;
   verbatim_twin) max_len=65536 ;;
+  decode_twin)   max_len=65536 ;;
+  context_twin)  max_len=262144 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

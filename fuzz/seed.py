@@ -10,7 +10,8 @@ usage: seed.py TARGET
 - structural:    selector bytes 0x00, 0x01, 0x02 (white space flavours) and 0x81 (portable
                  classes) + each line of each file;
 - listing_walk:  each file, each file without its first line, and the listing fixtures;
-- verbatim_twin: each line of each file;
+- verbatim_twin, decode_twin: each line of each file;
+- context_twin: each file;
 - parent_links:  nothing (its inputs are `arbitrary` byte streams; libFuzzer starts from
                  scratch and the corpus it keeps is reused on the next run).
 Seeds are named by content hash, so re-seeding is idempotent.
@@ -66,9 +67,11 @@ for data in files():
                 put(sel + line, 65536)
     elif target == "parent_links":
         pass
-    elif target == "verbatim_twin":
+    elif target in ("verbatim_twin", "decode_twin"):
         for line in data.split(b"\n"):
             put(line, 65536)
+    elif target == "context_twin":
+        put(data, 262144)
     elif target == "listing_walk":
         put(data, 131072)
         first, _, rest = data.partition(b"\n")

@@ -40,6 +40,30 @@ pub fn skip_string_kernel(isa: Isa, b: &[u8], i: usize) -> Result<(usize, bool),
     crate::json::dispatch::skip_string_kernel(isa, b, i)
 }
 
+/// Decode the string whose quote is at `i` with kernel `isa` (the block-wise decoder):
+/// its WTF-8 bytes, borrowed exactly when it has no escape and valid UTF-8, and the offset
+/// past the closing quote.
+pub fn decode_string_kernel(
+    isa: Isa,
+    b: &[u8],
+    i: usize,
+) -> Result<(std::borrow::Cow<'_, [u8]>, usize), crate::json::SyntaxError> {
+    crate::json::dispatch::decode_string_kernel(isa, b, i).map(|(s, end)| (s.0, end))
+}
+
+/// The obvious string decoder, twin of [`decode_string_kernel`].
+pub fn decode_string_naive(
+    b: &[u8],
+    i: usize,
+) -> Result<(std::borrow::Cow<'_, [u8]>, usize), crate::json::SyntaxError> {
+    crate::json::string::decode_string_naive(b, i).map(|(s, end)| (s.0, end))
+}
+
+/// `Value::parse` with the obvious string decoder: the twin of [`crate::Value::parse`].
+pub fn parse_naive(text: &[u8]) -> Result<crate::Value<'_>, crate::json::SyntaxError> {
+    crate::json::value::parse_naive(text)
+}
+
 /// The structural walker over the container at `i`: the AVX-512 build for
 /// [`Isa::Avx512`] (when the CPU has it), the portable classes otherwise. `None` when it
 /// cannot vouch for the value.

@@ -9,9 +9,11 @@ use super::SyntaxError;
 #[cfg(target_arch = "x86_64")]
 use super::kernel::{Avx2, Avx512, Sse2};
 use super::kernel::{ExtraMasks, Kernel};
+use super::string::decode_string_with;
 use super::string::skip_string_with;
 use super::structural::skip_container_with;
 use super::ws::WhiteSpace;
+use crate::js::string::JsStr;
 use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Bits of the cached CPU word.
@@ -107,6 +109,58 @@ unsafe fn skip_string_avx2(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxEr
 #[target_feature(enable = "avx512bw")]
 unsafe fn skip_string_avx512(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxError> {
     skip_string_with::<Avx512>(b, i)
+}
+
+/// Decode the string whose opening quote is at `i` with the best kernel this CPU has (see
+/// `decode_string_with` in [`super::string`]); returns it and the offset past the
+/// closing quote.
+#[inline]
+pub(crate) fn decode_string(b: &[u8], i: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let c = cpu();
+        if c & AVX512BW != 0 {
+            // SAFETY: the CPU supports AVX-512BW, all that `decode_string_avx512` requires.
+            return unsafe { decode_string_avx512(b, i) };
+        }
+        if c & AVX2 != 0 {
+            // SAFETY: the CPU supports AVX2, all that `decode_string_avx2` requires.
+            return unsafe { decode_string_avx2(b, i) };
+        }
+        decode_string_with::<Sse2>(b, i)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        decode_string_with::<super::kernel::Swar>(b, i)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn decode_string_avx2(b: &[u8], i: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    decode_string_with::<Avx2>(b, i)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw")]
+unsafe fn decode_string_avx512(b: &[u8], i: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    decode_string_with::<Avx512>(b, i)
+}
+
+/// Decode a string with kernel `isa` (one the CPU has: see [`kernels`]; others run SWAR).
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn decode_string_kernel(isa: Isa, b: &[u8], i: usize) -> Result<(JsStr<'_>, usize), SyntaxError> {
+    match isa {
+        #[cfg(target_arch = "x86_64")]
+        Isa::Sse2 => decode_string_with::<Sse2>(b, i),
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX2 support was checked in the match guard.
+        Isa::Avx2 if cpu() & AVX2 != 0 => unsafe { decode_string_avx2(b, i) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: AVX-512BW support was checked in the match guard.
+        Isa::Avx512 if cpu() & AVX512BW != 0 => unsafe { decode_string_avx512(b, i) },
+        _ => decode_string_with::<super::kernel::Swar>(b, i),
+    }
 }
 
 /// Skip the array or object at `i` with the structural walker ([`super::structural`]),

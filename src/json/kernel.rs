@@ -472,6 +472,73 @@ mod x86 {
 #[cfg(target_arch = "x86_64")]
 pub(crate) use x86::{Avx2, Avx512, Sse2};
 
+/// The decoder's masks of one block ([`super::string`]'s `decode_string_with`): the
+/// string masks and the bytes >= 0x80, which are the only ones UTF-8 validation needs to
+/// look at. The non-ASCII mask is each byte's top bit (`movemask`), so it costs one
+/// instruction per register on top of [`Kernel::masks`]; the loads are shared.
+pub(crate) trait DecodeKernel: Kernel {
+    /// [`Kernel::masks`] and the mask of bytes >= 0x80.
+    fn decode_masks(block: &[u8; 64]) -> (Masks, u64);
+}
+
+impl DecodeKernel for Swar {
+    #[inline(always)]
+    fn decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+        let mut high = 0u64;
+        for (k, w) in words(block).into_iter().enumerate() {
+            high |= movemask(w & (ONES * 0x80)) << (k * 8);
+        }
+        (Swar::masks(block), high)
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86_decode {
+    use super::x86::{Avx2, Avx512, Sse2};
+    use super::{DecodeKernel, Kernel, Masks};
+    use std::arch::x86_64::*;
+
+    impl DecodeKernel for Sse2 {
+        #[inline(always)]
+        fn decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+            let mut high = 0u64;
+            for k in 0..4 {
+                // SAFETY: k < 4, so bytes k*16 .. k*16+16 lie inside the 64-byte array
+                // (unaligned load); SSE2 is baseline on x86_64.
+                let m = unsafe { _mm_movemask_epi8(_mm_loadu_si128(block.as_ptr().add(k * 16).cast())) };
+                high |= u64::from(m as u16) << (k * 16);
+            }
+            (Sse2::masks(block), high)
+        }
+    }
+
+    impl DecodeKernel for Avx2 {
+        #[inline(always)]
+        fn decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+            let mut high = 0u64;
+            for k in 0..2 {
+                // SAFETY: k < 2, so bytes k*32 .. k*32+32 lie inside the 64-byte array
+                // (unaligned load). Only reached inside AVX2 code entered after
+                // `is_x86_feature_detected!("avx2")` (see `Avx2`).
+                let m = unsafe { _mm256_movemask_epi8(_mm256_loadu_si256(block.as_ptr().add(k * 32).cast())) };
+                high |= u64::from(m as u32) << (k * 32);
+            }
+            (Avx2::masks(block), high)
+        }
+    }
+
+    impl DecodeKernel for Avx512 {
+        #[inline(always)]
+        fn decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+            // SAFETY: the array is exactly 64 bytes (unaligned load). Only reached inside
+            // AVX-512BW code entered after `is_x86_feature_detected!("avx512bw")` (see
+            // `Avx512`).
+            let high = unsafe { _mm512_movepi8_mask(_mm512_loadu_si512(block.as_ptr().cast())) };
+            (Avx512::masks(block), high)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -538,6 +605,42 @@ mod tests {
     #[target_feature(enable = "avx512bw")]
     unsafe fn avx512_classes(block: &[u8; 64]) -> Classes {
         x86::Avx512::classes(block)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2")]
+    unsafe fn avx2_decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+        x86::Avx2::decode_masks(block)
+    }
+
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512bw")]
+    unsafe fn avx512_decode_masks(block: &[u8; 64]) -> (Masks, u64) {
+        x86::Avx512::decode_masks(block)
+    }
+
+    #[test]
+    fn decode_masks_agree_on_random_blocks() {
+        for block in test_blocks(0x5DEE_CE66_D1CE_4E5B, b"\"\\\x00\x1f\x7f\x80\xbf\xc3\xe2\xf0\xffa") {
+            let high = block
+                .iter()
+                .enumerate()
+                .fold(0u64, |m, (k, &c)| m | (u64::from(c >= 0x80) << k));
+            let want = (Swar::masks(&block), high);
+            assert_eq!(Swar::decode_masks(&block), want);
+            #[cfg(target_arch = "x86_64")]
+            {
+                assert_eq!(x86::Sse2::decode_masks(&block), want);
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: AVX2 support was just checked.
+                    assert_eq!(unsafe { avx2_decode_masks(&block) }, want);
+                }
+                if std::is_x86_feature_detected!("avx512bw") {
+                    // SAFETY: AVX-512BW support was just checked.
+                    assert_eq!(unsafe { avx512_decode_masks(&block) }, want);
+                }
+            }
+        }
     }
 
     #[test]

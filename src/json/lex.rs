@@ -55,7 +55,9 @@ fn digits_end(b: &[u8], mut i: usize) -> usize {
 }
 
 /// The first byte below 0x20 (invalid inside a JSON string), checked with a vectorisable
-/// reduction first because it almost never occurs.
+/// reduction first because it almost never occurs. (The naive twins' piece: the block-wise
+/// skipper and decoder find control bytes in their masks.)
+#[cfg(any(test, feature = "internals"))]
 #[inline]
 pub(crate) fn first_control(run: &[u8]) -> Option<usize> {
     if run.iter().copied().fold(0xFFu8, u8::min) >= 0x20 {

@@ -5,7 +5,7 @@
 //! - [`ws`] (below): the three white-space flavours, as types;
 //! - `lex`: numbers, control bytes, hex digits;
 //! - `kernel`: 64-byte blocks to bit masks (SWAR, SSE2, AVX2, AVX-512): CPU `unsafe` only;
-//! - `string`: strings skipped block by block, short strings, decoding, the naive twin;
+//! - `string`: strings skipped and decoded block by block, short strings, the naive twins;
 //! - `structural`: arrays and objects skipped through a structural index of their blocks;
 //! - `dispatch`: the one place that asks the CPU what it has, decided once per process;
 //! - `walk`: THE exact walker, generic over white space, that every reader uses;

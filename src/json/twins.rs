@@ -1,7 +1,8 @@
 //! Every fast path of this folder against its slow twin, for every kernel this CPU has
 //! and every white-space flavour: the block string skipper against
 //! [`super::string::skip_string_naive`], the structural walker against the exact walker
-//! of [`super::walk`].
+//! of [`super::walk`], the block-wise string decoder (and `Value::parse` through it)
+//! against [`super::string::decode_string_naive`].
 
 use super::dispatch::Isa;
 use super::dispatch::{kernels, skip_container_kernel, skip_string_kernel};
@@ -314,5 +315,188 @@ mod containers {
             n += 1;
         }
         assert!(n > 1000);
+    }
+}
+
+/// The block-wise string decoder (every kernel, the baseline entry, the dispatched one,
+/// and `value::parse` with its short-string look) against the obvious decoder
+/// [`super::string::decode_string_naive`]: the same string, borrowed exactly when the
+/// naive one borrows, the same end, or the same error (offset and reason).
+mod decode {
+    use super::super::dispatch::decode_string_kernel;
+    use super::super::string::{decode_string, decode_string_naive};
+    use super::super::value::{parse, parse_naive};
+    use super::*;
+    use crate::js::string::JsStr;
+    use proptest::prelude::*;
+    use std::borrow::Cow;
+
+    type Decoded<'a> = Result<(JsStr<'a>, usize), SyntaxError>;
+
+    fn same(who: &str, s: &[u8], fast: &Decoded<'_>, naive: &Decoded<'_>) {
+        let text = String::from_utf8_lossy(s);
+        match (fast, naive) {
+            (Ok((a, x)), Ok((b, y))) => {
+                assert_eq!((a.as_bytes(), x), (b.as_bytes(), y), "{who}: {text:?}");
+                assert_eq!(
+                    matches!(a.0, Cow::Borrowed(_)),
+                    matches!(b.0, Cow::Borrowed(_)),
+                    "{who}: borrowed differs: {text:?}"
+                );
+            }
+            (Err(x), Err(y)) => assert_eq!(x, y, "{who}: {text:?}"),
+            _ => panic!("{who}: {text:?}: fast {fast:?}, naive {naive:?}"),
+        }
+    }
+
+    /// Every decoder agrees with the naive one on the string at `start` of `s`, and
+    /// `value::parse` with `parse_naive` on the whole text.
+    pub(super) fn agrees(s: &[u8], start: usize) {
+        let naive = decode_string_naive(s, start);
+        for k in kernels() {
+            same(&format!("{k:?}"), s, &decode_string_kernel(k, s, start), &naive);
+        }
+        same("baseline", s, &decode_string(s, start), &naive);
+        same("dispatch", s, &super::super::dispatch::decode_string(s, start), &naive);
+        let (fast, slow) = (parse(&s[start..]), parse_naive(&s[start..]));
+        assert_eq!(fast, slow, "value::parse: {:?}", String::from_utf8_lossy(s));
+    }
+
+    /// The pieces strings are made of: plain text, every escape (good and bad), lone and
+    /// paired surrogates, multi-byte UTF-8 whole and cut, invalid bytes, controls, quotes.
+    const PIECES: &[&[u8]] = &[
+        b"a",
+        b"plain text ",
+        b"\\n",
+        b"\\\"",
+        b"\\\\",
+        b"\\/",
+        b"\\b",
+        b"\\f",
+        b"\\r",
+        b"\\t",
+        b"\\u00e9",
+        b"\\u0000",
+        b"\\uD83D\\uDE00",
+        b"\\ud800",
+        b"\\udc00",
+        b"\\uDBFF",
+        b"\\u12",
+        b"\\uzzzz",
+        b"\\x",
+        b"\\\xc3\xa9",
+        b"\\",
+        b"\xc3\xa9",
+        b"\xe2\x82\xac",
+        b"\xf0\x9f\x98\x80",
+        b"\xe2\x82",
+        b"\xf0\x9f",
+        b"\xc3",
+        b"\x80",
+        b"\xff",
+        b"\xc0\xaf",
+        b"\xed\xa0\x80",
+        b"\xf4\x90\x80\x80",
+        b"\x01",
+        b"\x1f",
+        b"\n",
+        b"\x7f",
+        b"\"",
+    ];
+
+    #[test]
+    fn every_piece_at_every_block_offset() {
+        let tails: [&[u8]; 5] = [b"\"", b"\",\"k\":1}", b"", b"\xe2\x82\xac\"", b"\\"];
+        for piece in PIECES {
+            for pad in 0..140 {
+                for (t, tail) in tails.iter().enumerate() {
+                    let mut s = vec![b'"'];
+                    // Plain ASCII, or text with a multi-byte character every 7 bytes.
+                    for k in 0..pad {
+                        if t == 3 && k % 7 == 6 {
+                            s.extend_from_slice("é".as_bytes());
+                        } else {
+                            s.push(b'x');
+                        }
+                    }
+                    s.extend_from_slice(piece);
+                    s.extend_from_slice(tail);
+                    agrees(&s, 0);
+                    // With text before the string, and cut short at every length near the piece.
+                    let mut t = b"[1,".to_vec();
+                    t.extend_from_slice(&s);
+                    agrees(&t, 3);
+                    for cut in s.len().saturating_sub(piece.len() + 2).max(1)..s.len() {
+                        agrees(&s[..cut], 0);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn escape_dense_and_multibyte_runs_across_blocks() {
+        for unit in [
+            &b"ab\\n"[..],
+            b"\\\\\\\"",
+            b"x\\t\xc3\xa9\\u00e9",
+            b"\xe2\x82\xac",
+            b"\xf0\x9f\x98\x80a",
+            b"\\ud83d\\ude00\xf0\x9f\x98\x80",
+        ] {
+            for pad in 0..70 {
+                let mut s = vec![b'"'];
+                s.extend(std::iter::repeat_n(b'y', pad));
+                for _ in 0..60 {
+                    s.extend_from_slice(unit);
+                }
+                s.push(b'"');
+                agrees(&s, 0);
+                // A bad byte at the end of the run, and cut short.
+                let mut bad = s.clone();
+                bad.insert(bad.len() - 1, 0xe2);
+                agrees(&bad, 0);
+                agrees(&s[..s.len() - 1], 0);
+            }
+        }
+    }
+
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            8 => proptest::sample::select(PIECES).prop_map(<[u8]>::to_vec),
+            2 => proptest::collection::vec(b'a'..=b'z', 1..80),
+            1 => proptest::collection::vec(any::<u8>(), 1..8),
+        ]
+    }
+
+    proptest! {
+        // 256 cases by default; `PROPTEST_CASES=100000` for a longer run.
+        #![proptest_config(ProptestConfig {
+            cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256),
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// Random strings of pieces after 0..130 padding bytes (so every piece meets a
+        /// block edge), closed or not, then cut at a random length.
+        #[test]
+        fn random_strings_agree(
+            pad in 0usize..130,
+            pieces in proptest::collection::vec(piece(), 0..40),
+            close in any::<bool>(),
+            cut in any::<proptest::sample::Index>(),
+        ) {
+            let mut s = vec![b'"'];
+            s.extend(std::iter::repeat_n(b'p', pad));
+            for p in &pieces {
+                s.extend_from_slice(p);
+            }
+            if close {
+                s.extend_from_slice(b"\",2]");
+            }
+            agrees(&s, 0);
+            let n = 1 + cut.index(s.len());
+            agrees(&s[..n], 0);
+        }
     }
 }

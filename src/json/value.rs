@@ -15,11 +15,18 @@
 //! - nesting depth is unlimited (an explicit stack, no recursion).
 //!
 //! Strings without escapes and with valid UTF-8 borrow from the input, so a 4 MB base64
-//! image is never copied.
+//! image is never copied. Strings are where the bytes are: short ones (keys, ids) are
+//! finished by one vector look, the rest go to the block-wise decoder
+//! (`string::decode_string_with`, through `dispatch`), one pass of 64-byte masks that
+//! checks UTF-8 only in blocks holding bytes >= 0x80 and unescapes from the same masks.
+//! `parse_naive` is the same parser with the obvious string decoder, its twin.
 
 use super::SyntaxError;
+use super::dispatch;
 use super::lex::number_end;
-use super::string::decode_string;
+#[cfg(any(test, feature = "internals"))]
+use super::string::decode_string_naive;
+use super::string::short_string_end;
 use super::ws::{Json, WhiteSpace};
 use crate::js::string::JsStr;
 use std::borrow::Cow;
@@ -378,7 +385,19 @@ impl Drop for Value<'_> {
 /// Parse one JSON text (a whole line) exactly as `JSON.parse` does after pi's lossy
 /// UTF-8 decoding.
 pub fn parse(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
-    let mut p = Parser { b: text, i: 0 };
+    parse_with::<false>(text)
+}
+
+/// [`parse`] with the obvious string decoder (`decode_string_naive`): the slow twin the
+/// fast decoder is held against (`super::twins`, the `decode_twin` fuzz target).
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn parse_naive(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
+    parse_with::<true>(text)
+}
+
+#[inline(always)]
+fn parse_with<const NAIVE: bool>(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
+    let mut p = Parser::<NAIVE> { b: text, i: 0 };
     let v = p.value()?;
     p.ws();
     if p.i != text.len() {
@@ -392,12 +411,13 @@ enum Frame<'a> {
     Obj(Object<'a>, JsStr<'a>, Option<ahash::AHashMap<Vec<u8>, usize>>),
 }
 
-struct Parser<'a> {
+/// The decoder's cursor; `NAIVE` picks the obvious string decoder (the twin).
+struct Parser<'a, const NAIVE: bool> {
     b: &'a [u8],
     i: usize,
 }
 
-impl<'a> Parser<'a> {
+impl<'a, const NAIVE: bool> Parser<'a, NAIVE> {
     fn err(&self, reason: &'static str) -> SyntaxError {
         SyntaxError { offset: self.i, reason }
     }
@@ -538,8 +558,24 @@ impl<'a> Parser<'a> {
             })
     }
 
+    #[inline(always)]
     fn string(&mut self) -> Result<JsStr<'a>, SyntaxError> {
-        let (s, end) = decode_string(self.b, self.i)?;
+        #[cfg(any(test, feature = "internals"))]
+        if NAIVE {
+            let (s, end) = decode_string_naive(self.b, self.i)?;
+            self.i = end;
+            return Ok(s);
+        }
+        // Keys, ids, types: closed within 32 bytes, no escape, no control byte (one
+        // vector look); ASCII or checked UTF-8 is borrowed as it is.
+        if let Some(end) = short_string_end(self.b, self.i) {
+            let raw = &self.b[self.i + 1..end - 1];
+            if raw.is_ascii() || std::str::from_utf8(raw).is_ok() {
+                self.i = end;
+                return Ok(JsStr(Cow::Borrowed(raw)));
+            }
+        }
+        let (s, end) = dispatch::decode_string(self.b, self.i)?;
         self.i = end;
         Ok(s)
     }
