@@ -481,7 +481,6 @@ impl Session {
         let Some(f) = self.entry_fields(bytes, p, &["retainedTail"])?[0] else {
             return Ok(());
         };
-        let mut n = 0u32;
         let mut elements = Vec::new();
         walk_elements::<ws::Json>(line, f.start, |s| {
             let (end, _) = skip_value::<ws::Json>(line, s)?;
@@ -489,7 +488,7 @@ impl Session {
             Ok(end)
         })
         .map_err(|_| self.changed())?;
-        for (s, e) in elements {
+        for (n, (s, e)) in (0u32..).zip(elements) {
             out.push(ContextMessage {
                 entry: p,
                 projection: Projection::RetainedTail(n),
@@ -500,7 +499,6 @@ impl Session {
                     len: (e - s) as u64,
                 },
             });
-            n += 1;
         }
         Ok(())
     }
