@@ -18,7 +18,7 @@
 
 use super::kernel::Kernel;
 use super::lex::number_end;
-use super::string::{escaped_mask, skip_string_with};
+use super::string::{escaped_mask, short_string_end, skip_string_with};
 use super::ws::WhiteSpace;
 use std::marker::PhantomData;
 
@@ -193,43 +193,70 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
 #[inline(always)]
 pub(crate) fn skip_container_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize) -> Option<usize> {
     debug_assert!(matches!(b.get(i), Some(b'{' | b'[')));
+    walk_with::<K, W, false>(b, i, b"")
+}
+
+/// Skip the rest of an object from `i`, just past one of its member values (the
+/// members before it walked by the caller): `Some(end)` past its closing brace only when
+/// the rest is valid and no member after `i` is named `deny` or has a key the walker
+/// cannot compare without decoding (escaped, or longer than a short string). The index
+/// reads a message's first member, its `role`, and skips the rest at once; a later
+/// `role` would win in `JSON.parse`, so one sends it back to the exact walk.
+#[inline(always)]
+pub(crate) fn skip_object_tail_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
+    if i >= b.len() {
+        return None;
+    }
+    walk_with::<K, W, true>(b, i, deny)
+}
+
+/// The automaton of [`skip_container_with`]; with `TAIL`, that of
+/// [`skip_object_tail_with`]: it starts after a value inside an object and checks the
+/// keys of that object's later members.
+#[inline(always)]
+fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
     let mut c = Cursor::<K, W>::new(b, i);
     // Bit d is set when the container at depth d + 1 is an object.
-    let mut stack = 0u64;
-    let mut depth = 0u32;
-    let (mut p, mut ch) = c.next()?;
+    let mut stack = u64::from(TAIL);
+    let mut depth = u32::from(TAIL);
+    let (mut p, mut ch) = if TAIL { (i, b' ') } else { c.next()? };
+    let mut after_value = TAIL;
     'value: loop {
-        // A value starts at p.
-        match ch {
-            b'{' | b'[' => {
-                if depth == 64 {
-                    return None;
+        // A value starts at p (unless the walk starts after one).
+        if after_value {
+            after_value = false;
+        } else {
+            match ch {
+                b'{' | b'[' => {
+                    if depth == 64 {
+                        return None;
+                    }
+                    let obj = ch == b'{';
+                    stack = stack & !(1 << depth) | u64::from(obj) << depth;
+                    depth += 1;
+                    (p, ch) = c.next()?;
+                    if ch == if obj { b'}' } else { b']' } {
+                        depth -= 1;
+                    } else if obj {
+                        (p, ch) = c.member(p, ch)?;
+                        continue 'value;
+                    } else {
+                        continue 'value;
+                    }
                 }
-                let obj = ch == b'{';
-                stack = stack & !(1 << depth) | u64::from(obj) << depth;
-                depth += 1;
-                (p, ch) = c.next()?;
-                if ch == if obj { b'}' } else { b']' } {
-                    depth -= 1;
-                } else if obj {
-                    (p, ch) = c.member(p, ch)?;
-                    continue 'value;
-                } else {
-                    continue 'value;
-                }
-            }
-            b'"' => c.string(p)?,
-            _ => {
-                let end = match ch {
-                    b't' => b[p..].starts_with(b"true").then_some(p + 4)?,
-                    b'f' => b[p..].starts_with(b"false").then_some(p + 5)?,
-                    b'n' => b[p..].starts_with(b"null").then_some(p + 4)?,
-                    b'-' | b'0'..=b'9' => number_end(b, p).ok()?,
-                    _ => return None,
-                };
-                // The scalar must fill its run of scalar bytes.
-                if !b.get(end).is_some_and(|&c| ends_scalar::<W>(c)) {
-                    return None;
+                b'"' => c.string(p)?,
+                _ => {
+                    let end = match ch {
+                        b't' => b[p..].starts_with(b"true").then_some(p + 4)?,
+                        b'f' => b[p..].starts_with(b"false").then_some(p + 5)?,
+                        b'n' => b[p..].starts_with(b"null").then_some(p + 4)?,
+                        b'-' | b'0'..=b'9' => number_end(b, p).ok()?,
+                        _ => return None,
+                    };
+                    // The scalar must fill its run of scalar bytes.
+                    if !b.get(end).is_some_and(|&c| ends_scalar::<W>(c)) {
+                        return None;
+                    }
                 }
             }
         }
@@ -244,6 +271,12 @@ pub(crate) fn skip_container_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize) 
                 b',' => {
                     (p, ch) = c.next()?;
                     if obj {
+                        if TAIL && depth == 1 {
+                            let key = short_string_end(b, p).map(|end| &b[p + 1..end - 1]);
+                            if key.is_none_or(|k| k == deny) {
+                                return None;
+                            }
+                        }
                         (p, ch) = c.member(p, ch)?;
                     }
                     continue 'value;
@@ -251,6 +284,88 @@ pub(crate) fn skip_container_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize) 
                 b'}' if obj => depth -= 1,
                 b']' if !obj => depth -= 1,
                 _ => return None,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::dispatch::{Isa, kernels, skip_object_tail_kernel};
+    use super::super::walk::{skip_value, walk_members};
+    use super::super::ws;
+
+    /// The obvious twin of [`super::skip_object_tail_with`]: the exact walk of the object,
+    /// refusing where the tail walker must (a member after `i` named `role`, or whose key
+    /// is escaped or not short).
+    fn exact_tail(b: &[u8], start: usize, i: usize) -> Option<usize> {
+        let mut refused = false;
+        let end = walk_members::<ws::Line>(b, start, |k, s| {
+            if s > i && (k == b"role" || !plain_key_before(b, s, k)) {
+                refused = true;
+            }
+            skip_value::<ws::Line>(b, s).map(|(e, _)| e)
+        })
+        .ok()?;
+        (!refused).then_some(end)
+    }
+
+    /// Whether the key of the member whose value starts at `s` is written plainly (no
+    /// escape) and short enough for the short-string look.
+    fn plain_key_before(b: &[u8], s: usize, k: &[u8]) -> bool {
+        let colon = b[..s].iter().rposition(|&c| c == b':').expect("a colon");
+        let close = b[..colon].iter().rposition(|&c| c == b'"').expect("a quote");
+        let open = close - k.len() - 1;
+        b[open] == b'"' && &b[open + 1..close] == k && k.len() < 32 && b.len() >= open + 33
+    }
+
+    #[test]
+    fn object_tails_agree_with_the_exact_walk() {
+        let pieces: [&[u8]; 16] = [
+            br#""content":[{"type":"text","text":"hi"}]"#,
+            br#""role":"x""#,
+            br#""\u0072ole":1"#,
+            br#""usage":{"role":2,"n":[1,2,{"a":null}]}"#,
+            br#""t":17"#,
+            br#""s":"a\"b""#,
+            br#""a_key_that_is_longer_than_thirty_two_bytes":0"#,
+            br#""e":true"#,
+            b" ",
+            b",",
+            b"}",
+            b"\n",
+            b"\r",
+            br#""x":{"#,
+            br#""q":"\x""#,
+            br#""ok":[]"#,
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let mut t = br#"{"role":"user""#.to_vec();
+            let i = t.len();
+            for _ in 0..next(6) {
+                if next(4) != 0 {
+                    t.push(b',');
+                }
+                t.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            if next(8) != 0 {
+                t.push(b'}');
+            }
+            t.extend_from_slice(&b"          ".repeat(next(5)));
+            for isa in kernels().into_iter().filter(|k| matches!(k, Isa::Swar | Isa::Avx512)) {
+                let fast = skip_object_tail_kernel::<ws::Line>(isa, &t, i, b"role");
+                let exact = exact_tail(&t, 0, i);
+                match fast {
+                    Some(end) => assert_eq!(Some(end), exact, "{isa:?} {:?}", String::from_utf8_lossy(&t)),
+                    None => assert_eq!(exact, None, "{isa:?} gave up: {:?}", String::from_utf8_lossy(&t)),
+                }
             }
         }
     }
