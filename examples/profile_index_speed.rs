@@ -15,7 +15,7 @@ fn main() {
     let pools = [("1 thread", 1), ("all threads", 0)];
     for (name, threads) in pools
         .into_iter()
-        .filter(|&(_, t)| only.is_none_or(|o| o == t.max(1) || (o == 0 && t == 0)))
+        .filter(|&(_, t)| only.is_none_or(|o| o == t))
     {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
