@@ -13,10 +13,7 @@ fn main() {
     let only: Option<usize> = args.next().map(|s| s.parse().expect("threads"));
     let bytes = std::fs::read(&path).expect("read");
     let pools = [("1 thread", 1), ("all threads", 0)];
-    for (name, threads) in pools
-        .into_iter()
-        .filter(|&(_, t)| only.is_none_or(|o| o == t))
-    {
+    for (name, threads) in pools.into_iter().filter(|&(_, t)| only.is_none_or(|o| o == t)) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()

@@ -55,7 +55,7 @@ impl Hashed {
     }
     #[inline]
     fn home(self, len: usize) -> usize {
-        (((self.0 >> 16) & 0xFFFF_FFFF) * len as u64 >> 32) as usize
+        ((((self.0 >> 16) & 0xFFFF_FFFF) * len as u64) >> 32) as usize
     }
     #[inline]
     fn slot(self, pos_bits: u32, pos: u32) -> u32 {

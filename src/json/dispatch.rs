@@ -9,6 +9,8 @@ use super::SyntaxError;
 #[cfg(target_arch = "x86_64")]
 use super::kernel::{Avx2, Avx512, Sse2};
 use super::string::skip_string_with;
+#[cfg(any(test, feature = "internals"))]
+pub(crate) use super::structural::skip_object_tail_exact;
 use super::structural::{skip_container_with, skip_object_tail_with};
 use super::ws::WhiteSpace;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -149,8 +151,8 @@ unsafe fn skip_object_tail_avx512<W: WhiteSpace>(b: &[u8], i: usize, deny: &[u8]
 }
 
 /// [`skip_object_tail`] with kernel `isa` (the AVX-512 build when asked for and present,
-/// the portable byte classes otherwise), for tests.
-#[cfg(test)]
+/// the portable byte classes otherwise), for tests and fuzz targets.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn skip_object_tail_kernel<W: WhiteSpace>(isa: Isa, b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
     #[cfg(target_arch = "x86_64")]
     if isa == Isa::Avx512 && cpu() & AVX512_BMI != 0 {

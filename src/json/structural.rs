@@ -289,35 +289,41 @@ fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, den
     }
 }
 
+/// The obvious twin of [`skip_object_tail_with`], for the object at `start` with the
+/// tail from `i`: the exact walk of the whole object, refusing where the tail walker
+/// must (a member after `i` named `deny`, or whose key is escaped or not short).
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn skip_object_tail_exact<W: WhiteSpace>(b: &[u8], start: usize, i: usize, deny: &[u8]) -> Option<usize> {
+    use super::walk::{skip_value, walk_members};
+    // Whether the key of the member whose value starts at `s` is written plainly (no
+    // escape) and short enough for the short-string look (32 bytes after its quote).
+    let plain_key_before = |s: usize, k: &[u8]| {
+        let Some(colon) = b[..s].iter().rposition(|&c| c == b':') else {
+            return false;
+        };
+        let Some(close) = b[..colon].iter().rposition(|&c| c == b'"') else {
+            return false;
+        };
+        let Some(open) = close.checked_sub(k.len() + 1) else {
+            return false;
+        };
+        b[open] == b'"' && &b[open + 1..close] == k && k.len() < 32 && b.len() >= open + 33
+    };
+    let mut refused = false;
+    let end = walk_members::<W>(b, start, |k, s| {
+        if s > i && (k == deny || !plain_key_before(s, k)) {
+            refused = true;
+        }
+        skip_value::<W>(b, s).map(|(e, _)| e)
+    })
+    .ok()?;
+    (!refused).then_some(end)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::dispatch::{Isa, kernels, skip_object_tail_kernel};
-    use super::super::walk::{skip_value, walk_members};
+    use super::super::dispatch::{Isa, kernels, skip_object_tail_exact, skip_object_tail_kernel};
     use super::super::ws;
-
-    /// The obvious twin of [`super::skip_object_tail_with`]: the exact walk of the object,
-    /// refusing where the tail walker must (a member after `i` named `role`, or whose key
-    /// is escaped or not short).
-    fn exact_tail(b: &[u8], start: usize, i: usize) -> Option<usize> {
-        let mut refused = false;
-        let end = walk_members::<ws::Line>(b, start, |k, s| {
-            if s > i && (k == b"role" || !plain_key_before(b, s, k)) {
-                refused = true;
-            }
-            skip_value::<ws::Line>(b, s).map(|(e, _)| e)
-        })
-        .ok()?;
-        (!refused).then_some(end)
-    }
-
-    /// Whether the key of the member whose value starts at `s` is written plainly (no
-    /// escape) and short enough for the short-string look.
-    fn plain_key_before(b: &[u8], s: usize, k: &[u8]) -> bool {
-        let colon = b[..s].iter().rposition(|&c| c == b':').expect("a colon");
-        let close = b[..colon].iter().rposition(|&c| c == b'"').expect("a quote");
-        let open = close - k.len() - 1;
-        b[open] == b'"' && &b[open + 1..close] == k && k.len() < 32 && b.len() >= open + 33
-    }
 
     #[test]
     fn object_tails_agree_with_the_exact_walk() {
@@ -361,7 +367,7 @@ mod tests {
             t.extend_from_slice(&b"          ".repeat(next(5)));
             for isa in kernels().into_iter().filter(|k| matches!(k, Isa::Swar | Isa::Avx512)) {
                 let fast = skip_object_tail_kernel::<ws::Line>(isa, &t, i, b"role");
-                let exact = exact_tail(&t, 0, i);
+                let exact = skip_object_tail_exact::<ws::Line>(&t, 0, i, b"role");
                 match fast {
                     Some(end) => assert_eq!(Some(end), exact, "{isa:?} {:?}", String::from_utf8_lossy(&t)),
                     None => assert_eq!(exact, None, "{isa:?} gave up: {:?}", String::from_utf8_lossy(&t)),
