@@ -154,7 +154,7 @@ pub fn listing_walk(buf: &[u8], first: usize) -> Result<WalkedLine, crate::json:
 
 /// The structural walk over the rest of the object at `start` from `i` (just past one of
 /// its member values), refusing a later member named `deny` (see
-/// `structural::skip_object_tail_with`), with kernel `isa`, in an index line's white space.
+/// `json::structural::skip_object_tail_with`), with kernel `isa`, in an index line's white space.
 pub fn skip_object_tail_kernel(isa: Isa, b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
     crate::json::dispatch::skip_object_tail_kernel::<ws::Line>(isa, b, i, deny)
 }
@@ -162,7 +162,7 @@ pub fn skip_object_tail_kernel(isa: Isa, b: &[u8], i: usize, deny: &[u8]) -> Opt
 /// The twin of [`skip_object_tail_kernel`]: the exact walk of the whole object at
 /// `start`, refusing where the structural walk must.
 pub fn skip_object_tail_exact(b: &[u8], start: usize, i: usize, deny: &[u8]) -> Option<usize> {
-    crate::json::dispatch::skip_object_tail_exact::<ws::Line>(b, start, i, deny)
+    crate::json::walk::skip_object_tail_exact::<ws::Line>(b, start, i, deny)
 }
 
 /// Where the value of the first member of the object at `start` ends (an index line's

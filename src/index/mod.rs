@@ -885,15 +885,22 @@ fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> Part {
 #[inline(always)]
 fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
     let mut part = Part::default();
-    // Room for lines of ~200 bytes (pi's shortest entries) up front: growing by doubling
-    // copied each run about once and faulted in its pages twice. Trimmed below.
-    let guess = limit / 200 + 16;
-    part.recs.reserve(guess);
-    part.keys.reserve(guess);
+    // Room for the whole run once its first sixteenth is indexed (with a tenth to
+    // spare): growing by doubling copied each run about once and faulted its pages in
+    // twice. Trimmed below.
+    let mut sized = false;
     let mut pos = 0usize;
     let mut line_no = 0u64;
     debug_assert!(limit <= bytes.len());
     while pos < limit {
+        if !sized && pos > 0 && pos >= limit / 16 {
+            sized = true;
+            let scale = |n: usize| (n as u128 * limit as u128 * 11 / (pos as u128 * 10)) as usize + 16;
+            part.recs
+                .reserve(scale(part.recs.len()).saturating_sub(part.recs.len()));
+            part.keys
+                .reserve(scale(part.keys.len()).saturating_sub(part.keys.len()));
+        }
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {

@@ -9,8 +9,6 @@ use super::SyntaxError;
 #[cfg(target_arch = "x86_64")]
 use super::kernel::{Avx2, Avx512, Sse2};
 use super::string::skip_string_with;
-#[cfg(any(test, feature = "internals"))]
-pub(crate) use super::structural::skip_object_tail_exact;
 use super::structural::{skip_container_with, skip_object_tail_with};
 use super::ws::WhiteSpace;
 use std::sync::atomic::{AtomicU8, Ordering};
