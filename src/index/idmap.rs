@@ -17,7 +17,7 @@ const EMPTY: u32 = u32::MAX;
 const SHARD_BITS: u32 = 8;
 const SHARDS: usize = 1 << SHARD_BITS;
 /// Ids hashed and grouped at a time by a bulk insert (bounds its scratch memory).
-const BATCH: usize = 1 << 18;
+const BATCH: usize = 1 << 16;
 
 #[derive(Clone, Debug, Default)]
 struct Shard {
