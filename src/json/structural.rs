@@ -219,44 +219,46 @@ fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, den
     // Bit d is set when the container at depth d + 1 is an object.
     let mut stack = u64::from(TAIL);
     let mut depth = u32::from(TAIL);
-    let (mut p, mut ch) = if TAIL { (i, b' ') } else { c.next()? };
-    let mut after_value = TAIL;
+    // The tail starts as if a string had just been read at `i`: the string arm is then a
+    // no-op (no string is open), and the walk goes on after a value.
+    // (A string the first block opens is visited, unless a problem comes first: then
+    // the walk would stop there anyway.)
+    if TAIL && c.visit == 0 && c.in_carry != 0 {
+        return None;
+    }
+    let (mut p, mut ch) = if TAIL { (i, b'"') } else { c.next()? };
     'value: loop {
-        // A value starts at p (unless the walk starts after one).
-        if after_value {
-            after_value = false;
-        } else {
-            match ch {
-                b'{' | b'[' => {
-                    if depth == 64 {
-                        return None;
-                    }
-                    let obj = ch == b'{';
-                    stack = stack & !(1 << depth) | u64::from(obj) << depth;
-                    depth += 1;
-                    (p, ch) = c.next()?;
-                    if ch == if obj { b'}' } else { b']' } {
-                        depth -= 1;
-                    } else if obj {
-                        (p, ch) = c.member(p, ch)?;
-                        continue 'value;
-                    } else {
-                        continue 'value;
-                    }
+        // A value starts at p.
+        match ch {
+            b'{' | b'[' => {
+                if depth == 64 {
+                    return None;
                 }
-                b'"' => c.string(p)?,
-                _ => {
-                    let end = match ch {
-                        b't' => b[p..].starts_with(b"true").then_some(p + 4)?,
-                        b'f' => b[p..].starts_with(b"false").then_some(p + 5)?,
-                        b'n' => b[p..].starts_with(b"null").then_some(p + 4)?,
-                        b'-' | b'0'..=b'9' => number_end(b, p).ok()?,
-                        _ => return None,
-                    };
-                    // The scalar must fill its run of scalar bytes.
-                    if !b.get(end).is_some_and(|&c| ends_scalar::<W>(c)) {
-                        return None;
-                    }
+                let obj = ch == b'{';
+                stack = stack & !(1 << depth) | u64::from(obj) << depth;
+                depth += 1;
+                (p, ch) = c.next()?;
+                if ch == if obj { b'}' } else { b']' } {
+                    depth -= 1;
+                } else if obj {
+                    (p, ch) = c.member(p, ch)?;
+                    continue 'value;
+                } else {
+                    continue 'value;
+                }
+            }
+            b'"' => c.string(p)?,
+            _ => {
+                let end = match ch {
+                    b't' => b[p..].starts_with(b"true").then_some(p + 4)?,
+                    b'f' => b[p..].starts_with(b"false").then_some(p + 5)?,
+                    b'n' => b[p..].starts_with(b"null").then_some(p + 4)?,
+                    b'-' | b'0'..=b'9' => number_end(b, p).ok()?,
+                    _ => return None,
+                };
+                // The scalar must fill its run of scalar bytes.
+                if !b.get(end).is_some_and(|&c| ends_scalar::<W>(c)) {
+                    return None;
                 }
             }
         }
