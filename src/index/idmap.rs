@@ -147,7 +147,7 @@ impl IdMap {
             let cap = if want <= sh.slots.len() {
                 sh.slots.len()
             } else {
-                (want + want / 4).max(8)
+                (want + want / 8).max(8)
             };
             let old = std::mem::replace(&mut sh.slots, vec![EMPTY; cap]);
             sh.len = 0;
@@ -166,6 +166,33 @@ impl IdMap {
 
     /// `IdMap::insert` of each of `ps` in order, grouped by shard.
     pub(crate) fn extend(&mut self, entries: &Index, ps: &[EntryPos]) {
+        // Room first, once, from each shard's count (the ids hashed in order, in
+        // parallel): growing shard by shard as batches arrive re-slotted their keys again
+        // and again, each a random look into the index.
+        let state = &self.state;
+        let counts = ps
+            .par_chunks(BATCH)
+            .map(|c| {
+                let mut n = vec![0usize; SHARDS];
+                for p in c {
+                    match entries.id(p.0 as usize) {
+                        Key::Undefined | Key::Null => {}
+                        key => n[Hashed(state.hash_one(key)).shard()] += 1,
+                    }
+                }
+                n
+            })
+            .reduce(
+                || vec![0usize; SHARDS],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        if counts.iter().any(|&n| n != 0) {
+            let max_pos = ps.iter().map(|p| p.0 as usize).max().unwrap_or(0);
+            self.reserve(entries, entries.len().max(max_pos + 1), &counts);
+        }
         for batch in ps.chunks(BATCH) {
             self.extend_batch(entries, batch);
         }
@@ -196,8 +223,6 @@ impl IdMap {
         for &(h, _) in &hashed {
             counts[Hashed(h).shard() + 1] += 1;
         }
-        let max_pos = hashed.iter().map(|&(_, p)| p as usize).max().unwrap_or(0);
-        self.reserve(entries, entries.len().max(max_pos + 1), &counts[1..]);
         for b in 1..counts.len() {
             counts[b] += counts[b - 1];
         }
