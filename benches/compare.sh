@@ -4,7 +4,10 @@
 #   1. `pi-session check` vs `node bench.mjs open` vs `wc -l`, and `context --json` vs `cat`,
 #      on two 1 GiB generated sessions: the realistic shape and the image-heavy one
 #      (`gen session --shape image-heavy`);
-#   2. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh).
+#   2. index throughput, one thread, against simdjson on the same bytes, one parse per line
+#      (benches/simdjson/, Debian's libsimdjson-dev; skipped with a message without it), on
+#      the realistic, image-heavy and small-entries shapes;
+#   3. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh).
 #
 #   benches/compare.sh [DATA_DIR] [REPS]
 #
@@ -60,4 +63,24 @@ compare() {
 [ -f "$data/ih1.jsonl" ] || "$bin" gen session "$data/ih1.jsonl" --size 1G --seed 7 --shape image-heavy
 compare realistic "$data/g1.jsonl"
 compare image-heavy "$data/ih1.jsonl"
+
+# simdjson against the index, one thread, GB/s, the same bytes (the file held in memory;
+# simdjson parses each line in place, its padding after it; the faster of DOM and a full
+# On-Demand walk counts).
+[ -f "$data/small1.jsonl" ] || "$bin" gen session "$data/small1.jsonl" --size 1G --seed 7 --shape small-entries
+if sj=$("$repo/benches/simdjson/build.sh" "$target/simdjson_lines" 2>&1); then
+	cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --features aids --example profile_index_speed
+	echo "Index vs simdjson, one thread, GB/s (best of $reps):"
+	printf '  %-14s %10s %10s %8s\n' shape simdjson index ratio
+	for shape in realistic:g1 image-heavy:ih1 small-entries:small1; do
+		f=$data/${shape#*:}.jsonl
+		s=$("$sj" "$f" "$reps" | awk '{for (i = 1; i <= NF; i++) if ($i == "GB/s") print $(i-1)}' | sort -n | tail -1)
+		i=$("$target/release/examples/profile_index_speed" "$f" "$reps" | awk '/^1 thread/ {print $(NF-1)}')
+		printf '  %-14s %10s %10s %7.2fx\n' "${shape%%:*}" "$s" "$i" "$(echo "$i / $s" | bc -l)"
+	done
+	echo
+else
+	echo "simdjson comparison skipped: $sj"
+	echo
+fi
 "$repo/benches/compare_listing.sh" "$data/listing-10k" "$reps"

@@ -27,21 +27,42 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static A: Counting = Counting;
 
+/// Peak and live heap so far, in MB, and the peak reset to what is live (so the next
+/// phase's peak is its own).
+fn phase() -> String {
+    let (peak, now) = (PEAK.load(Ordering::Relaxed), NOW.load(Ordering::Relaxed));
+    PEAK.store(now, Ordering::Relaxed);
+    format!("peak {:.1} live {:.1}", peak as f64 / 1e6, now as f64 / 1e6)
+}
+
 fn main() {
     let path = std::env::args().nth(1).expect("usage: heap FILE");
     let size = std::fs::metadata(&path).expect("stat").len();
+    let overall = std::cell::Cell::new(0usize);
+    let mut phases = Vec::new();
+    let mut mark = |name: &str| {
+        overall.set(overall.get().max(PEAK.load(Ordering::Relaxed)));
+        phases.push(format!("{name}: {}", phase()));
+    };
     let s = Session::open(&path).expect("open");
-    let after_open = PEAK.load(Ordering::Relaxed);
+    mark("open");
+    let after_open = overall.get();
     let _ = s.branch_path(None).expect("branch").len();
+    mark("branch");
     let n = s.context(s.leaf()).expect("context").messages.len();
+    mark("context");
     let _ = s.tree().expect("tree").roots.len();
+    mark("tree");
     let _ = s.session_name();
-    let peak = PEAK.load(Ordering::Relaxed);
+    mark("name");
+    let peak = overall.get();
     println!(
-        "file {size} bytes, {} entries, {n} context messages: peak heap after open {:.1} MB, overall {:.1} MB = {:.2}% of the file",
+        "file {size} bytes, {} entries, {n} context messages: peak heap after open {:.1} MB, overall {:.1} MB = {:.2}% of the file, {:.1} bytes an entry",
         s.entries().len(),
         after_open as f64 / 1e6,
         peak as f64 / 1e6,
-        100.0 * peak as f64 / size as f64
+        100.0 * peak as f64 / size as f64,
+        peak as f64 / s.entries().len().max(1) as f64
     );
+    println!("  {}", phases.join("; "));
 }

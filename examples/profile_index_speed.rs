@@ -1,15 +1,19 @@
 //! Times `index::build` over a file held in memory, single-threaded and on all threads
 //! (a profiling aid for the index scanner).
 //!
-//!     cargo run --release --features aids --example profile_index_speed -- FILE [REPS]
+//!     cargo run --release --features aids --example profile_index_speed -- FILE [REPS] [THREADS]
+//!
+//! With THREADS (e.g. `1`), only that pool size is timed (for `perf stat` of one thread).
 use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: profile_index_speed FILE [REPS]");
     let reps: usize = args.next().map_or(10, |s| s.parse().expect("reps"));
+    let only: Option<usize> = args.next().map(|s| s.parse().expect("threads"));
     let bytes = std::fs::read(&path).expect("read");
-    for (name, threads) in [("1 thread", 1), ("all threads", 0)] {
+    let pools = [("1 thread", 1), ("all threads", 0)];
+    for (name, threads) in pools.into_iter().filter(|&(_, t)| only.is_none_or(|o| o == t)) {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()

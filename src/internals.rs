@@ -191,3 +191,36 @@ pub fn is_stringify_form_kernel(isa: Isa, raw: &[u8]) -> bool {
 pub fn is_stringify_form_naive(raw: &[u8]) -> bool {
     crate::json::verbatim::is_stringify_form_naive(raw)
 }
+
+/// The structural walk over the rest of the object at `start` from `i` (just past one of
+/// its member values), refusing a later member named `deny` (see
+/// `json::structural::skip_object_tail_with`), with kernel `isa`, in an index line's white space.
+pub fn skip_object_tail_kernel(isa: Isa, b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
+    crate::json::dispatch::skip_object_tail_kernel::<ws::Line>(isa, b, i, deny)
+}
+
+/// The twin of [`skip_object_tail_kernel`]: the exact walk of the whole object at
+/// `start`, refusing where the structural walk must.
+pub fn skip_object_tail_exact(b: &[u8], start: usize, i: usize, deny: &[u8]) -> Option<usize> {
+    crate::json::walk::skip_object_tail_exact::<ws::Line>(b, start, i, deny)
+}
+
+/// Where the value of the first member of the object at `start` ends (an index line's
+/// white space), if the object starts with a valid member: where the tail walk can start.
+pub fn first_member_value_end(b: &[u8], start: usize) -> Option<usize> {
+    use crate::json::walk::{skip_string, skip_value, skip_ws};
+    if b.get(start) != Some(&b'{') {
+        return None;
+    }
+    let k = skip_ws::<ws::Line>(b, start + 1);
+    if b.get(k) != Some(&b'"') {
+        return None;
+    }
+    let (kend, _) = skip_string(b, k).ok()?;
+    let c = skip_ws::<ws::Line>(b, kend);
+    if b.get(c) != Some(&b':') {
+        return None;
+    }
+    let v = skip_ws::<ws::Line>(b, c + 1);
+    skip_value::<ws::Line>(b, v).ok().map(|(e, _)| e)
+}

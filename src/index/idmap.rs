@@ -1,24 +1,30 @@
 //! pi's `byId`: entry id -> position of the last entry with that id.
 //!
-//! An open-addressing table of (hash tag, position) pairs, 8 bytes a slot; the keys stay
-//! in the index's records and are compared only when tags match. A `HashMap<Key,
-//! EntryPos>` holds 40-byte buckets: for the 210,000 entries of a 1 GiB session that is
-//! 10 MB of randomly touched memory, and filling it took ~40 ms (cache and TLB misses on a
-//! virtual machine), a sixth of `pi-session check`. This table is 4 MB, and a bulk insert
-//! first groups the new ids by the region of the table they land in (one counting-sort
-//! pass over their hash tags, order kept within a group so the last entry with an id
-//! still wins), so the table is filled region by region instead of at random.
+//! Open addressing in 256 shards (picked by the top byte of the key's hash), each a table
+//! of 4-byte slots: an entry's position in the low bits, the rest of the slot a few bits
+//! of the key's hash (a tag), so that keys are compared only when tags match. A shard is
+//! at most half full and sized to its count (no rounding to a power of two): about 8
+//! bytes an id, where a `HashMap<Key, EntryPos>` holds 40-byte buckets (the 2.5 million
+//! entries of a 1 GiB small-entries session: 20 MB instead of 100 MB, randomly touched).
+//! A bulk insert hashes a batch of ids in parallel, groups them by shard (one counting
+//! sort, order kept within a shard so the last entry with an id still wins), and fills
+//! the shards in parallel, each from its own group: no thread shares a table.
 
 use crate::index::{EntryPos, Index, Key};
+use rayon::prelude::*;
 
 const EMPTY: u32 = u32::MAX;
+const SHARD_BITS: u32 = 8;
+const SHARDS: usize = 1 << SHARD_BITS;
+/// Ids hashed and grouped at a time by a bulk insert (bounds its scratch memory).
+const BATCH: usize = 1 << 16;
 
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    /// 32 bits of the key's hash; its top bits pick the first slot to probe.
-    tag: u32,
-    /// [`EMPTY`] or the entry's position.
-    pos: u32,
+#[derive(Clone, Debug, Default)]
+struct Shard {
+    /// [`EMPTY`] or `tag << pos_bits | position`.
+    slots: Vec<u32>,
+    /// Keys held.
+    len: usize,
 }
 
 /// The map; every method that looks at keys takes the index they live in. `undefined`
@@ -26,12 +32,77 @@ struct Slot {
 /// a file of id-less lines needs no table at all.
 #[derive(Debug, Default)]
 pub(crate) struct IdMap {
-    slots: Vec<Slot>,
-    /// Distinct keys in `slots`.
+    /// Empty, or [`SHARDS`] shards.
+    shards: Vec<Shard>,
+    /// Distinct keys in the shards.
     in_table: usize,
+    /// Bits of a slot that hold the position (the others hold the tag).
+    pos_bits: u32,
     undefined: Option<u32>,
     null: Option<u32>,
     state: ahash::RandomState,
+}
+
+/// Where a key goes: its shard, where in the shard to start probing (as a 32-bit
+/// fraction of the shard), and its tag bits.
+#[derive(Clone, Copy)]
+struct Hashed(u64);
+
+impl Hashed {
+    #[inline]
+    fn shard(self) -> usize {
+        (self.0 >> (64 - SHARD_BITS)) as usize
+    }
+    #[inline]
+    fn home(self, len: usize) -> usize {
+        ((((self.0 >> 16) & 0xFFFF_FFFF) * len as u64) >> 32) as usize
+    }
+    #[inline]
+    fn slot(self, pos_bits: u32, pos: u32) -> u32 {
+        if pos_bits >= 32 {
+            pos
+        } else {
+            (self.0 as u32) << pos_bits | pos
+        }
+    }
+}
+
+impl Shard {
+    /// The slot holding `key` (`true`), or the empty slot where it would go (`false`).
+    /// The shard is never full (at most half), so the probe ends.
+    #[inline]
+    fn probe(&self, entries: &Index, pos_bits: u32, h: Hashed, key: &Key) -> (usize, bool) {
+        let n = self.slots.len();
+        let pos_mask = pos_mask(pos_bits);
+        let want = h.slot(pos_bits, 0) & !pos_mask;
+        let mut i = h.home(n);
+        loop {
+            let s = self.slots[i];
+            if s == EMPTY {
+                return (i, false);
+            }
+            if s & !pos_mask == want && entries.id((s & pos_mask) as usize) == key {
+                return (i, true);
+            }
+            i += 1;
+            if i == n {
+                i = 0;
+            }
+        }
+    }
+
+    /// `byId.set(key, pos)` with room reserved.
+    #[inline]
+    fn insert(&mut self, entries: &Index, pos_bits: u32, h: Hashed, pos: u32) {
+        let (i, found) = self.probe(entries, pos_bits, h, entries.id(pos as usize));
+        self.len += usize::from(!found);
+        self.slots[i] = h.slot(pos_bits, pos);
+    }
+}
+
+#[inline]
+fn pos_mask(pos_bits: u32) -> u32 {
+    if pos_bits >= 32 { u32::MAX } else { (1 << pos_bits) - 1 }
 }
 
 impl IdMap {
@@ -41,36 +112,50 @@ impl IdMap {
     }
 
     pub(crate) fn clear(&mut self) {
-        self.slots.clear();
+        self.shards.clear();
         self.in_table = 0;
+        self.pos_bits = 0;
         self.undefined = None;
         self.null = None;
     }
 
-    fn tag(&self, key: &Key) -> u32 {
-        (self.state.hash_one(key) >> 32) as u32
+    #[inline]
+    fn hash(&self, key: &Key) -> Hashed {
+        Hashed(self.state.hash_one(key))
     }
 
-    /// The first slot to probe for `tag` (the table has a power-of-two size of at least 16).
-    fn home(&self, tag: u32) -> usize {
-        ((u64::from(tag) * self.slots.len() as u64) >> 32) as usize
-    }
-
-    /// Room for `additional` more ids with the table at most half full.
-    fn reserve(&mut self, additional: usize) {
-        let want = ((self.in_table + additional) * 2).next_power_of_two().max(16);
-        if want <= self.slots.len() {
-            return;
+    /// Make every shard able to take `extra[s]` more keys at most half full, and the
+    /// slots able to hold positions below `positions`.
+    fn reserve(&mut self, entries: &Index, positions: usize, extra: &[usize]) {
+        // Positions below 2^bits - 1 (all ones is never a slot: EMPTY), with room to grow.
+        let need = (usize::BITS - (positions.saturating_mul(2) + 2).leading_zeros()).min(32);
+        let rehash_all = self.shards.is_empty() || need > self.pos_bits;
+        if self.shards.is_empty() {
+            self.shards = vec![Shard::default(); SHARDS];
         }
-        let old = std::mem::replace(&mut self.slots, vec![Slot { tag: 0, pos: EMPTY }; want]);
-        let mask = want - 1;
-        for s in old.into_iter().filter(|s| s.pos != EMPTY) {
-            let mut i = self.home(s.tag);
-            while self.slots[i].pos != EMPTY {
-                i = (i + 1) & mask;
+        let old_bits = self.pos_bits;
+        if rehash_all {
+            self.pos_bits = need;
+        }
+        let (pos_bits, state) = (self.pos_bits, &self.state);
+        self.shards.par_iter_mut().zip(extra).for_each(|(sh, &more)| {
+            let want = (sh.len + more) * 2;
+            if want <= sh.slots.len() && !rehash_all {
+                return;
             }
-            self.slots[i] = s;
-        }
+            // Grow with room to spare (a shard's share of later batches), re-slot.
+            let cap = if want <= sh.slots.len() {
+                sh.slots.len()
+            } else {
+                (want + want / 8).max(8)
+            };
+            let old = std::mem::replace(&mut sh.slots, vec![EMPTY; cap]);
+            sh.len = 0;
+            for s in old.into_iter().filter(|&s| s != EMPTY) {
+                let pos = s & pos_mask(old_bits);
+                sh.insert(entries, pos_bits, Hashed(state.hash_one(entries.id(pos as usize))), pos);
+            }
+        });
     }
 
     /// `byId.set(entries[p].id, p)`: the entry replaces an earlier one with the same id.
@@ -79,56 +164,90 @@ impl IdMap {
         self.extend(entries, &[p]);
     }
 
-    /// `IdMap::insert` of each of `ps` in order, grouped by table region first.
+    /// `IdMap::insert` of each of `ps` in order, grouped by shard.
     pub(crate) fn extend(&mut self, entries: &Index, ps: &[EntryPos]) {
-        // `undefined` and `null` beside the table; the rest grouped by the top bits of the
-        // tag (the region of the table), keeping order.
-        let mut keyed = 0;
+        // Room first, once, from each shard's count (the ids hashed in order, in
+        // parallel): growing shard by shard as batches arrive re-slotted their keys again
+        // and again, each a random look into the index.
+        let state = &self.state;
+        let counts = ps
+            .par_chunks(BATCH)
+            .map(|c| {
+                let mut n = vec![0usize; SHARDS];
+                for p in c {
+                    match entries.id(p.0 as usize) {
+                        Key::Undefined | Key::Null => {}
+                        key => n[Hashed(state.hash_one(key)).shard()] += 1,
+                    }
+                }
+                n
+            })
+            .reduce(
+                || vec![0usize; SHARDS],
+                |mut a, b| {
+                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
+                    a
+                },
+            );
+        if counts.iter().any(|&n| n != 0) {
+            let max_pos = ps.iter().map(|p| p.0 as usize).max().unwrap_or(0);
+            self.reserve(entries, entries.len().max(max_pos + 1), &counts);
+        }
+        for batch in ps.chunks(BATCH) {
+            self.extend_batch(entries, batch);
+        }
+    }
+
+    fn extend_batch(&mut self, entries: &Index, ps: &[EntryPos]) {
+        // `undefined` and `null` beside the table; the rest hashed in parallel.
+        let state = &self.state;
+        let hashed: Vec<(u64, u32)> = ps
+            .par_iter()
+            .with_min_len(4096)
+            .filter_map(|p| match entries.id(p.0 as usize) {
+                Key::Undefined | Key::Null => None,
+                key => Some((state.hash_one(key), p.0)),
+            })
+            .collect();
         for p in ps {
             match entries.id(p.0 as usize) {
                 Key::Undefined => self.undefined = Some(p.0),
                 Key::Null => self.null = Some(p.0),
-                _ => keyed += 1,
+                _ => {}
             }
         }
-        if keyed == 0 {
+        if hashed.is_empty() {
             return;
         }
-        self.reserve(keyed);
-        const BITS: u32 = 10;
-        let mut counts = vec![0usize; (1 << BITS) + 1];
-        let tagged: Vec<(u32, u32)> = ps
-            .iter()
-            .filter(|p| !matches!(entries.id(p.0 as usize), Key::Undefined | Key::Null))
-            .map(|p| {
-                let tag = self.tag(entries.id(p.0 as usize));
-                counts[(tag >> (32 - BITS)) as usize + 1] += 1;
-                (tag, p.0)
-            })
-            .collect();
+        let mut counts = vec![0usize; SHARDS + 1];
+        for &(h, _) in &hashed {
+            counts[Hashed(h).shard() + 1] += 1;
+        }
         for b in 1..counts.len() {
             counts[b] += counts[b - 1];
         }
-        let mut grouped = vec![(0u32, 0u32); tagged.len()];
-        for &(tag, p) in &tagged {
-            let b = &mut counts[(tag >> (32 - BITS)) as usize];
-            grouped[*b] = (tag, p);
+        let bounds = counts.clone();
+        let mut grouped = vec![(0u64, 0u32); hashed.len()];
+        for &(h, p) in &hashed {
+            let b = &mut counts[Hashed(h).shard()];
+            grouped[*b] = (h, p);
             *b += 1;
         }
-        for (tag, p) in grouped {
-            self.insert_tagged(entries, tag, p);
-        }
-    }
-
-    /// Insert with room reserved and the tag computed.
-    #[inline]
-    fn insert_tagged(&mut self, entries: &Index, tag: u32, p: u32) {
-        let (i, found) = self.probe(entries, tag, entries.id(p as usize));
-        if !found {
-            self.slots[i].tag = tag;
-            self.in_table += 1;
-        }
-        self.slots[i].pos = p;
+        drop(hashed);
+        let pos_bits = self.pos_bits;
+        let added: usize = self
+            .shards
+            .par_iter_mut()
+            .enumerate()
+            .map(|(s, sh)| {
+                let before = sh.len;
+                for &(h, p) in &grouped[bounds[s]..bounds[s + 1]] {
+                    sh.insert(entries, pos_bits, Hashed(h), p);
+                }
+                sh.len - before
+            })
+            .sum();
+        self.in_table += added;
     }
 
     /// `byId.get(key)`.
@@ -138,30 +257,17 @@ impl IdMap {
             Key::Null => return self.null.map(EntryPos),
             _ => {}
         }
-        if self.slots.is_empty() {
+        if self.shards.is_empty() {
             return None;
         }
-        match self.probe(entries, self.tag(key), key) {
-            (i, true) => Some(EntryPos(self.slots[i].pos)),
-            (_, false) => None,
+        let h = self.hash(key);
+        let sh = &self.shards[h.shard()];
+        if sh.slots.is_empty() {
+            return None;
         }
-    }
-
-    /// The slot holding `key` (`true`), or the empty slot where it would go (`false`).
-    /// The table is never full (at most half), so the probe ends.
-    #[inline]
-    fn probe(&self, entries: &Index, tag: u32, key: &Key) -> (usize, bool) {
-        let mask = self.slots.len() - 1;
-        let mut i = self.home(tag);
-        loop {
-            let s = self.slots[i];
-            if s.pos == EMPTY {
-                return (i, false);
-            }
-            if s.tag == tag && entries.id(s.pos as usize) == key {
-                return (i, true);
-            }
-            i = (i + 1) & mask;
+        match sh.probe(entries, self.pos_bits, h, key) {
+            (i, true) => Some(EntryPos(sh.slots[i] & pos_mask(self.pos_bits))),
+            (_, false) => None,
         }
     }
 }

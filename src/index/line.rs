@@ -12,7 +12,9 @@
 //! targets check that both accept the same lines and find the same fields.
 
 use crate::js::string::is_js_blank;
-use crate::json::walk::{skip_value, skip_ws, walk_members};
+use crate::json::dispatch::skip_object_tail;
+use crate::json::string::short_string_end;
+use crate::json::walk::{skip_scalar, skip_value, skip_ws, walk_members};
 use crate::json::ws::{self, WhiteSpace};
 use crate::json::{Field, Kind, SyntaxError};
 
@@ -125,6 +127,15 @@ fn scan_object<W: WhiteSpace>(line: &[u8], start: usize) -> Result<(Fields, usiz
     let mut f = Fields::default();
     let end = walk_members::<W>(line, start, |key, vstart| match which_key(key) {
         Some(Want::Message) if line[vstart] == b'{' => {
+            if let Some((end, role)) = message_role_first::<W>(line, vstart) {
+                f.message = Some(Field {
+                    start: vstart,
+                    end,
+                    kind: Kind::Object,
+                });
+                f.role = Some(role);
+                return Ok(end);
+            }
             // The message's own members are walked instead of skipped, to find its role
             // in the same pass.
             let mut role = None;
@@ -165,6 +176,39 @@ fn scan_object<W: WhiteSpace>(line: &[u8], start: usize) -> Result<(Fields, usiz
         }
     })?;
     Ok((f, end))
+}
+
+/// The message object at `start` when its first member is a plain `"role"` with a scalar
+/// value (as pi writes every message): the role's field and the message's end, the rest
+/// skipped in one structural pass. `None` (the caller walks member by member, which
+/// decides and finds errors) for any other message, for a later `role` member (the last
+/// one counts), a key that is escaped or long, anything invalid, or a CPU without the
+/// structural walker.
+#[inline(always)]
+fn message_role_first<W: WhiteSpace>(line: &[u8], start: usize) -> Option<(usize, Field)> {
+    let k = skip_ws::<W>(line, start + 1);
+    let kend = short_string_end(line, k)?;
+    if line[k] != b'"' || &line[k + 1..kend - 1] != b"role" {
+        return None;
+    }
+    let colon = skip_ws::<W>(line, kend);
+    if line.get(colon) != Some(&b':') {
+        return None;
+    }
+    let v = skip_ws::<W>(line, colon + 1);
+    if matches!(line.get(v), None | Some(b'{' | b'[')) {
+        return None;
+    }
+    let (vend, kind) = skip_scalar(line, v).ok()?;
+    let end = skip_object_tail::<W>(line, vend, b"role")?;
+    Some((
+        end,
+        Field {
+            start: v,
+            end: vend,
+            kind,
+        },
+    ))
 }
 
 /// Scan the object line at the start of `rest` (the rest of a chunk of lines) and find

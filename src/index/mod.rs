@@ -416,15 +416,22 @@ impl Skipped {
 /// The index of a whole file.
 ///
 /// Kept lines are compact records of 32 bytes each (no heap allocation per line), their
-/// `id` and `parentId` keys in one table beside them (none for a missing or `null` key,
+/// `id` and `parentId` keys in a table beside them (none for a missing or `null` key,
 /// one shared by a `parentId` and the previous entry's equal `id`); [`Index::get`] gives
 /// the view [`EntryRec`] of one. Skipped lines keep full [`Skipped`] records.
+///
+/// The records stay in the runs the parallel workers built them in (one per chunk of the
+/// file, each with its own key table), never concatenated: a concatenation held every
+/// record twice at its peak (the runs and the whole), and copied them on one thread.
+/// A small table of where each 4096th record lies finds a record's run.
 #[derive(Clone, Default)]
 pub struct Index {
-    recs: Vec<Rec>,
-    keys: Vec<Key>,
-    /// Lengths of the lines of 4 GiB or more, by record position (ascending).
-    long_lens: Vec<(u32, u64)>,
+    /// The records, in file order, in runs (none empty).
+    runs: Vec<Run>,
+    /// `starts[r]`: the position of `runs[r]`'s first record; one more, the total.
+    starts: Vec<u32>,
+    /// `lookup[b]`: the run holding record `b << LOOKUP_BITS`.
+    lookup: Vec<u32>,
     /// Every skipped line, in file order.
     pub skipped: Vec<Skipped>,
     /// Number of lines (a final line without `\n` counts).
@@ -448,17 +455,16 @@ impl fmt::Debug for Index {
     }
 }
 
-impl Index {
-    /// Kept lines (entries and headers).
-    pub fn len(&self) -> usize {
-        self.recs.len()
-    }
+/// Records of a run of lines with their own key table: key indices are the run's.
+#[derive(Clone, Default)]
+struct Run {
+    recs: Vec<Rec>,
+    keys: Vec<Key>,
+    /// Lengths of the lines of 4 GiB or more, by record position in the run (ascending).
+    long_lens: Vec<(u32, u64)>,
+}
 
-    /// No kept line.
-    pub fn is_empty(&self) -> bool {
-        self.recs.is_empty()
-    }
-
+impl Run {
     /// The key behind a key index.
     #[inline]
     fn key(&self, i: u32) -> &Key {
@@ -469,40 +475,92 @@ impl Index {
         }
     }
 
+    fn line_len(&self, j: usize) -> u64 {
+        let r = &self.recs[j];
+        if r.len != LONG {
+            return u64::from(r.len);
+        }
+        match self.long_lens.binary_search_by_key(&(j as u32), |l| l.0) {
+            Ok(i) => self.long_lens[i].1,
+            Err(_) => u64::from(LONG),
+        }
+    }
+}
+
+/// Records `b << LOOKUP_BITS` are where [`Index::lookup`] says.
+const LOOKUP_BITS: u32 = 12;
+
+impl Index {
+    /// Kept lines (entries and headers).
+    pub fn len(&self) -> usize {
+        self.starts.last().map_or(0, |&n| n as usize)
+    }
+
+    /// No kept line.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The run of kept line `k` and its position there.
+    #[inline]
+    fn locate(&self, k: usize) -> (&Run, usize) {
+        let (r, j) = self.run_of(k);
+        (&self.runs[r], j)
+    }
+
+    /// The index of the run of kept line `k` and its position there.
+    #[inline]
+    fn run_of(&self, k: usize) -> (usize, usize) {
+        let mut r = self.lookup[k >> LOOKUP_BITS] as usize;
+        // Runs hold thousands of records but for files of huge lines: then search.
+        let mut steps = 0;
+        while self.starts[r + 1] as usize <= k {
+            r += 1;
+            steps += 1;
+            if steps == 4 {
+                r += self.starts[r..].partition_point(|&s| s as usize <= k) - 1;
+                break;
+            }
+        }
+        (r, k - self.starts[r] as usize)
+    }
+
+    #[inline]
+    fn rec(&self, k: usize) -> (&Run, &Rec) {
+        let (run, j) = self.locate(k);
+        (run, &run.recs[j])
+    }
+
     /// The `id` of kept line `k`.
     #[inline]
     pub fn id(&self, k: usize) -> &Key {
-        self.key(self.recs[k].id)
+        let (run, r) = self.rec(k);
+        run.key(r.id)
     }
 
     /// The `parentId` of kept line `k`.
     #[inline]
     pub fn parent(&self, k: usize) -> &Key {
-        self.key(self.recs[k].parent)
+        let (run, r) = self.rec(k);
+        run.key(r.parent)
     }
 
     /// The `type` of kept line `k`.
     #[inline]
     pub fn ty(&self, k: usize) -> EntryType {
-        self.recs[k].ty
+        self.rec(k).1.ty
     }
 
     /// The length (without `\n`) of kept line `k`.
     pub fn line_len(&self, k: usize) -> u64 {
-        let r = &self.recs[k];
-        if r.len != LONG {
-            return u64::from(r.len);
-        }
-        match self.long_lens.binary_search_by_key(&(k as u32), |l| l.0) {
-            Ok(i) => self.long_lens[i].1,
-            Err(_) => u64::from(LONG),
-        }
+        let (run, j) = self.locate(k);
+        run.line_len(j)
     }
 
     /// The line number of kept line `k`: the lines before it are the kept lines before it
     /// and the skipped lines before it.
     pub fn line_no(&self, k: usize) -> LineNo {
-        let off = self.recs[k].offset();
+        let off = self.rec(k).1.offset();
         let skipped_before = if self.skipped.is_empty() {
             0
         } else {
@@ -513,14 +571,15 @@ impl Index {
 
     /// The view of kept line `k`.
     pub fn get(&self, k: usize) -> EntryRec<'_> {
-        let r = &self.recs[k];
+        let (run, j) = self.locate(k);
+        let r = &run.recs[j];
         EntryRec {
             offset: ByteOffset(r.offset()),
-            len: self.line_len(k),
+            len: run.line_len(j),
             line: self.line_no(k),
             ty: r.ty,
-            id: self.key(r.id),
-            parent: self.key(r.parent),
+            id: run.key(r.id),
+            parent: run.key(r.parent),
             timestamp: if r.ts_len == 0 {
                 RelSpan::NONE
             } else {
@@ -541,7 +600,7 @@ impl Index {
 
     /// Every kept line, in file order (pi's `fileEntries` before filtering headers).
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = EntryRec<'_>> + ExactSizeIterator + '_ {
-        (0..self.recs.len()).map(|k| self.get(k))
+        (0..self.len()).map(|k| self.get(k))
     }
 
     /// Give kept line `k` new keys (pi's v1 migration: a fresh id, the previous entry as
@@ -555,9 +614,11 @@ impl Index {
                 FIRST_KEY + (keys.len() - 1) as u32
             }
         };
-        let id = slot(&mut self.keys, id);
-        let parent = slot(&mut self.keys, parent);
-        let r = &mut self.recs[k];
+        let (ri, j) = self.run_of(k);
+        let run = &mut self.runs[ri];
+        let id = slot(&mut run.keys, id);
+        let parent = slot(&mut run.keys, parent);
+        let r = &mut run.recs[j];
         r.id = id;
         r.parent = parent;
         r.flags |= ID_IS_STRING;
@@ -566,50 +627,61 @@ impl Index {
     /// An index of records holding these ids (tests of id lookups).
     #[cfg(test)]
     pub(crate) fn test_with_ids(ids: &[Key]) -> Index {
-        let mut part = Part::default();
-        for (k, id) in ids.iter().enumerate() {
-            part.push_rec(k as u64, 0, EntryType::Other);
-            let slot = part.key_slot(id.clone(), None);
-            part.recs[k].id = slot;
-        }
-        part.lines = ids.len() as u64;
         let mut idx = Index::default();
-        idx.append_part(part, 0);
+        // Runs of a few records, so that lookups cross runs.
+        for (k0, ids) in ids.chunks(7).enumerate() {
+            let mut part = Part::default();
+            for (k, id) in ids.iter().enumerate() {
+                part.push_rec((k0 * 7 + k) as u64, 0, EntryType::Other);
+                let slot = part.key_slot(id.clone(), None);
+                part.recs[k].id = slot;
+            }
+            part.lines = ids.len() as u64;
+            idx.append_part(part);
+        }
         idx
     }
 
-    /// Append the records of `part` (indexed from file offset `from`, after the lines
-    /// already here).
-    fn append_part(&mut self, mut part: Part, from: u64) {
-        let rec_base = self.recs.len() as u32;
-        let key_base = self.keys.len() as u32;
+    /// Append the records of `part` (whose offsets are the file's) after the lines
+    /// already here.
+    fn append_part(&mut self, mut part: Part) {
         let line_base = self.lines;
-        let shift = |i: u32| if i >= FIRST_KEY { i + key_base } else { i };
-        for r in &mut part.recs {
-            r.id = shift(r.id);
-            r.parent = shift(r.parent);
-            if from != 0 {
-                r.set_offset(r.offset() + from);
-            }
-        }
-        if from != 0 {
-            // Object ids are unique per byte offset: keep them unique file-wide.
-            for k in &mut part.keys {
-                if let Key::Unique(u) = k {
-                    *u += 2 * from;
-                }
-            }
-        }
         for s in &mut part.skipped {
             s.line.0 += line_base;
-            s.offset.0 += from;
         }
-        self.recs.append(&mut part.recs);
-        self.keys.append(&mut part.keys);
         self.skipped.append(&mut part.skipped);
-        self.long_lens
-            .extend(part.long_lens.into_iter().map(|(k, l)| (k + rec_base, l)));
         self.lines += part.lines;
+        if part.recs.is_empty() {
+            return;
+        }
+        let n = self.len();
+        let total = n + part.recs.len();
+        if self.starts.is_empty() {
+            self.starts.push(0);
+        }
+        self.starts.push(u32::try_from(total).unwrap_or(u32::MAX));
+        self.runs.push(Run {
+            recs: part.recs,
+            keys: part.keys,
+            long_lens: part.long_lens,
+        });
+        self.fill_lookup();
+    }
+
+    /// Bring [`Index::lookup`] up to date with the runs (its entries for records that
+    /// were there stay right: runs are only ever added or shortened at the end).
+    fn fill_lookup(&mut self) {
+        let n = self.len();
+        let want = n.div_ceil(1 << LOOKUP_BITS);
+        self.lookup.truncate(want);
+        let mut r = self.lookup.last().map_or(0, |&r| r as usize);
+        while self.lookup.len() < want {
+            let k = self.lookup.len() << LOOKUP_BITS;
+            while self.starts[r + 1] as usize <= k {
+                r += 1;
+            }
+            self.lookup.push(r as u32);
+        }
     }
 }
 
@@ -818,10 +890,22 @@ fn index_chunk(bytes: &[u8], base: u64, limit: usize) -> Part {
 #[inline(always)]
 fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
     let mut part = Part::default();
+    // Room for the whole run once its first sixteenth is indexed (with a tenth to
+    // spare): growing by doubling copied each run about once and faulted its pages in
+    // twice. Trimmed below.
+    let mut sized = false;
     let mut pos = 0usize;
     let mut line_no = 0u64;
     debug_assert!(limit <= bytes.len());
     while pos < limit {
+        if !sized && pos > 0 && pos >= limit / 16 {
+            sized = true;
+            let scale = |n: usize| (n as u128 * limit as u128 * 11 / (pos as u128 * 10)) as usize + 16;
+            part.recs
+                .reserve(scale(part.recs.len()).saturating_sub(part.recs.len()));
+            part.keys
+                .reserve(scale(part.keys.len()).saturating_sub(part.keys.len()));
+        }
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {
@@ -849,16 +933,15 @@ impl Index {
     /// line numbers continue from the lines already counted. Returns how many entries
     /// were added.
     pub(crate) fn extend(&mut self, bytes: &[u8], from: usize) -> usize {
-        let before = self.recs.len();
-        let part = build_parts(&bytes[from..], CHUNK);
-        for p in part {
-            self.append_part(p, from as u64);
+        let before = self.len();
+        for p in build_parts(bytes, from, CHUNK) {
+            self.append_part(p);
         }
         self.unterminated_tail = bytes.last().is_some_and(|&b| b != b'\n') && bytes.len() > from;
         // Bytes after a line's `\n` in its chunk count too, so earlier lines are looked at
         // again (only on files long enough for it).
         self.pi_open_throws = self.overflow_from(bytes, 0);
-        self.recs.len() - before
+        self.len() - before
     }
 
     /// The first kept or skipped line from kept line `first` on that pi's loader cannot
@@ -867,9 +950,13 @@ impl Index {
         if !v8::exceeds_bound(bytes.len() as u64) {
             return None;
         }
-        let from = self.recs.get(first).map_or(u64::MAX, Rec::offset);
-        let mut lines: Vec<(u64, u64)> = (first..self.recs.len())
-            .map(|k| (self.recs[k].offset(), self.line_len(k)))
+        let from = if first < self.len() {
+            self.rec(first).1.offset()
+        } else {
+            u64::MAX
+        };
+        let mut lines: Vec<(u64, u64)> = (first..self.len())
+            .map(|k| (self.rec(k).1.offset(), self.line_len(k)))
             .chain(
                 self.skipped
                     .iter()
@@ -893,23 +980,34 @@ impl Index {
         self.lines -= 1;
         // Recomputed over every line when the rest arrives (see `extend`).
         self.pi_open_throws = None;
-        if !self.recs.is_empty() && self.line_no(self.recs.len() - 1) == last_line {
-            let k = self.recs.len() - 1;
-            let off = self.recs[k].offset();
-            let r = self.recs.pop().expect("checked");
-            if self.long_lens.last().is_some_and(|l| l.0 as usize == k) {
-                self.long_lens.pop();
+        if !self.is_empty() && self.line_no(self.len() - 1) == last_line {
+            let run = self.runs.last_mut().expect("not empty");
+            let r = run.recs.pop().expect("runs are not empty");
+            let k = run.recs.len();
+            if run.long_lens.last().is_some_and(|l| l.0 as usize == k) {
+                run.long_lens.pop();
             }
-            // Its keys were the last ones stored (the parent may share the previous id).
+            // Its keys were the last ones its run stored (the parent may share the
+            // previous id, which is in the same run when it shares).
             for i in [r.parent, r.id] {
                 if i >= FIRST_KEY
-                    && (i - FIRST_KEY) as usize + 1 == self.keys.len()
-                    && (k == 0 || self.recs[k - 1].id != i)
+                    && (i - FIRST_KEY) as usize + 1 == run.keys.len()
+                    && (k == 0 || run.recs[k - 1].id != i)
                 {
-                    self.keys.pop();
+                    run.keys.pop();
                 }
             }
-            return Some((off, true));
+            if run.recs.is_empty() {
+                self.runs.pop();
+                self.starts.pop();
+                if self.starts.len() == 1 {
+                    self.starts.clear();
+                }
+            } else {
+                *self.starts.last_mut().expect("not empty") -= 1;
+            }
+            self.fill_lookup();
+            return Some((r.offset(), true));
         }
         if self.skipped.last().is_some_and(|k| k.line == last_line) {
             let k = self.skipped.pop().expect("checked");
@@ -927,20 +1025,21 @@ pub fn build(bytes: &[u8]) -> Index {
     build_with(bytes, CHUNK)
 }
 
-/// Index `bytes` in chunks, in parallel: the parts in file order.
-fn build_parts(bytes: &[u8], chunk: usize) -> Vec<Part> {
+/// Index `bytes[from..]` (`from` starts a line) in chunks, in parallel: the parts in file
+/// order, with the file's offsets.
+fn build_parts(bytes: &[u8], from: usize, chunk: usize) -> Vec<Part> {
     let chunk = chunk.max(1);
     // Chunk k indexes the lines that start in `k * chunk .. (k + 1) * chunk`; each worker
     // finds its own first line start (the last line it indexes may run past its range),
     // so no thread walks the file alone to cut it first.
     let n = bytes.len();
-    (0..n.div_ceil(chunk))
+    (0..(n - from).div_ceil(chunk))
         .into_par_iter()
         .map(|k| {
-            let lo = k * chunk;
+            let lo = from + k * chunk;
             let hi = (lo + chunk).min(n);
-            let start = if lo == 0 {
-                Some(0)
+            let start = if lo == from {
+                Some(from)
             } else {
                 memchr::memchr(b'\n', &bytes[lo - 1..hi]).map(|o| lo + o)
             };
@@ -955,18 +1054,17 @@ fn build_parts(bytes: &[u8], chunk: usize) -> Vec<Part> {
 
 /// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
 pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
-    let parts = build_parts(bytes, chunk);
-    let mut recs = Vec::with_capacity(parts.iter().map(|p| p.recs.len()).sum());
-    crate::source::prefer_huge_pages(recs.spare_capacity_mut());
+    let parts = build_parts(bytes, 0, chunk);
     let mut index = Index {
-        recs,
-        keys: Vec::with_capacity(parts.iter().map(|p| p.keys.len()).sum()),
         unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),
         ..Index::default()
     };
+    index
+        .runs
+        .reserve_exact(parts.iter().filter(|p| !p.recs.is_empty()).count());
     // `a\n` has one line; `a\nb` two; a trailing `\n` does not start a line.
     for p in parts {
-        index.append_part(p, 0);
+        index.append_part(p);
     }
     index.pi_open_throws = index.overflow_from(bytes, 0);
     index
@@ -1003,7 +1101,7 @@ mod tests {
     /// The obvious indexer: split at every `\n`, classify each line on its own.
     fn index_of(part: Part) -> Index {
         let mut idx = Index::default();
-        idx.append_part(part, 0);
+        idx.append_part(part);
         idx
     }
 

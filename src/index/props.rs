@@ -40,6 +40,9 @@ fn json_line() -> impl Strategy<Value = Vec<u8>> {
     let templates = prop_oneof![
         Just(br#"{"type":"message","id":"a1","parentId":null,"message":{"role":"user","content":[{"type":"text","text":"x\n"}]}}"#.to_vec()),
         Just(br#"{"id":"b","id":"c","parentId":"a","x":[1,2,{"id":3}],"type":"label"}"#.to_vec()),
+        Just(br#"{"type":"message","message":{"role":"user","content":[{"type":"text","text":"a"}],"usage":{"in":1},"role":"assistant"}}"#.to_vec()),
+        Just(br#"{"message":{ "role" : 7 , "\u0072ole":"x","n":[{"role":1}]},"id":"m"}"#.to_vec()),
+        Just(br#"{"message":{"role":"toolResult","content":"a\nb","isError":false,"timestamp":17}}"#.to_vec()),
         Just(br#"[1,"two",{"three":3}]"#.to_vec()),
         Just(br#""""#.to_vec()),
         Just(b"0".to_vec()),
@@ -91,6 +94,11 @@ proptest! {
                     let got = field_value(&line, field);
                     prop_assert_eq!(got.as_ref(), o.get(key), "{}", key);
                 }
+                // The message's role (read from its first member, the rest skipped, when
+                // it can be).
+                let role = o.get("message").and_then(Value::as_object).and_then(|m| m.get("role"));
+                let got = field_value(&line, f.role);
+                prop_assert_eq!(got.as_ref(), role, "role");
             }
         }
     }

@@ -11,7 +11,7 @@ use super::kernel::{Avx2, Avx512, Sse2};
 use super::kernel::{ExtraMasks, Kernel};
 use super::string::decode_string_with;
 use super::string::skip_string_with;
-use super::structural::skip_container_with;
+use super::structural::{skip_container_with, skip_object_tail_with};
 use super::ws::WhiteSpace;
 use crate::js::string::JsStr;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -181,6 +181,39 @@ pub(crate) fn skip_container<W: WhiteSpace>(b: &[u8], i: usize) -> Option<usize>
 #[target_feature(enable = "avx512bw,bmi1,bmi2,popcnt")]
 unsafe fn skip_container_avx512<W: WhiteSpace>(b: &[u8], i: usize) -> Option<usize> {
     skip_container_with::<Avx512, W>(b, i)
+}
+
+/// Skip the rest of an object from just after one of its member values, unless a later
+/// member is named `deny` (see [`super::structural::skip_object_tail_with`]); `None` also
+/// when this CPU lacks AVX-512BW, as for [`skip_container`].
+#[inline]
+pub(crate) fn skip_object_tail<W: WhiteSpace>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if cpu() & AVX512_BMI != 0 {
+        // SAFETY: every feature `skip_object_tail_avx512` is compiled for was detected.
+        return unsafe { skip_object_tail_avx512::<W>(b, i, deny) };
+    }
+    let _ = (b, i, deny);
+    None
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512bw,bmi1,bmi2,popcnt")]
+unsafe fn skip_object_tail_avx512<W: WhiteSpace>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
+    skip_object_tail_with::<Avx512, W>(b, i, deny)
+}
+
+/// [`skip_object_tail`] with kernel `isa` (the AVX-512 build when asked for and present,
+/// the portable byte classes otherwise), for tests and fuzz targets.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn skip_object_tail_kernel<W: WhiteSpace>(isa: Isa, b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
+    #[cfg(target_arch = "x86_64")]
+    if isa == Isa::Avx512 && cpu() & AVX512_BMI != 0 {
+        // SAFETY: the features were detected just above.
+        return unsafe { skip_object_tail_avx512::<W>(b, i, deny) };
+    }
+    let _ = isa;
+    skip_object_tail_with::<super::kernel::Swar, W>(b, i, deny)
 }
 
 /// A mask kernel, named for tests, benchmarks and fuzz targets that run each one.

@@ -18,7 +18,7 @@
 
 use super::kernel::Kernel;
 use super::lex::number_end;
-use super::string::{escaped_mask, skip_string_with};
+use super::string::{escaped_mask, short_string_end, skip_string_with};
 use super::ws::WhiteSpace;
 use std::marker::PhantomData;
 
@@ -193,11 +193,40 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
 #[inline(always)]
 pub(crate) fn skip_container_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize) -> Option<usize> {
     debug_assert!(matches!(b.get(i), Some(b'{' | b'[')));
+    walk_with::<K, W, false>(b, i, b"")
+}
+
+/// Skip the rest of an object from `i`, just past one of its member values (the
+/// members before it walked by the caller): `Some(end)` past its closing brace only when
+/// the rest is valid and no member after `i` is named `deny` or has a key the walker
+/// cannot compare without decoding (escaped, or longer than a short string). The index
+/// reads a message's first member, its `role`, and skips the rest at once; a later
+/// `role` would win in `JSON.parse`, so one sends it back to the exact walk.
+#[inline(always)]
+pub(crate) fn skip_object_tail_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
+    if i >= b.len() {
+        return None;
+    }
+    walk_with::<K, W, true>(b, i, deny)
+}
+
+/// The automaton of [`skip_container_with`]; with `TAIL`, that of
+/// [`skip_object_tail_with`]: it starts after a value inside an object and checks the
+/// keys of that object's later members.
+#[inline(always)]
+fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
     let mut c = Cursor::<K, W>::new(b, i);
     // Bit d is set when the container at depth d + 1 is an object.
-    let mut stack = 0u64;
-    let mut depth = 0u32;
-    let (mut p, mut ch) = c.next()?;
+    let mut stack = u64::from(TAIL);
+    let mut depth = u32::from(TAIL);
+    // The tail starts as if a string had just been read at `i`: the string arm is then a
+    // no-op (no string is open), and the walk goes on after a value.
+    // (A string the first block opens is visited, unless a problem comes first: then
+    // the walk would stop there anyway.)
+    if TAIL && c.visit == 0 && c.in_carry != 0 {
+        return None;
+    }
+    let (mut p, mut ch) = if TAIL { (i, b'"') } else { c.next()? };
     'value: loop {
         // A value starts at p.
         match ch {
@@ -244,6 +273,12 @@ pub(crate) fn skip_container_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize) 
                 b',' => {
                     (p, ch) = c.next()?;
                     if obj {
+                        if TAIL && depth == 1 {
+                            let key = short_string_end(b, p).map(|end| &b[p + 1..end - 1]);
+                            if key.is_none_or(|k| k == deny) {
+                                return None;
+                            }
+                        }
                         (p, ch) = c.member(p, ch)?;
                     }
                     continue 'value;

@@ -271,3 +271,92 @@ pub fn max_depth(b: &[u8]) -> usize {
     }
     max
 }
+
+/// The obvious twin of the structural object-tail walker
+/// ([`dispatch::skip_object_tail`]), for the object at `start` with the
+/// tail from `i`: the exact walk of the whole object, refusing where the tail walker
+/// must (a member after `i` named `deny`, or whose key is escaped or not short).
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn skip_object_tail_exact<W: WhiteSpace>(b: &[u8], start: usize, i: usize, deny: &[u8]) -> Option<usize> {
+    // Whether the key of the member whose value starts at `s` is written plainly (no
+    // escape) and short enough for the short-string look (32 bytes after its quote).
+    let plain_key_before = |s: usize, k: &[u8]| {
+        let Some(colon) = b[..s].iter().rposition(|&c| c == b':') else {
+            return false;
+        };
+        let Some(close) = b[..colon].iter().rposition(|&c| c == b'"') else {
+            return false;
+        };
+        let Some(open) = close.checked_sub(k.len() + 1) else {
+            return false;
+        };
+        b[open] == b'"' && &b[open + 1..close] == k && k.len() < 32 && b.len() >= open + 33
+    };
+    let mut refused = false;
+    let end = walk_members::<W>(b, start, |k, s| {
+        if s > i && (k == deny || !plain_key_before(s, k)) {
+            refused = true;
+        }
+        skip_value::<W>(b, s).map(|(e, _)| e)
+    })
+    .ok()?;
+    (!refused).then_some(end)
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::super::dispatch::{Isa, kernels, skip_object_tail_kernel};
+    use super::super::ws;
+    use super::skip_object_tail_exact;
+
+    #[test]
+    fn object_tails_agree_with_the_exact_walk() {
+        let pieces: [&[u8]; 16] = [
+            br#""content":[{"type":"text","text":"hi"}]"#,
+            br#""role":"x""#,
+            br#""\u0072ole":1"#,
+            br#""usage":{"role":2,"n":[1,2,{"a":null}]}"#,
+            br#""t":17"#,
+            br#""s":"a\"b""#,
+            br#""a_key_that_is_longer_than_thirty_two_bytes":0"#,
+            br#""e":true"#,
+            b" ",
+            b",",
+            b"}",
+            b"\n",
+            b"\r",
+            br#""x":{"#,
+            br#""q":"\x""#,
+            br#""ok":[]"#,
+        ];
+        let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for _ in 0..20_000 {
+            let mut t = br#"{"role":"user""#.to_vec();
+            let i = t.len();
+            for _ in 0..next(6) {
+                if next(4) != 0 {
+                    t.push(b',');
+                }
+                t.extend_from_slice(pieces[next(pieces.len())]);
+            }
+            if next(8) != 0 {
+                t.push(b'}');
+            }
+            t.extend_from_slice(&b"          ".repeat(next(5)));
+            for isa in kernels().into_iter().filter(|k| matches!(k, Isa::Swar | Isa::Avx512)) {
+                let fast = skip_object_tail_kernel::<ws::Line>(isa, &t, i, b"role");
+                let exact = skip_object_tail_exact::<ws::Line>(&t, 0, i, b"role");
+                match fast {
+                    Some(end) => assert_eq!(Some(end), exact, "{isa:?} {:?}", String::from_utf8_lossy(&t)),
+                    None => assert_eq!(exact, None, "{isa:?} gave up: {:?}", String::from_utf8_lossy(&t)),
+                }
+            }
+        }
+    }
+}

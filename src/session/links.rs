@@ -17,8 +17,10 @@ pub(crate) const NO_PARENT: u32 = u32::MAX;
 pub(crate) struct Links {
     /// For `getBranch` and `buildSessionPath`: a truthy `parentId`, looked up.
     walk: Vec<u32>,
-    /// For `getTree`: a `parentId` that is not null and not the entry's own id, looked up.
-    tree: Vec<u32>,
+    /// For `getTree`: a `parentId` that is not null and not the entry's own id, looked
+    /// up, where that differs from `walk` (a falsy `parentId` that is not `null`, or an
+    /// entry its own parent: rare), by position, ascending.
+    tree: Vec<(u32, u32)>,
     /// No two entries share an id: each entry is its own `byId` node.
     pub(crate) unique: bool,
 }
@@ -48,33 +50,47 @@ impl Links {
             (walk, tree)
         };
         let n = entries.len();
-        let mut walk = vec![NO_PARENT; n];
-        let mut tree = vec![NO_PARENT; n];
+        // Multi-MB arrays filled at once: huge pages spare a page fault per 4 KiB.
+        let filled = |n: usize| {
+            let mut v = Vec::with_capacity(n);
+            crate::source::prefer_huge_pages(v.spare_capacity_mut());
+            v.resize(n, NO_PARENT);
+            v
+        };
+        let mut walk = filled(n);
         // Written in place, in parallel: `list` is ascending, so the entries of a run of
         // it are a run of the arrays (the header, not in `list`, keeps `NO_PARENT`).
         const RUN: usize = 4096;
         let mut w_rest: &mut [u32] = &mut walk;
-        let mut t_rest: &mut [u32] = &mut tree;
         let mut done = 0usize;
         let mut jobs = Vec::new();
         for run in list.chunks(RUN).enumerate() {
             let (r, ps) = run;
             let (lo, hi) = (ps[0].0 as usize, ps[ps.len() - 1].0 as usize + 1);
             let (w, wr) = std::mem::take(&mut w_rest)[lo - done..].split_at_mut(hi - lo);
-            let (t, tr) = std::mem::take(&mut t_rest)[lo - done..].split_at_mut(hi - lo);
-            (w_rest, t_rest, done) = (wr, tr, hi);
-            jobs.push((r * RUN, lo, w, t));
+            (w_rest, done) = (wr, hi);
+            jobs.push((r * RUN, lo, w));
         }
-        jobs.into_par_iter().for_each(|(k0, lo, w, t)| {
-            let end = (k0 + RUN).min(list.len());
-            for (k, p) in list.iter().enumerate().take(end).skip(k0) {
-                let (a, b) = resolve(k);
-                let i = p.0 as usize - lo;
-                w[i] = a;
-                t[i] = b;
-            }
-        });
-        Links { walk, tree, unique }
+        let tree: Vec<Vec<(u32, u32)>> = jobs
+            .into_par_iter()
+            .map(|(k0, lo, w)| {
+                let end = (k0 + RUN).min(list.len());
+                let mut differ = Vec::new();
+                for (k, p) in list.iter().enumerate().take(end).skip(k0) {
+                    let (a, b) = resolve(k);
+                    w[p.0 as usize - lo] = a;
+                    if a != b {
+                        differ.push((p.0, b));
+                    }
+                }
+                differ
+            })
+            .collect();
+        Links {
+            walk,
+            tree: tree.concat(),
+            unique,
+        }
     }
 
     /// The parent of `p` on pi's walks.
@@ -86,7 +102,13 @@ impl Links {
     /// The parent of `p` in pi's tree.
     #[inline]
     pub(crate) fn tree_parent(&self, p: EntryPos) -> Option<EntryPos> {
-        Links::at(&self.tree, p)
+        if !self.tree.is_empty()
+            && let Ok(i) = self.tree.binary_search_by_key(&p.0, |d| d.0)
+        {
+            let q = self.tree[i].1;
+            return (q != NO_PARENT).then_some(EntryPos(q));
+        }
+        Links::at(&self.walk, p)
     }
 
     fn at(arr: &[u32], p: EntryPos) -> Option<EntryPos> {

@@ -20,23 +20,25 @@ pub struct Tree {
     /// Root nodes in file order (a node may repeat when ids do).
     pub roots: Vec<EntryPos>,
     /// Children of every node, stored contiguously: node `p` owns
-    /// `kids[ranges[p].0 .. ranges[p].0 + ranges[p].1]`.
-    ranges: Vec<(u32, u32)>,
+    /// `kids[starts[p] .. starts[p + 1]]` (8 bytes an entry in all).
+    starts: Vec<u32>,
     kids: Vec<EntryPos>,
 }
 
 impl Tree {
     /// Children of a node, sorted as pi sorts them.
     pub fn children(&self, node: EntryPos) -> &[EntryPos] {
-        match self.ranges.get(node.0 as usize) {
-            Some(&(start, len)) => &self.kids[start as usize..(start + len) as usize],
-            None => &[],
+        let p = node.0 as usize;
+        match (self.starts.get(p), self.starts.get(p + 1)) {
+            (Some(&start), Some(&end)) => &self.kids[start as usize..end as usize],
+            _ => &[],
         }
     }
 
     fn children_mut(&mut self, node: EntryPos) -> &mut [EntryPos] {
-        let (start, len) = self.ranges[node.0 as usize];
-        &mut self.kids[start as usize..(start + len) as usize]
+        let p = node.0 as usize;
+        let (start, end) = (self.starts[p], self.starts[p + 1]);
+        &mut self.kids[start as usize..end as usize]
     }
 
     /// Preorder walk: `(depth, node)`.
@@ -70,49 +72,42 @@ impl Session {
     fn tree_unchecked(&self) -> Result<Tree> {
         let bytes = self.check()?;
         let n = self.index.len();
-        // Each entry's node and parent node (u32::MAX: a root).
-        const ROOT: u32 = u32::MAX;
-        let mut links: Vec<(u32, u32)> = Vec::with_capacity(self.list.len());
-        let mut counts = vec![0u32; n];
-        let mut roots = Vec::new();
         let parents = self.links();
-        for &p in &self.list {
-            let node = if parents.unique {
+        // Each entry's node (its id's `byId` slot) and parent node, in two passes over the
+        // entries (nothing per entry is kept between them): count each node's children,
+        // then place them, last to first, each at the end of its node's range.
+        let node_of = |p: EntryPos| {
+            if parents.unique {
                 p
             } else {
                 self.entry_by_id(self.record(p).id)
                     .expect("every entry's id is in byId")
-            };
-            let parent = parents.tree_parent(p);
-            match parent {
-                Some(parent) => {
-                    counts[parent.0 as usize] += 1;
-                    links.push((node.0, parent.0));
-                }
-                None => {
-                    roots.push(node);
-                    links.push((node.0, ROOT));
-                }
+            }
+        };
+        // `starts[q + 1]` counts the children of q, then (summed) ends q's range.
+        let mut starts = vec![0u32; n + 1];
+        let mut roots = Vec::new();
+        for &p in &self.list {
+            match parents.tree_parent(p) {
+                Some(parent) => starts[parent.0 as usize + 1] += 1,
+                None => roots.push(node_of(p)),
             }
         }
-        let mut ranges = Vec::with_capacity(n);
-        let mut at = 0u32;
-        for &c in &counts {
-            ranges.push((at, 0u32));
-            at += c;
+        for q in 1..starts.len() {
+            starts[q] += starts[q - 1];
         }
-        let mut kids = vec![EntryPos(0); at as usize];
-        for &(node, parent) in &links {
-            if parent != ROOT {
-                let r = &mut ranges[parent as usize];
-                kids[(r.0 + r.1) as usize] = EntryPos(node);
-                r.1 += 1;
+        let mut kids = vec![EntryPos(0); starts[n] as usize];
+        for &p in self.list.iter().rev() {
+            if let Some(parent) = parents.tree_parent(p) {
+                let end = &mut starts[parent.0 as usize + 1];
+                *end -= 1;
+                kids[*end as usize] = node_of(p);
             }
         }
-        // Only the tree is kept: the links and counts go before the checks and the sort.
-        drop(links);
-        drop(counts);
-        let mut tree = Tree { roots, ranges, kids };
+        // Each range's end moved down to its start: shift back by one node.
+        starts.copy_within(1.., 0);
+        starts[n] = kids.len() as u32;
+        let mut tree = Tree { roots, starts, kids };
         // With distinct ids every node is one entry with one parent: the tree is a forest,
         // where no cycle is reachable from a root (going up from any node reached leads
         // back to its root) and nothing is reached twice. Only duplicate ids need the
@@ -123,9 +118,8 @@ impl Session {
         }
         // Sort as pi does: pop a node, sort its children, push them (a node reached twice
         // is sorted twice, as in pi).
-        // Timestamps are read only for siblings (allocated at the first fork).
-        let mut times: Vec<f64> = Vec::new();
-        let mut known: Vec<bool> = Vec::new();
+        // Timestamps are read only for siblings, beside them while they are sorted.
+        let mut v: Vec<(EntryPos, f64)> = Vec::new();
         // Roots last to first, each subtree depth first: the order of a stack of all roots.
         let mut stack: Vec<EntryPos> = Vec::new();
         for r in (0..tree.roots.len()).rev() {
@@ -133,20 +127,15 @@ impl Session {
             while let Some(node) = stack.pop() {
                 let kids = tree.children_mut(node);
                 if kids.len() > 1 {
-                    if times.is_empty() {
-                        times = vec![f64::NAN; n];
-                        known = vec![false; n];
+                    v.clear();
+                    v.extend(
+                        kids.iter()
+                            .map(|&k| (k, js_date_time(self.timestamp_in(bytes, k).as_ref()))),
+                    );
+                    crate::js::sort::v8_sort_by(&mut v, |a, b| a.1 - b.1);
+                    for (k, &(e, _)) in kids.iter_mut().zip(&v) {
+                        *k = e;
                     }
-                    for &k in kids.iter() {
-                        let i = k.0 as usize;
-                        if !known[i] {
-                            known[i] = true;
-                            times[i] = js_date_time(self.timestamp_in(bytes, k).as_ref());
-                        }
-                    }
-                    let mut v = kids.to_vec();
-                    crate::js::sort::v8_sort_by(&mut v, |a, b| times[a.0 as usize] - times[b.0 as usize]);
-                    kids.copy_from_slice(&v);
                 }
                 stack.extend_from_slice(tree.children(node));
             }
