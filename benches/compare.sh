@@ -2,12 +2,13 @@
 # One run that times pi-session against pi 1.6.0 and wc -l, whole process against whole
 # process, page cache warm, and prints the ratios:
 #   1. `pi-session check` vs `node bench.mjs open` vs `wc -l`, and `context --json` vs `cat`,
-#      on two 1 GiB generated sessions: the realistic shape and the image-heavy one
-#      (`gen session --shape image-heavy`);
+#      on three 1 GiB generated sessions: the realistic shape, the image-heavy one
+#      (`gen session --shape image-heavy`) and the small-entries one;
 #   2. index throughput, one thread, against simdjson on the same bytes, one parse per line
 #      (benches/simdjson/, Debian's libsimdjson-dev; skipped with a message without it), on
 #      the realistic, image-heavy and small-entries shapes;
-#   3. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh).
+#   3. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh;
+#      SKIP_LISTING=1 skips it).
 #
 #   benches/compare.sh [DATA_DIR] [REPS]
 #
@@ -61,13 +62,14 @@ compare() {
 # big tool outputs, ~90% of the bytes in the leaf's context, no compaction).
 [ -f "$data/g1.jsonl" ] || "$bin" gen session "$data/g1.jsonl" --size 1G --seed 7
 [ -f "$data/ih1.jsonl" ] || "$bin" gen session "$data/ih1.jsonl" --size 1G --seed 7 --shape image-heavy
+[ -f "$data/small1.jsonl" ] || "$bin" gen session "$data/small1.jsonl" --size 1G --seed 7 --shape small-entries
 compare realistic "$data/g1.jsonl"
 compare image-heavy "$data/ih1.jsonl"
+compare small-entries "$data/small1.jsonl"
 
 # simdjson against the index, one thread, GB/s, the same bytes (the file held in memory;
 # simdjson parses each line in place, its padding after it; the faster of DOM and a full
 # On-Demand walk counts).
-[ -f "$data/small1.jsonl" ] || "$bin" gen session "$data/small1.jsonl" --size 1G --seed 7 --shape small-entries
 if sj=$("$repo/benches/simdjson/build.sh" "$target/simdjson_lines" 2>&1); then
 	cargo build --quiet --release --manifest-path "$repo/Cargo.toml" --features aids --example profile_index_speed
 	echo "Index vs simdjson, one thread, GB/s (best of $reps):"
@@ -83,4 +85,8 @@ else
 	echo "simdjson comparison skipped: $sj"
 	echo
 fi
-"$repo/benches/compare_listing.sh" "$data/listing-10k" "$reps"
+if [ -n "${SKIP_LISTING:-}" ]; then
+	echo "listing comparison skipped (SKIP_LISTING is set)"
+else
+	"$repo/benches/compare_listing.sh" "$data/listing-10k" "$reps"
+fi
