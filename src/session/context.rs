@@ -527,20 +527,20 @@ fn raw_truthy(raw: &[u8]) -> bool {
     }
 }
 
-fn take<'a>(v: &mut Value<'a>, key: &str) -> Option<Value<'a>> {
+pub(crate) fn take<'a>(v: &mut Value<'a>, key: &str) -> Option<Value<'a>> {
     match v {
         Value::Object(o) => o.remove(key),
         _ => None,
     }
 }
 
-fn put<'a>(o: &mut Object<'a>, key: &'static str, v: Option<Value<'a>>) {
+pub(crate) fn put<'a>(o: &mut Object<'a>, key: &'static str, v: Option<Value<'a>>) {
     if let Some(v) = v {
         o.set(JsStr::from_str(key), v);
     }
 }
 
-fn model_object<'a>(provider: Option<Value<'a>>, model_id: Option<Value<'a>>) -> Object<'a> {
+pub(crate) fn model_object<'a>(provider: Option<Value<'a>>, model_id: Option<Value<'a>>) -> Object<'a> {
     let mut o = Object::new();
     put(&mut o, "provider", provider);
     put(&mut o, "modelId", model_id);
@@ -637,6 +637,6 @@ pub fn current_system_message<'a>(messages: &[Value<'a>]) -> Option<Object<'a>> 
     Some(o)
 }
 
-fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
+pub(crate) fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
     o.set(JsStr::from_str(k), v);
 }

@@ -9,7 +9,7 @@ use crate::index::{EntryPos, EntryType, Key, Role};
 use crate::js::string::JsStr;
 use crate::json::stringify::stringify;
 use crate::json::value::{Object, Value, js_date_time};
-use crate::session::context::RetainedTail;
+use crate::session::context::{RetainedTail, model_object, put, take};
 use crate::session::{Session, key_from_value};
 use ahash::AHashMap;
 
@@ -274,26 +274,6 @@ impl Session {
         }
         Ok(out)
     }
-}
-
-fn take<'a>(v: &mut Value<'a>, key: &str) -> Option<Value<'a>> {
-    match v {
-        Value::Object(o) => o.remove(key),
-        _ => None,
-    }
-}
-
-fn put<'a>(o: &mut Object<'a>, key: &'static str, v: Option<Value<'a>>) {
-    if let Some(v) = v {
-        o.set(JsStr::from_str(key), v);
-    }
-}
-
-fn model_object<'a>(provider: Option<Value<'a>>, model_id: Option<Value<'a>>) -> Object<'a> {
-    let mut o = Object::new();
-    put(&mut o, "provider", provider);
-    put(&mut o, "modelId", model_id);
-    o
 }
 
 // ----- the comparison, for the tests below and the fuzz target ----------------------

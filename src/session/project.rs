@@ -12,7 +12,7 @@ use crate::index::{EntryPos, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value, js_date_time};
 use crate::json::verbatim::stringify_form_member;
-use crate::session::context::{Context, ContextMessage, Projection};
+use crate::session::context::{Context, ContextMessage, Projection, put, set, take};
 use crate::session::{Migration, Session, line_of};
 use rayon::prelude::*;
 use std::io::Write;
@@ -325,21 +325,4 @@ fn windows(mut rest: &[ContextMessage]) -> impl Iterator<Item = &[ContextMessage
 /// The source bytes of some messages.
 fn size(ms: &[ContextMessage]) -> u64 {
     ms.iter().map(|m| m.span.len).sum()
-}
-
-fn take<'a>(v: &mut Value<'a>, key: &str) -> Option<Value<'a>> {
-    match v {
-        Value::Object(o) => o.remove(key),
-        _ => None,
-    }
-}
-
-fn put<'a>(o: &mut Object<'a>, key: &'static str, v: Option<Value<'a>>) {
-    if let Some(v) = v {
-        o.set(JsStr::from_str(key), v);
-    }
-}
-
-fn set<'a>(o: &mut Object<'a>, k: &'static str, v: Value<'a>) {
-    o.set(JsStr::from_str(k), v);
 }
