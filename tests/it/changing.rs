@@ -189,7 +189,7 @@ fn special_files_are_refused_before_a_byte_is_read() {
         for mode in [ReadMode::Auto, ReadMode::Read, ReadMode::Mmap] {
             let e = Session::open_with(&p, opts(mode)).expect_err("not a regular file");
             assert!(e.to_string().contains(&p.display().to_string()), "{e}");
-            let text = format!("{}", anyhow_chain(&e));
+            let text = anyhow_chain(&e).to_string();
             assert!(text.contains(&format!("not a regular file (a {what})")), "{text}");
         }
     }
