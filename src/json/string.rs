@@ -253,27 +253,38 @@ pub fn skip_string_naive(b: &[u8], i: usize) -> Result<(usize, bool), SyntaxErro
     }
 }
 
-#[cfg(any(test, feature = "internals"))]
-fn push_cp(out: &mut Vec<u8>, cp: u32) {
-    // Generalised UTF-8: surrogates are encoded like any other BMP code point.
+/// `cp` as generalised UTF-8 (WTF-8): surrogates are encoded like any other BMP code
+/// point. Returns the bytes in `buf` that hold it.
+#[inline(always)]
+fn wtf8(cp: u32, buf: &mut [u8; 4]) -> &[u8] {
     if cp < 0x80 {
-        out.push(cp as u8);
+        buf[0] = cp as u8;
+        &buf[..1]
     } else if cp < 0x800 {
-        out.extend_from_slice(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
+        *buf = [0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8, 0, 0];
+        &buf[..2]
     } else if cp < 0x10000 {
-        out.extend_from_slice(&[
+        *buf = [
             0xE0 | (cp >> 12) as u8,
             0x80 | ((cp >> 6) & 0x3F) as u8,
             0x80 | (cp & 0x3F) as u8,
-        ]);
+            0,
+        ];
+        &buf[..3]
     } else {
-        out.extend_from_slice(&[
+        *buf = [
             0xF0 | (cp >> 18) as u8,
             0x80 | ((cp >> 12) & 0x3F) as u8,
             0x80 | ((cp >> 6) & 0x3F) as u8,
             0x80 | (cp & 0x3F) as u8,
-        ]);
+        ];
+        &buf[..]
     }
+}
+
+#[cfg(any(test, feature = "internals"))]
+fn push_cp(out: &mut Vec<u8>, cp: u32) {
+    out.extend_from_slice(wtf8(cp, &mut [0; 4]));
 }
 
 #[cfg(any(test, feature = "internals"))]
@@ -435,21 +446,8 @@ impl Out {
     fn cp(&mut self, cp: u32) {
         if cp < 0x80 {
             self.byte(cp as u8);
-        } else if cp < 0x800 {
-            self.put(&[0xC0 | (cp >> 6) as u8, 0x80 | (cp & 0x3F) as u8]);
-        } else if cp < 0x10000 {
-            self.put(&[
-                0xE0 | (cp >> 12) as u8,
-                0x80 | ((cp >> 6) & 0x3F) as u8,
-                0x80 | (cp & 0x3F) as u8,
-            ]);
         } else {
-            self.put(&[
-                0xF0 | (cp >> 18) as u8,
-                0x80 | ((cp >> 12) & 0x3F) as u8,
-                0x80 | ((cp >> 6) & 0x3F) as u8,
-                0x80 | (cp & 0x3F) as u8,
-            ]);
+            self.put(wtf8(cp, &mut [0; 4]));
         }
     }
 

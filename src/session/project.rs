@@ -44,18 +44,10 @@ impl Session {
     /// As [`Session::message`].
     pub fn context_values<'a>(&'a self, ctx: &Context<'_>) -> Result<Vec<Value<'a>>> {
         let bytes = self.check()?;
-        let total: u64 = ctx.messages.iter().map(|m| m.span.len).sum();
-        let out = if total > WINDOW / 8 {
-            ctx.messages
-                .par_iter()
-                .map(|m| self.decode_message(bytes, m))
-                .collect::<Result<Vec<_>>>()?
-        } else {
-            ctx.messages
-                .iter()
-                .map(|m| self.decode_message(bytes, m))
-                .collect::<Result<Vec<_>>>()?
-        };
+        let mut out = Vec::with_capacity(ctx.messages.len());
+        for window in windows(&ctx.messages) {
+            out.extend(map_window(window, |m| self.decode_message(bytes, m))?);
+        }
         self.check()?;
         Ok(out)
     }
@@ -68,18 +60,7 @@ impl Session {
     pub fn for_each_message(&self, ctx: &Context<'_>, each: &mut dyn FnMut(Value<'_>) -> Result<()>) -> Result<()> {
         let bytes = self.check()?;
         for window in windows(&ctx.messages) {
-            let values: Vec<Value<'_>> = if window.len() > 1 && size(window) > WINDOW / 8 {
-                window
-                    .par_iter()
-                    .map(|m| self.decode_message(bytes, m))
-                    .collect::<Result<_>>()?
-            } else {
-                window
-                    .iter()
-                    .map(|m| self.decode_message(bytes, m))
-                    .collect::<Result<_>>()?
-            };
-            for v in values {
+            for v in map_window(window, |m| self.decode_message(bytes, m))? {
                 each(v)?;
             }
         }
@@ -96,9 +77,9 @@ impl Session {
     /// re-encoding. The rest are decoded and stringified.
     pub fn write_message_json(&self, m: &ContextMessage, out: &mut Vec<u8>) -> Result<()> {
         let bytes = self.check()?;
-        match self.json_of(bytes, m)? {
-            Json::Stored(b) => out.extend_from_slice(b),
-            Json::Made(b) => out.extend_from_slice(&b),
+        match self.stored_json(bytes, m) {
+            Some(raw) => out.extend_from_slice(raw),
+            None => self.decode_message(bytes, m)?.stringify_into(out),
         }
         Ok(())
     }
@@ -117,15 +98,7 @@ impl Session {
         for window in windows(&ctx.messages) {
             // Each message as a slice of the file (when its bytes are what stringify
             // writes) or as bytes made for it; found in parallel, written in order.
-            let parts: Vec<Json<'_>> = if window.len() > 1 && size(window) > WINDOW / 8 {
-                window
-                    .par_iter()
-                    .map(|m| self.json_of(bytes, m))
-                    .collect::<Result<_>>()?
-            } else {
-                window.iter().map(|m| self.json_of(bytes, m)).collect::<Result<_>>()?
-            };
-            for part in &parts {
+            for part in &map_window(window, |m| self.json_of(bytes, m))? {
                 if !first {
                     w.write_all(b",")?;
                 }
@@ -157,19 +130,20 @@ impl Session {
     /// A message's JSON: its stored bytes when they are what `JSON.stringify` writes,
     /// else made.
     fn json_of<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Result<Json<'a>> {
-        if let Some(raw) = self.stored_bytes(bytes, m) {
-            // Whether pi fills in `content` is learnt in the same pass.
-            let verbatim = match stringify_form_member(raw, b"content") {
-                None => false,
-                Some(content) => !self.fills_content(m) || !matches!(content, None | Some(b'n')),
-            };
-            if verbatim {
-                return Ok(Json::Stored(raw));
-            }
+        if let Some(raw) = self.stored_json(bytes, m) {
+            return Ok(Json::Stored(raw));
         }
         let mut buf = Vec::new();
         self.decode_message(bytes, m)?.stringify_into(&mut buf);
         Ok(Json::Made(buf))
+    }
+
+    /// The file's bytes of a message when they are its `JSON.stringify`.
+    fn stored_json<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Option<&'a [u8]> {
+        let raw = self.stored_bytes(bytes, m)?;
+        // Whether pi fills in `content` is learnt in the same pass.
+        let content = stringify_form_member(raw, b"content")?;
+        (!self.fills_content(m) || !matches!(content, None | Some(b'n'))).then_some(raw)
     }
 
     /// The bytes of the file that this message is decoded from, when no projection step
@@ -241,24 +215,8 @@ impl Session {
                 set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
                 Value::Object(o)
             }
-            Projection::BranchSummary => {
-                let mut v = self.value_in(bytes, p)?;
-                let mut o = Object::new();
-                set(&mut o, "role", Value::str("branchSummary"));
-                put(&mut o, "summary", take(&mut v, "summary"));
-                put(&mut o, "fromId", take(&mut v, "fromId"));
-                set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
-                Value::Object(o)
-            }
-            Projection::CompactionSummary => {
-                let mut v = self.value_in(bytes, p)?;
-                let mut o = Object::new();
-                set(&mut o, "role", Value::str("compactionSummary"));
-                put(&mut o, "summary", take(&mut v, "summary"));
-                put(&mut o, "tokensBefore", take(&mut v, "tokensBefore"));
-                set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
-                Value::Object(o)
-            }
+            Projection::BranchSummary => summary(self.value_in(bytes, p)?, "branchSummary", "fromId"),
+            Projection::CompactionSummary => summary(self.value_in(bytes, p)?, "compactionSummary", "tokensBefore"),
         };
         if let Some(edit) = m.edit {
             self.apply_edit(bytes, edit, m.role, &mut v)?;
@@ -320,6 +278,28 @@ fn windows(mut rest: &[ContextMessage]) -> impl Iterator<Item = &[ContextMessage
         rest = next;
         Some(window)
     })
+}
+
+/// pi's summary messages: `{role, summary, <extra>, timestamp}` from the entry `v`.
+fn summary<'a>(mut v: Value<'a>, role: &'static str, extra: &'static str) -> Value<'a> {
+    let mut o = Object::new();
+    set(&mut o, "role", Value::str(role));
+    put(&mut o, "summary", take(&mut v, "summary"));
+    put(&mut o, extra, take(&mut v, extra));
+    set(&mut o, "timestamp", Value::Number(js_date_time(v.get("timestamp"))));
+    Value::Object(o)
+}
+
+/// `f` of each message of a window, in order: in parallel when there is much to do.
+fn map_window<T: Send>(
+    window: &[ContextMessage],
+    f: impl Fn(&ContextMessage) -> Result<T> + Sync + Send,
+) -> Result<Vec<T>> {
+    if window.len() > 1 && size(window) > WINDOW / 8 {
+        window.par_iter().map(f).collect()
+    } else {
+        window.iter().map(f).collect()
+    }
 }
 
 /// The source bytes of some messages.
