@@ -47,6 +47,21 @@ use super::string::escaped_mask;
 use crate::js::number::json_number;
 use smallvec::SmallVec;
 
+/// The bytes of a block (of `len` read) that are still inside the string, and where its
+/// closing quote is, from the mask of the quotes that close it; `None` for a short last
+/// block without one (the string is unterminated).
+#[inline(always)]
+fn closing(quote: u64, len: usize) -> Option<(u64, Option<usize>)> {
+    if quote != 0 {
+        let q = quote.trailing_zeros() as usize;
+        Some(((1u64 << q) - 1, Some(q)))
+    } else if len == 64 {
+        Some((u64::MAX, None))
+    } else {
+        None
+    }
+}
+
 /// Whether `raw` is exactly `JSON.stringify(JSON.parse(raw))` (false for anything that is
 /// not JSON). One pass, with the best mask kernel this CPU has: `{"n":1.5}` passes,
 /// `{"n":1.50}` and `{"n": 1.5}` do not.
@@ -429,26 +444,12 @@ impl StringScan {
         let high = K::high(block);
         let (in_string, end) = if backslash | ctrl == 0 && self.carry == 0 {
             // No escapes, no control bytes.
-            if quote != 0 {
-                let q = quote.trailing_zeros() as usize;
-                ((1u64 << q) - 1, Some(q))
-            } else if len == 64 {
-                (u64::MAX, None)
-            } else {
-                return None;
-            }
+            closing(quote, len)?
         } else {
             let escaped = escaped_mask(backslash, &mut self.carry);
             let unescaped_quote = quote & !escaped;
-            let (in_string, end) = if unescaped_quote != 0 {
-                let q = unescaped_quote.trailing_zeros() as usize;
-                ((1u64 << q) - 1, Some(q))
-            } else if len == 64 {
-                (u64::MAX, None)
-            } else {
-                // Unterminated (a trailing backslash escapes nothing).
-                return None;
-            };
+            // `None`: unterminated (a trailing backslash escapes nothing).
+            let (in_string, end) = closing(unescaped_quote, len)?;
             if ctrl & in_string != 0 {
                 return None;
             }
