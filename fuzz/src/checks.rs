@@ -53,7 +53,7 @@ pub fn tree_visits(s: &Session) -> u64 {
             // Every listed entry's id is in byId; if not, tree() itself will say.
             return 0;
         };
-        if *e.parent == Key::Null || e.parent == e.id {
+        if e.parent.is_null() || e.parent == e.id {
             roots.push(node.0);
         } else if let Some(parent) = s.entry_by_id(e.parent) {
             children.entry(parent.0).or_default().push(node.0);
@@ -280,7 +280,7 @@ pub fn some_leaves(s: &Session) -> Vec<Key> {
     let list = s.entries();
     let mut out = Vec::new();
     for &p in list.iter().take(3).chain(list.iter().rev().take(3)) {
-        out.push(s.record(p).id.clone());
+        out.push(s.record(p).id.to_key());
     }
     out
 }

@@ -3,14 +3,15 @@
 //! Open addressing in 256 shards (picked by the top byte of the key's hash), each a table
 //! of 4-byte slots: an entry's position in the low bits, the rest of the slot a few bits
 //! of the key's hash (a tag), so that keys are compared only when tags match. A shard is
-//! at most half full and sized to its count (no rounding to a power of two): about 8
-//! bytes an id, where a `HashMap<Key, EntryPos>` holds 40-byte buckets (the 2.5 million
-//! entries of a 1 GiB small-entries session: 20 MB instead of 100 MB, randomly touched).
+//! at most four fifths full and sized to its count (no rounding to a power of two): about
+//! 5.3 bytes an id, where a `HashMap<Key, EntryPos>` holds 40-byte buckets (the 2.5
+//! million entries of a 1 GiB small-entries session: 13 MB instead of 100 MB). Keys are
+//! not copied: a slot's position finds the key in the index (and the file's bytes).
 //! A bulk insert hashes a batch of ids in parallel, groups them by shard (one counting
 //! sort, order kept within a shard so the last entry with an id still wins), and fills
 //! the shards in parallel, each from its own group: no thread shares a table.
 
-use crate::index::{EntryPos, Index, Key};
+use crate::index::{EntryPos, Ids, KeyRef};
 use rayon::prelude::*;
 
 const EMPTY: u32 = u32::MAX;
@@ -69,9 +70,9 @@ impl Hashed {
 
 impl Shard {
     /// The slot holding `key` (`true`), or the empty slot where it would go (`false`).
-    /// The shard is never full (at most half), so the probe ends.
+    /// The shard is never full (at most four fifths), so the probe ends.
     #[inline]
-    fn probe(&self, entries: &Index, pos_bits: u32, h: Hashed, key: &Key) -> (usize, bool) {
+    fn probe(&self, entries: &Ids<'_>, pos_bits: u32, h: Hashed, key: KeyRef<'_>) -> (usize, bool) {
         let n = self.slots.len();
         let pos_mask = pos_mask(pos_bits);
         let want = h.slot(pos_bits, 0) & !pos_mask;
@@ -93,7 +94,7 @@ impl Shard {
 
     /// `byId.set(key, pos)` with room reserved.
     #[inline]
-    fn insert(&mut self, entries: &Index, pos_bits: u32, h: Hashed, pos: u32) {
+    fn insert(&mut self, entries: &Ids<'_>, pos_bits: u32, h: Hashed, pos: u32) {
         let (i, found) = self.probe(entries, pos_bits, h, entries.id(pos as usize));
         self.len += usize::from(!found);
         self.slots[i] = h.slot(pos_bits, pos);
@@ -120,13 +121,13 @@ impl IdMap {
     }
 
     #[inline]
-    fn hash(&self, key: &Key) -> Hashed {
+    fn hash(&self, key: KeyRef<'_>) -> Hashed {
         Hashed(self.state.hash_one(key))
     }
 
-    /// Make every shard able to take `extra[s]` more keys at most half full, and the
+    /// Make every shard able to take `extra[s]` more keys at most four fifths full, and the
     /// slots able to hold positions below `positions`.
-    fn reserve(&mut self, entries: &Index, positions: usize, extra: &[usize]) {
+    fn reserve(&mut self, entries: &Ids<'_>, positions: usize, extra: &[usize]) {
         // Positions below 2^bits - 1 (all ones is never a slot: EMPTY), with room to grow.
         let need = (usize::BITS - (positions.saturating_mul(2) + 2).leading_zeros()).min(32);
         let rehash_all = self.shards.is_empty() || need > self.pos_bits;
@@ -139,7 +140,9 @@ impl IdMap {
         }
         let (pos_bits, state) = (self.pos_bits, &self.state);
         self.shards.par_iter_mut().zip(extra).for_each(|(sh, &more)| {
-            let want = (sh.len + more) * 2;
+            // At most four fifths full: linear probing over 4-byte tagged slots stays short
+            // (about 3 slots a hit, 13 a miss, contiguous), and `byId` costs 5 bytes an id.
+            let want = (sh.len + more) + (sh.len + more) / 4 + 1;
             if want <= sh.slots.len() && !rehash_all {
                 return;
             }
@@ -147,7 +150,7 @@ impl IdMap {
             let cap = if want <= sh.slots.len() {
                 sh.slots.len()
             } else {
-                (want + want / 8).max(8)
+                (want + want / 16).max(8)
             };
             let old = std::mem::replace(&mut sh.slots, vec![EMPTY; cap]);
             sh.len = 0;
@@ -160,12 +163,12 @@ impl IdMap {
 
     /// `byId.set(entries[p].id, p)`: the entry replaces an earlier one with the same id.
     #[cfg(test)]
-    pub(crate) fn insert(&mut self, entries: &Index, p: EntryPos) {
+    pub(crate) fn insert(&mut self, entries: &Ids<'_>, p: EntryPos) {
         self.extend(entries, &[p]);
     }
 
     /// `IdMap::insert` of each of `ps` in order, grouped by shard.
-    pub(crate) fn extend(&mut self, entries: &Index, ps: &[EntryPos]) {
+    pub(crate) fn extend(&mut self, entries: &Ids<'_>, ps: &[EntryPos]) {
         // Room first, once, from each shard's count (the ids hashed in order, in
         // parallel): growing shard by shard as batches arrive re-slotted their keys again
         // and again, each a random look into the index.
@@ -175,9 +178,9 @@ impl IdMap {
             .map(|c| {
                 let mut n = vec![0usize; SHARDS];
                 for p in c {
-                    match entries.id(p.0 as usize) {
-                        Key::Undefined | Key::Null => {}
-                        key => n[Hashed(state.hash_one(key)).shard()] += 1,
+                    let key = entries.id(p.0 as usize);
+                    if !key.is_undefined() && !key.is_null() {
+                        n[Hashed(state.hash_one(key)).shard()] += 1;
                     }
                 }
                 n
@@ -198,22 +201,23 @@ impl IdMap {
         }
     }
 
-    fn extend_batch(&mut self, entries: &Index, ps: &[EntryPos]) {
+    fn extend_batch(&mut self, entries: &Ids<'_>, ps: &[EntryPos]) {
         // `undefined` and `null` beside the table; the rest hashed in parallel.
         let state = &self.state;
         let hashed: Vec<(u64, u32)> = ps
             .par_iter()
             .with_min_len(4096)
-            .filter_map(|p| match entries.id(p.0 as usize) {
-                Key::Undefined | Key::Null => None,
-                key => Some((state.hash_one(key), p.0)),
+            .filter_map(|p| {
+                let key = entries.id(p.0 as usize);
+                (!key.is_undefined() && !key.is_null()).then(|| (state.hash_one(key), p.0))
             })
             .collect();
         for p in ps {
-            match entries.id(p.0 as usize) {
-                Key::Undefined => self.undefined = Some(p.0),
-                Key::Null => self.null = Some(p.0),
-                _ => {}
+            let key = entries.id(p.0 as usize);
+            if key.is_undefined() {
+                self.undefined = Some(p.0);
+            } else if key.is_null() {
+                self.null = Some(p.0);
             }
         }
         if hashed.is_empty() {
@@ -251,11 +255,12 @@ impl IdMap {
     }
 
     /// `byId.get(key)`.
-    pub(crate) fn get(&self, entries: &Index, key: &Key) -> Option<EntryPos> {
-        match key {
-            Key::Undefined => return self.undefined.map(EntryPos),
-            Key::Null => return self.null.map(EntryPos),
-            _ => {}
+    pub(crate) fn get(&self, entries: &Ids<'_>, key: KeyRef<'_>) -> Option<EntryPos> {
+        if key.is_undefined() {
+            return self.undefined.map(EntryPos);
+        }
+        if key.is_null() {
+            return self.null.map(EntryPos);
         }
         if self.shards.is_empty() {
             return None;
@@ -275,6 +280,7 @@ impl IdMap {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::{Index, Key};
 
     #[test]
     fn same_answers_as_a_hash_map() {
@@ -297,14 +303,14 @@ mod tests {
                 };
                 ids.push(id);
             }
-            let entries = Index::test_with_ids(&ids);
-            let entries = &entries;
+            let index = Index::test_with_ids(&ids);
+            let entries = &index.ids(&[]);
             let mut map = IdMap::default();
             let mut bulk = IdMap::default();
             let mut want: ahash::AHashMap<Key, EntryPos> = ahash::AHashMap::new();
             for p in 0..entries.len() as u32 {
                 map.insert(entries, EntryPos(p));
-                want.insert(entries.id(p as usize).clone(), EntryPos(p));
+                want.insert(entries.id(p as usize).to_key(), EntryPos(p));
                 assert_eq!(map.len(), want.len());
             }
             // Bulk inserts of growing runs (the table grows between them).
@@ -319,14 +325,14 @@ mod tests {
                 }
             }
             assert_eq!(bulk.len(), want.len());
-            for e in entries.iter() {
-                assert_eq!(bulk.get(entries, e.id), want.get(e.id).copied());
+            for e in index.iter(&[]) {
+                assert_eq!(bulk.get(entries, e.id), want.get(&e.id.to_key()).copied());
             }
-            for e in entries.iter() {
-                assert_eq!(map.get(entries, e.id), want.get(e.id).copied());
+            for e in index.iter(&[]) {
+                assert_eq!(map.get(entries, e.id), want.get(&e.id.to_key()).copied());
             }
             for missing in [Key::str("nope"), Key::Num(0.5f64.to_bits()), Key::Unique(7)] {
-                assert_eq!(map.get(entries, &missing), want.get(&missing).copied());
+                assert_eq!(map.get(entries, (&missing).into()), want.get(&missing).copied());
             }
             map.clear();
             assert_eq!(map.len(), 0);

@@ -38,7 +38,7 @@ use std::fmt;
 /// pi keys its `byId` map by whatever JSON value `id` holds, so a faithful index must too:
 /// a missing id is `undefined`, objects and arrays are unique (never equal to anything
 /// but themselves), numbers compare by value with `-0 == 0`.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 pub enum Key {
     /// The key is missing (`undefined`).
     Undefined,
@@ -61,15 +61,7 @@ impl Key {
     }
     /// JavaScript truthiness.
     pub fn truthy(&self) -> bool {
-        match self {
-            Key::Undefined | Key::Null | Key::Bool(false) => false,
-            Key::Num(bits) => {
-                let n = f64::from_bits(*bits);
-                n != 0.0 && !n.is_nan()
-            }
-            Key::Str(s) => !s.is_empty(),
-            Key::Bool(true) | Key::Unique(_) => true,
-        }
+        KeyRef::from(self).truthy()
     }
     /// The string, if this key is one without lone surrogates.
     pub fn as_str(&self) -> Option<&str> {
@@ -81,6 +73,150 @@ impl Key {
     /// True for `undefined`.
     pub fn is_undefined(&self) -> bool {
         matches!(self, Key::Undefined)
+    }
+}
+
+impl std::hash::Hash for Key {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        KeyRef::from(self).hash(h);
+    }
+}
+
+/// A key as the index hands it out: the bytes of a plain string id in the file (no
+/// escapes, ASCII: the bytes are the string), or a [`Key`] the index holds.
+///
+/// Equal keys are equal and hash alike whichever way they are held.
+#[derive(Clone, Copy)]
+pub struct KeyRef<'a>(KeyRepr<'a>);
+
+#[derive(Clone, Copy)]
+enum KeyRepr<'a> {
+    Str(&'a [u8]),
+    Key(&'a Key),
+}
+
+impl<'a> From<&'a Key> for KeyRef<'a> {
+    fn from(k: &'a Key) -> KeyRef<'a> {
+        KeyRef(KeyRepr::Key(k))
+    }
+}
+
+impl<'a> KeyRef<'a> {
+    /// `undefined`
+    pub const UNDEFINED: KeyRef<'static> = KeyRef(KeyRepr::Key(&UNDEFINED));
+    /// `null`
+    pub const NULL: KeyRef<'static> = KeyRef(KeyRepr::Key(&NULL));
+
+    /// The string's bytes (WTF-8), when the key is a string.
+    pub fn str_bytes(self) -> Option<&'a [u8]> {
+        match self.0 {
+            KeyRepr::Str(b) => Some(b),
+            KeyRepr::Key(Key::Str(s)) => Some(s),
+            KeyRepr::Key(_) => None,
+        }
+    }
+    /// The string, if this key is one without lone surrogates.
+    pub fn as_str(self) -> Option<&'a str> {
+        self.str_bytes().and_then(|b| std::str::from_utf8(b).ok())
+    }
+    /// The key itself, when it is not a string (`None` for strings: see [`KeyRef::str_bytes`]).
+    pub fn non_string(self) -> Option<&'a Key> {
+        match self.0 {
+            KeyRepr::Key(k) if !matches!(k, Key::Str(_)) => Some(k),
+            _ => None,
+        }
+    }
+    /// An owned copy.
+    pub fn to_key(self) -> Key {
+        match self.0 {
+            KeyRepr::Str(b) => Key::Str(SmallVec::from_slice(b)),
+            KeyRepr::Key(k) => k.clone(),
+        }
+    }
+    /// JavaScript truthiness.
+    pub fn truthy(self) -> bool {
+        match self.0 {
+            KeyRepr::Str(b) => !b.is_empty(),
+            KeyRepr::Key(k) => match k {
+                Key::Undefined | Key::Null | Key::Bool(false) => false,
+                Key::Num(bits) => {
+                    let n = f64::from_bits(*bits);
+                    n != 0.0 && !n.is_nan()
+                }
+                Key::Str(s) => !s.is_empty(),
+                Key::Bool(true) | Key::Unique(_) => true,
+            },
+        }
+    }
+    /// True for `undefined`.
+    pub fn is_undefined(self) -> bool {
+        matches!(self.0, KeyRepr::Key(Key::Undefined))
+    }
+    /// True for `null`.
+    pub fn is_null(self) -> bool {
+        matches!(self.0, KeyRepr::Key(Key::Null))
+    }
+}
+
+impl PartialEq for KeyRef<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self.str_bytes(), other.str_bytes()) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.non_string() == other.non_string(),
+            _ => false,
+        }
+    }
+}
+impl Eq for KeyRef<'_> {}
+
+impl PartialEq<Key> for KeyRef<'_> {
+    fn eq(&self, other: &Key) -> bool {
+        *self == KeyRef::from(other)
+    }
+}
+
+impl PartialEq<KeyRef<'_>> for Key {
+    fn eq(&self, other: &KeyRef<'_>) -> bool {
+        KeyRef::from(self) == *other
+    }
+}
+
+impl std::hash::Hash for KeyRef<'_> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        if let Some(b) = self.str_bytes() {
+            h.write_u8(4);
+            h.write(b);
+            h.write_u8(0xFF);
+            return;
+        }
+        match self.non_string() {
+            Some(Key::Undefined) | None => h.write_u8(0),
+            Some(Key::Null) => h.write_u8(1),
+            Some(Key::Bool(b)) => h.write_u8(2 + u8::from(*b)),
+            Some(Key::Num(bits)) => {
+                h.write_u8(5);
+                h.write_u64(*bits);
+            }
+            Some(Key::Unique(n)) => {
+                h.write_u8(6);
+                h.write_u64(*n);
+            }
+            Some(Key::Str(b)) => {
+                // Not reached (`str_bytes` took strings), but hashed as a string would be.
+                h.write_u8(4);
+                h.write(b);
+                h.write_u8(0xFF);
+            }
+        }
+    }
+}
+
+impl fmt::Debug for KeyRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            KeyRepr::Str(b) => write!(f, "{:?}", String::from_utf8_lossy(b)),
+            KeyRepr::Key(k) => k.fmt(f),
+        }
     }
 }
 
@@ -252,7 +388,7 @@ impl RelSpan {
 }
 
 /// One kept line, as the index hands it out: a view of the compact record (see
-/// [`Index`]), with its keys borrowed from the index.
+/// [`Index`]), with its keys borrowed from the file's bytes or the index.
 #[derive(Clone, Copy, Debug)]
 pub struct EntryRec<'a> {
     /// Where the line starts.
@@ -264,9 +400,9 @@ pub struct EntryRec<'a> {
     /// Its `type`.
     pub ty: EntryType,
     /// Its `id`.
-    pub id: &'a Key,
+    pub id: KeyRef<'a>,
     /// Its `parentId`.
-    pub parent: &'a Key,
+    pub parent: KeyRef<'a>,
     pub(crate) timestamp: RelSpan,
     pub(crate) message: RelSpan,
     /// The JSON kind of `message` (`None`: no `message` member).
@@ -277,46 +413,87 @@ pub struct EntryRec<'a> {
     pub id_is_string: bool,
 }
 
-/// The stored record of a kept line: 32 bytes, no heap. Keys are indices into the index's
-/// key table ([`KEY_UNDEFINED`], [`KEY_NULL`] need no entry there, and a `parentId` equal
-/// to the previous entry's `id` shares its slot); the line number is not stored (it is the
-/// entry's position plus the skipped lines before it).
+/// The stored record of a kept line: 16 bytes, no heap. What does not fit (a key that is
+/// not a plain string near the start of its line, a line not followed directly by the next
+/// record's, a `message` far from the line's end) is in its run's side tables; the line
+/// number is not stored (it is the entry's position plus the skipped lines before it).
 #[derive(Clone, Copy, Debug)]
 struct Rec {
-    /// Low 32 bits of the offset (the high 16 are in `offset_hi`).
-    offset_lo: u32,
-    /// The line's length, or [`LONG`]: then it is in the index's `long_lens`.
-    len: u32,
-    id: u32,
-    parent: u32,
-    /// `message`'s span ([`RelSpan`] semantics).
-    msg_start: u32,
-    msg_len: u32,
-    offset_hi: u16,
-    /// `timestamp`'s start within the line and length (`u16::MAX`/`0`: not stored, found
-    /// again by a scan of the line).
-    ts_start: u16,
+    /// Where the line starts, from its run's `base`.
+    off: u32,
+    /// The `id` ([`KeySlot`]).
+    id: u16,
+    /// The `parentId` ([`KeySlot`]).
+    parent: u16,
+    /// `message`'s span: from `msg_start` to `msg_gap` bytes before the line's end;
+    /// `msg_start == u16::MAX` with a kind: in the run's `msgs`.
+    msg_start: u16,
+    msg_gap: u16,
+    /// `timestamp`'s start within the line and length (`0`: not stored, found again by a
+    /// scan of the line).
+    ts_start: u8,
     ts_len: u8,
-    ty: EntryType,
-    role: Role,
-    /// The message's kind ([`kind_code`]) in the low 4 bits, `id_is_string` in bit 4.
+    /// The type (low four bits) and the role (high four bits), by their codes.
+    ty_role: u8,
+    /// The message's kind ([`kind_code`]) in the low 4 bits, [`ID_IS_STRING`],
+    /// [`LEN_NEXT`].
     flags: u8,
 }
 
-const _: () = assert!(std::mem::size_of::<Rec>() == 32);
+const _: () = assert!(std::mem::size_of::<Rec>() == 16);
 
-/// `len` of a record whose line is 4 GiB or longer.
-const LONG: u32 = u32::MAX;
-/// The key index of `undefined` (a missing key).
-const KEY_UNDEFINED: u32 = 0;
-/// The key index of `null`.
-const KEY_NULL: u32 = 1;
-/// Key indices from here on are `keys[i - FIRST_KEY]`.
-const FIRST_KEY: u32 = 2;
+/// A key in a record: a plain string as `start << 8 | len` within the line (`start` is
+/// at least 1: the line's `{` comes first), or with `start` 0 one of [`KEY_UNDEFINED`],
+/// [`KEY_NULL`] and [`KEY_SIDE`] (in the run's side table).
+type KeySlot = u16;
+const KEY_UNDEFINED: KeySlot = 0;
+const KEY_NULL: KeySlot = 1;
+const KEY_SIDE: KeySlot = 2;
 const ID_IS_STRING: u8 = 1 << 4;
+/// The line ends right before the next record's line (a `\n` between): its length is
+/// not stored.
+const LEN_NEXT: u8 = 1 << 5;
 
 static UNDEFINED: Key = Key::Undefined;
 static NULL: Key = Key::Null;
+
+const TYPES: [EntryType; 14] = [
+    EntryType::Session,
+    EntryType::Message,
+    EntryType::ModelChange,
+    EntryType::ThinkingLevelChange,
+    EntryType::Compaction,
+    EntryType::BranchSummary,
+    EntryType::Custom,
+    EntryType::CustomMessage,
+    EntryType::Label,
+    EntryType::SessionInfo,
+    EntryType::ContextEdit,
+    EntryType::Usage,
+    EntryType::Other,
+    EntryType::NonObject,
+];
+
+const ROLES: [Role; 12] = [
+    Role::Missing,
+    Role::NotString,
+    Role::User,
+    Role::Assistant,
+    Role::ToolResult,
+    Role::System,
+    Role::Custom,
+    Role::BashExecution,
+    Role::BranchSummary,
+    Role::CompactionSummary,
+    Role::HookMessage,
+    Role::Other,
+];
+
+fn ty_role_code(ty: EntryType, role: Role) -> u8 {
+    let t = TYPES.iter().position(|&x| x == ty).unwrap_or(12) as u8;
+    let r = ROLES.iter().position(|&x| x == role).unwrap_or(11) as u8;
+    t | r << 4
+}
 
 fn kind_code(k: Option<Kind>) -> u8 {
     match k {
@@ -347,12 +524,11 @@ fn kind_of_code(c: u8) -> Option<Kind> {
 }
 
 impl Rec {
-    fn offset(&self) -> u64 {
-        u64::from(self.offset_lo) | u64::from(self.offset_hi) << 32
+    fn ty(&self) -> EntryType {
+        TYPES.get(usize::from(self.ty_role & 0xF)).copied().unwrap_or(EntryType::Other)
     }
-    fn set_offset(&mut self, o: u64) {
-        self.offset_lo = o as u32;
-        self.offset_hi = (o >> 32) as u16;
+    fn role(&self) -> Role {
+        ROLES.get(usize::from(self.ty_role >> 4)).copied().unwrap_or(Role::Other)
     }
 }
 
@@ -415,13 +591,16 @@ impl Skipped {
 
 /// The index of a whole file.
 ///
-/// Kept lines are compact records of 32 bytes each (no heap allocation per line), their
-/// `id` and `parentId` keys in a table beside them (none for a missing or `null` key,
-/// one shared by a `parentId` and the previous entry's equal `id`); [`Index::get`] gives
-/// the view [`EntryRec`] of one. Skipped lines keep full [`Skipped`] records.
+/// Kept lines are compact records of 16 bytes each (no heap allocation per line): a plain
+/// string `id` or `parentId` (no escapes, ASCII, within the line's first 255 bytes: every
+/// id pi writes) is kept as its place in the line and read from the file's bytes when
+/// asked for, which is why the methods that give keys take the bytes the index was built
+/// from. Other keys, and what else does not fit a record, are in side tables beside the
+/// records. [`Index::get`] gives the view [`EntryRec`] of one. Skipped lines keep full
+/// [`Skipped`] records.
 ///
 /// The records stay in the runs the parallel workers built them in (one per chunk of the
-/// file, each with its own key table), never concatenated: a concatenation held every
+/// file, each with its own side tables), never concatenated: a concatenation held every
 /// record twice at its peak (the runs and the whole), and copied them on one thread.
 /// A small table of where each 4096th record lies finds a record's run.
 #[derive(Clone, Default)]
@@ -446,7 +625,7 @@ pub struct Index {
 impl fmt::Debug for Index {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Index")
-            .field("entries", &self.iter().collect::<Vec<_>>())
+            .field("entries", &self.len())
             .field("skipped", &self.skipped)
             .field("lines", &self.lines)
             .field("unterminated_tail", &self.unterminated_tail)
@@ -455,40 +634,121 @@ impl fmt::Debug for Index {
     }
 }
 
-/// Records of a run of lines with their own key table: key indices are the run's.
+/// Records of a run of lines with their side tables (each by record position in the
+/// run, ascending).
 #[derive(Clone, Default)]
 struct Run {
+    /// The file offset record offsets count from.
+    base: u64,
     recs: Vec<Rec>,
-    keys: Vec<Key>,
-    /// Lengths of the lines of 4 GiB or more, by record position in the run (ascending).
-    long_lens: Vec<(u32, u64)>,
+    /// `id`s that are not plain strings near the line's start ([`KEY_SIDE`]).
+    ids: Vec<(u32, Key)>,
+    /// `parentId`s likewise.
+    parents: Vec<(u32, Key)>,
+    /// Lengths of the lines without [`LEN_NEXT`].
+    lens: Vec<(u32, u64)>,
+    /// `message` spans too far from the line's start or end for the record.
+    msgs: Vec<(u32, RelSpan)>,
+}
+
+fn side<T: Copy>(v: &[(u32, T)], j: usize) -> Option<T> {
+    v.binary_search_by_key(&(j as u32), |e| e.0).ok().map(|i| v[i].1)
+}
+
+fn side_ref<T>(v: &[(u32, T)], j: usize) -> Option<&T> {
+    v.binary_search_by_key(&(j as u32), |e| e.0).ok().map(|i| &v[i].1)
+}
+
+/// Set `v`'s entry for `j` (kept ascending).
+fn side_set<T>(v: &mut Vec<(u32, T)>, j: usize, t: T) {
+    match v.binary_search_by_key(&(j as u32), |e| e.0) {
+        Ok(i) => v[i].1 = t,
+        Err(i) => v.insert(i, (j as u32, t)),
+    }
 }
 
 impl Run {
-    /// The key behind a key index.
     #[inline]
-    fn key(&self, i: u32) -> &Key {
-        match i {
-            KEY_UNDEFINED => &UNDEFINED,
-            KEY_NULL => &NULL,
-            _ => &self.keys[(i - FIRST_KEY) as usize],
-        }
+    fn offset(&self, j: usize) -> u64 {
+        self.base + u64::from(self.recs[j].off)
     }
 
     fn line_len(&self, j: usize) -> u64 {
         let r = &self.recs[j];
-        if r.len != LONG {
-            return u64::from(r.len);
+        if r.flags & LEN_NEXT != 0
+            && let Some(next) = self.recs.get(j + 1)
+        {
+            return u64::from(next.off.wrapping_sub(r.off).wrapping_sub(1));
         }
-        match self.long_lens.binary_search_by_key(&(j as u32), |l| l.0) {
-            Ok(i) => self.long_lens[i].1,
-            Err(_) => u64::from(LONG),
+        side(&self.lens, j).unwrap_or(0)
+    }
+
+    /// The key in `slot` of record `j`, from `bytes` or the side table `table`.
+    #[inline]
+    fn key<'a>(&'a self, bytes: &'a [u8], j: usize, slot: KeySlot, table: &'a [(u32, Key)]) -> KeyRef<'a> {
+        let start = usize::from(slot >> 8);
+        if start == 0 {
+            return match slot {
+                KEY_NULL => KeyRef::NULL,
+                KEY_SIDE => side_ref(table, j).map_or(KeyRef::UNDEFINED, KeyRef::from),
+                _ => KeyRef::UNDEFINED,
+            };
+        }
+        let at = (self.offset(j) as usize).saturating_add(start);
+        let key = bytes.get(at..at.saturating_add(usize::from(slot & 0xFF))).unwrap_or_default();
+        KeyRef(KeyRepr::Str(key))
+    }
+
+    fn id<'a>(&'a self, bytes: &'a [u8], j: usize) -> KeyRef<'a> {
+        self.key(bytes, j, self.recs[j].id, &self.ids)
+    }
+
+    fn parent<'a>(&'a self, bytes: &'a [u8], j: usize) -> KeyRef<'a> {
+        self.key(bytes, j, self.recs[j].parent, &self.parents)
+    }
+
+    fn message(&self, j: usize, len: u64) -> RelSpan {
+        let r = &self.recs[j];
+        if r.flags & 0xF == 0 {
+            return RelSpan::NONE;
+        }
+        if r.msg_start == u16::MAX {
+            return side(&self.msgs, j).unwrap_or(RelSpan::NONE);
+        }
+        let end = len.saturating_sub(u64::from(r.msg_gap)) as u32;
+        RelSpan {
+            start: u32::from(r.msg_start),
+            len: end.saturating_sub(u32::from(r.msg_start)),
         }
     }
 }
 
 /// Records `b << LOOKUP_BITS` are where [`Index::lookup`] says.
 const LOOKUP_BITS: u32 = 12;
+
+/// The keys of an index with the bytes it was built from: what `byId` and the walks read.
+#[derive(Clone, Copy)]
+pub(crate) struct Ids<'a> {
+    pub(crate) index: &'a Index,
+    pub(crate) bytes: &'a [u8],
+}
+
+impl<'a> Ids<'a> {
+    /// The `id` of kept line `k`.
+    #[inline]
+    pub(crate) fn id(&self, k: usize) -> KeyRef<'a> {
+        self.index.id(self.bytes, k)
+    }
+    /// The `parentId` of kept line `k`.
+    #[inline]
+    pub(crate) fn parent(&self, k: usize) -> KeyRef<'a> {
+        self.index.parent(self.bytes, k)
+    }
+    /// Kept lines.
+    pub(crate) fn len(&self) -> usize {
+        self.index.len()
+    }
+}
 
 impl Index {
     /// Kept lines (entries and headers).
@@ -499,6 +759,11 @@ impl Index {
     /// No kept line.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The keys, read from `bytes` (the bytes this index was built from).
+    pub(crate) fn ids<'a>(&'a self, bytes: &'a [u8]) -> Ids<'a> {
+        Ids { index: self, bytes }
     }
 
     /// The run of kept line `k` and its position there.
@@ -525,30 +790,32 @@ impl Index {
         (r, k - self.starts[r] as usize)
     }
 
+    /// The `id` of kept line `k`, from `bytes` (the bytes the index was built from).
     #[inline]
-    fn rec(&self, k: usize) -> (&Run, &Rec) {
+    pub fn id<'a>(&'a self, bytes: &'a [u8], k: usize) -> KeyRef<'a> {
         let (run, j) = self.locate(k);
-        (run, &run.recs[j])
+        run.id(bytes, j)
     }
 
-    /// The `id` of kept line `k`.
+    /// The `parentId` of kept line `k`, from `bytes`.
     #[inline]
-    pub fn id(&self, k: usize) -> &Key {
-        let (run, r) = self.rec(k);
-        run.key(r.id)
-    }
-
-    /// The `parentId` of kept line `k`.
-    #[inline]
-    pub fn parent(&self, k: usize) -> &Key {
-        let (run, r) = self.rec(k);
-        run.key(r.parent)
+    pub fn parent<'a>(&'a self, bytes: &'a [u8], k: usize) -> KeyRef<'a> {
+        let (run, j) = self.locate(k);
+        run.parent(bytes, j)
     }
 
     /// The `type` of kept line `k`.
     #[inline]
     pub fn ty(&self, k: usize) -> EntryType {
-        self.rec(k).1.ty
+        let (run, j) = self.locate(k);
+        run.recs[j].ty()
+    }
+
+    /// Where kept line `k` starts.
+    #[inline]
+    pub fn offset(&self, k: usize) -> ByteOffset {
+        let (run, j) = self.locate(k);
+        ByteOffset(run.offset(j))
     }
 
     /// The length (without `\n`) of kept line `k`.
@@ -560,7 +827,7 @@ impl Index {
     /// The line number of kept line `k`: the lines before it are the kept lines before it
     /// and the skipped lines before it.
     pub fn line_no(&self, k: usize) -> LineNo {
-        let off = self.rec(k).1.offset();
+        let off = self.offset(k).0;
         let skipped_before = if self.skipped.is_empty() {
             0
         } else {
@@ -569,17 +836,19 @@ impl Index {
         LineNo(k as u64 + 1 + skipped_before as u64)
     }
 
-    /// The view of kept line `k`.
-    pub fn get(&self, k: usize) -> EntryRec<'_> {
+    /// The view of kept line `k`, its keys read from `bytes` (the bytes the index was
+    /// built from).
+    pub fn get<'a>(&'a self, bytes: &'a [u8], k: usize) -> EntryRec<'a> {
         let (run, j) = self.locate(k);
         let r = &run.recs[j];
+        let len = run.line_len(j);
         EntryRec {
-            offset: ByteOffset(r.offset()),
-            len: run.line_len(j),
+            offset: ByteOffset(run.offset(j)),
+            len,
             line: self.line_no(k),
-            ty: r.ty,
-            id: run.key(r.id),
-            parent: run.key(r.parent),
+            ty: r.ty(),
+            id: run.id(bytes, j),
+            parent: run.parent(bytes, j),
             timestamp: if r.ts_len == 0 {
                 RelSpan::NONE
             } else {
@@ -588,36 +857,33 @@ impl Index {
                     len: u32::from(r.ts_len),
                 }
             },
-            message: RelSpan {
-                start: r.msg_start,
-                len: r.msg_len,
-            },
+            message: run.message(j, len),
             message_kind: kind_of_code(r.flags),
-            role: r.role,
+            role: r.role(),
             id_is_string: r.flags & ID_IS_STRING != 0,
         }
     }
 
     /// Every kept line, in file order (pi's `fileEntries` before filtering headers).
-    pub fn iter(&self) -> impl DoubleEndedIterator<Item = EntryRec<'_>> + ExactSizeIterator + '_ {
-        (0..self.len()).map(|k| self.get(k))
+    pub fn iter<'a>(&'a self, bytes: &'a [u8]) -> impl DoubleEndedIterator<Item = EntryRec<'a>> + ExactSizeIterator + 'a {
+        (0..self.len()).map(move |k| self.get(bytes, k))
     }
 
     /// Give kept line `k` new keys (pi's v1 migration: a fresh id, the previous entry as
     /// parent); its id is then a string.
     pub(crate) fn set_keys(&mut self, k: usize, id: Key, parent: Key) {
-        let slot = |keys: &mut Vec<Key>, key: Key| match key {
+        let (ri, j) = self.run_of(k);
+        let run = &mut self.runs[ri];
+        let slot = |table: &mut Vec<(u32, Key)>, key: Key| match key {
             Key::Undefined => KEY_UNDEFINED,
             Key::Null => KEY_NULL,
             key => {
-                keys.push(key);
-                FIRST_KEY + (keys.len() - 1) as u32
+                side_set(table, j, key);
+                KEY_SIDE
             }
         };
-        let (ri, j) = self.run_of(k);
-        let run = &mut self.runs[ri];
-        let id = slot(&mut run.keys, id);
-        let parent = slot(&mut run.keys, parent);
+        let id = slot(&mut run.ids, id);
+        let parent = slot(&mut run.parents, parent);
         let r = &mut run.recs[j];
         r.id = id;
         r.parent = parent;
@@ -633,10 +899,17 @@ impl Index {
             let mut part = Part::default();
             for (k, id) in ids.iter().enumerate() {
                 part.push_rec((k0 * 7 + k) as u64, 0, EntryType::Other);
-                let slot = part.key_slot(id.clone(), None);
+                let slot = match id {
+                    Key::Undefined => KEY_UNDEFINED,
+                    Key::Null => KEY_NULL,
+                    id => {
+                        part.ids.push((k as u32, id.clone()));
+                        KEY_SIDE
+                    }
+                };
                 part.recs[k].id = slot;
             }
-            part.lines = ids.len() as u64;
+            part.finish(ids.len() as u64);
             idx.append_part(part);
         }
         idx
@@ -661,9 +934,12 @@ impl Index {
         }
         self.starts.push(u32::try_from(total).unwrap_or(u32::MAX));
         self.runs.push(Run {
+            base: part.base,
             recs: part.recs,
-            keys: part.keys,
-            long_lens: part.long_lens,
+            ids: part.ids,
+            parents: part.parents,
+            lens: part.lens,
+            msgs: part.msgs,
         });
         self.fill_lookup();
     }
@@ -746,15 +1022,20 @@ fn entry_type(line: &[u8], f: Option<Field>) -> Result<EntryType, Changed> {
     })
 }
 
-/// The records of a run of lines, before they join an [`Index`]: offsets from the run's
-/// start, key indices into the run's own `keys`, line numbers from 1.
+/// The records of a run of lines, before they join an [`Index`]: offsets from `base`,
+/// line numbers from 1.
 #[derive(Default)]
 struct Part {
+    base: u64,
     recs: Vec<Rec>,
-    keys: Vec<Key>,
-    long_lens: Vec<(u32, u64)>,
+    ids: Vec<(u32, Key)>,
+    parents: Vec<(u32, Key)>,
+    lens: Vec<(u32, u64)>,
+    msgs: Vec<(u32, RelSpan)>,
     skipped: Vec<Skipped>,
     lines: u64,
+    /// The file offset where the last record's line ends (its `\n`).
+    last_end: u64,
 }
 
 impl Part {
@@ -767,46 +1048,77 @@ impl Part {
         });
     }
 
-    /// Store a key: `undefined` and `null` need no slot; `parentId` equal to the previous
-    /// record's `id` shares it.
-    fn key_slot(&mut self, key: Key, share: Option<u32>) -> u32 {
-        match key {
+    /// The slot of a key of the record about to be pushed: a plain string near the
+    /// line's start as its place there, else `table`'s entry.
+    #[inline(always)]
+    fn key_slot(
+        line: &[u8],
+        f: Option<Field>,
+        unique: u64,
+        table: &mut Vec<(u32, Key)>,
+        at: usize,
+    ) -> Result<KeySlot, Changed> {
+        if let Some(Field {
+            start,
+            end,
+            kind: Kind::String { escaped: false },
+        }) = f
+            && start < 255
+            && end >= start + 2
+            && end - start - 2 <= 255
+        {
+            let raw = line.get(start + 1..end - 1).ok_or(Changed)?;
+            if raw.is_ascii() {
+                return Ok(((start + 1) as u16) << 8 | raw.len() as u16);
+            }
+        }
+        Ok(match key_of(line, f, unique)? {
             Key::Undefined => KEY_UNDEFINED,
             Key::Null => KEY_NULL,
             key => {
-                if let Some(s) = share
-                    && s >= FIRST_KEY
-                    && self.keys[(s - FIRST_KEY) as usize] == key
-                {
-                    return s;
-                }
-                self.keys.push(key);
-                FIRST_KEY + (self.keys.len() - 1) as u32
+                table.push((at as u32, key));
+                KEY_SIDE
             }
-        }
+        })
     }
 
+    /// Push a record for the line at file offset `offset` (the first decides `base`).
     fn push_rec(&mut self, offset: u64, len: u64, ty: EntryType) -> &mut Rec {
-        if len >= u64::from(LONG) {
-            self.long_lens.push((self.recs.len() as u32, len));
+        if self.recs.is_empty() {
+            self.base = offset;
+        } else {
+            let k = self.recs.len() - 1;
+            if self.last_end + 1 == offset {
+                self.recs[k].flags |= LEN_NEXT;
+            } else {
+                let prev_len = self.last_end - self.base - u64::from(self.recs[k].off);
+                self.lens.push((k as u32, prev_len));
+            }
         }
-        let mut r = Rec {
-            offset_lo: 0,
-            len: len.min(u64::from(LONG)) as u32,
+        self.last_end = offset + len;
+        // Lines start within a chunk of at most `MAX_CHUNK` bytes.
+        let off = u32::try_from(offset - self.base).unwrap_or(u32::MAX);
+        self.recs.push(Rec {
+            off,
             id: KEY_UNDEFINED,
             parent: KEY_UNDEFINED,
-            msg_start: u32::MAX,
-            msg_len: u32::MAX,
-            offset_hi: 0,
-            ts_start: u16::MAX,
+            msg_start: u16::MAX,
+            msg_gap: 0,
+            ts_start: 0,
             ts_len: 0,
-            ty,
-            role: Role::Missing,
+            ty_role: ty_role_code(ty, Role::Missing),
             flags: 0,
-        };
-        r.set_offset(offset);
-        self.recs.push(r);
+        });
         self.recs.last_mut().expect("just pushed")
+    }
+
+    /// The last record's length goes to `lens` (nothing follows it); `lines` lines done.
+    fn finish(&mut self, lines: u64) {
+        if let Some(k) = self.recs.len().checked_sub(1) {
+            let len = self.last_end - self.base - u64::from(self.recs[k].off);
+            self.lens.push((k as u32, len));
+        }
+        self.lines = lines;
     }
 
     /// The record of a line that is JSON but not an object: no type, id or parent.
@@ -819,20 +1131,33 @@ impl Part {
     #[inline(always)]
     fn object(&mut self, line: &[u8], f: Fields, offset: u64) -> Result<(), Changed> {
         let ty = entry_type(line, f.ty)?;
-        let id = key_of(line, f.id, offset * 2)?;
-        let parent = key_of(line, f.parent_id, offset * 2 + 1)?;
         let role = Role::classify(line, f.role)?;
-        let prev_id = self.recs.last().map(|r| r.id);
-        let id = self.key_slot(id, None);
-        let parent = self.key_slot(parent, prev_id);
-        let msg = RelSpan::of(f.message);
-        let (ts_start, ts_len) = match f.timestamp {
-            Some(t)
-                if t.start < usize::from(u16::MAX) && t.end - t.start <= usize::from(u8::MAX) && t.end > t.start =>
-            {
-                (t.start as u16, (t.end - t.start) as u8)
+        let at = self.recs.len();
+        let (ids_before, parents_before) = (self.ids.len(), self.parents.len());
+        let slots = Part::key_slot(line, f.id, offset * 2, &mut self.ids, at).and_then(|id| {
+            Part::key_slot(line, f.parent_id, offset * 2 + 1, &mut self.parents, at).map(|p| (id, p))
+        });
+        let Ok((id, parent)) = slots else {
+            self.ids.truncate(ids_before);
+            self.parents.truncate(parents_before);
+            return Err(Changed);
+        };
+        let len = line.len();
+        let (msg_start, msg_gap) = match f.message {
+            Some(m) if m.start < usize::from(u16::MAX) && len - m.end <= usize::from(u16::MAX) => {
+                (m.start as u16, (len - m.end) as u16)
             }
-            _ => (u16::MAX, 0),
+            Some(m) => {
+                self.msgs.push((at as u32, RelSpan::of(Some(m))));
+                (u16::MAX, 0)
+            }
+            None => (u16::MAX, 0),
+        };
+        let (ts_start, ts_len) = match f.timestamp {
+            Some(t) if t.start <= usize::from(u8::MAX) && t.end - t.start <= usize::from(u8::MAX) && t.end > t.start => {
+                (t.start as u8, (t.end - t.start) as u8)
+            }
+            _ => (0, 0),
         };
         let id_is_string = matches!(
             f.id,
@@ -841,14 +1166,14 @@ impl Part {
                 ..
             })
         );
-        let r = self.push_rec(offset, line.len() as u64, ty);
+        let r = self.push_rec(offset, len as u64, ty);
         r.id = id;
         r.parent = parent;
-        r.msg_start = msg.start;
-        r.msg_len = msg.len;
+        r.msg_start = msg_start;
+        r.msg_gap = msg_gap;
         r.ts_start = ts_start;
         r.ts_len = ts_len;
-        r.role = role;
+        r.ty_role = ty_role_code(ty, role);
         r.flags = kind_code(f.message.map(|m| m.kind)) | if id_is_string { ID_IS_STRING } else { 0 };
         Ok(())
     }
@@ -903,8 +1228,6 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
             let scale = |n: usize| (n as u128 * limit as u128 * 11 / (pos as u128 * 10)) as usize + 16;
             part.recs
                 .reserve(scale(part.recs.len()).saturating_sub(part.recs.len()));
-            part.keys
-                .reserve(scale(part.keys.len()).saturating_sub(part.keys.len()));
         }
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
@@ -922,9 +1245,10 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
     }
     // Chunks are small: trimming them keeps the peak at about twice the final index.
     part.recs.shrink_to_fit();
-    part.keys.shrink_to_fit();
+    part.ids.shrink_to_fit();
+    part.parents.shrink_to_fit();
     part.skipped.shrink_to_fit();
-    part.lines = line_no;
+    part.finish(line_no);
     part
 }
 
@@ -951,12 +1275,12 @@ impl Index {
             return None;
         }
         let from = if first < self.len() {
-            self.rec(first).1.offset()
+            self.offset(first).0
         } else {
             u64::MAX
         };
         let mut lines: Vec<(u64, u64)> = (first..self.len())
-            .map(|k| (self.rec(k).1.offset(), self.line_len(k)))
+            .map(|k| (self.offset(k).0, self.line_len(k)))
             .chain(
                 self.skipped
                     .iter()
@@ -982,20 +1306,27 @@ impl Index {
         self.pi_open_throws = None;
         if !self.is_empty() && self.line_no(self.len() - 1) == last_line {
             let run = self.runs.last_mut().expect("not empty");
-            let r = run.recs.pop().expect("runs are not empty");
-            let k = run.recs.len();
-            if run.long_lens.last().is_some_and(|l| l.0 as usize == k) {
-                run.long_lens.pop();
-            }
-            // Its keys were the last ones its run stored (the parent may share the
-            // previous id, which is in the same run when it shares).
-            for i in [r.parent, r.id] {
-                if i >= FIRST_KEY
-                    && (i - FIRST_KEY) as usize + 1 == run.keys.len()
-                    && (k == 0 || run.recs[k - 1].id != i)
-                {
-                    run.keys.pop();
+            let k = run.recs.len() - 1;
+            let offset = run.offset(k);
+            run.recs.pop();
+            for table in [&mut run.ids, &mut run.parents] {
+                if table.last().is_some_and(|e| e.0 as usize == k) {
+                    table.pop();
                 }
+            }
+            if run.lens.last().is_some_and(|e| e.0 as usize == k) {
+                run.lens.pop();
+            }
+            if run.msgs.last().is_some_and(|e| e.0 as usize == k) {
+                run.msgs.pop();
+            }
+            // The record before it took its length from it: it is stored now.
+            if let Some(prev) = k.checked_sub(1)
+                && run.recs[prev].flags & LEN_NEXT != 0
+            {
+                run.recs[prev].flags &= !LEN_NEXT;
+                let len = offset - run.offset(prev) - 1;
+                run.lens.push((prev as u32, len));
             }
             if run.recs.is_empty() {
                 self.runs.pop();
@@ -1007,7 +1338,7 @@ impl Index {
                 *self.starts.last_mut().expect("not empty") -= 1;
             }
             self.fill_lookup();
-            return Some((r.offset(), true));
+            return Some((offset, true));
         }
         if self.skipped.last().is_some_and(|k| k.line == last_line) {
             let k = self.skipped.pop().expect("checked");
@@ -1019,6 +1350,8 @@ impl Index {
 
 /// Chunks of about this many bytes are indexed in parallel.
 const CHUNK: usize = 4 << 20;
+/// The most bytes a chunk may have (the offsets of its lines' starts fit 32 bits).
+const MAX_CHUNK: usize = 1 << 31;
 
 /// Build the index of `bytes`.
 pub fn build(bytes: &[u8]) -> Index {
@@ -1028,7 +1361,8 @@ pub fn build(bytes: &[u8]) -> Index {
 /// Index `bytes[from..]` (`from` starts a line) in chunks, in parallel: the parts in file
 /// order, with the file's offsets.
 fn build_parts(bytes: &[u8], from: usize, chunk: usize) -> Vec<Part> {
-    let chunk = chunk.max(1);
+    // Record offsets within a run are 32 bits: lines start within one chunk.
+    let chunk = chunk.clamp(1, MAX_CHUNK);
     // Chunk k indexes the lines that start in `k * chunk .. (k + 1) * chunk`; each worker
     // finds its own first line start (the last line it indexes may run past its range),
     // so no thread walks the file alone to cut it first.
@@ -1080,12 +1414,12 @@ mod tests {
         let idx = build(text);
         assert_eq!(idx.lines, 6);
         assert_eq!(idx.len(), 3);
-        assert_eq!(idx.get(0).ty, EntryType::Session);
-        assert_eq!(*idx.get(1).id, Key::str("a"));
-        assert_eq!(*idx.get(1).parent, Key::Null);
-        assert_eq!(idx.get(1).line, LineNo(4));
-        assert_eq!(idx.get(2).ty, EntryType::NonObject);
-        assert_eq!(idx.get(2).line, LineNo(5));
+        assert_eq!(idx.get(text, 0).ty, EntryType::Session);
+        assert_eq!(idx.get(text, 1).id, Key::str("a"));
+        assert_eq!(idx.get(text, 1).parent, Key::Null);
+        assert_eq!(idx.get(text, 1).line, LineNo(4));
+        assert_eq!(idx.get(text, 2).ty, EntryType::NonObject);
+        assert_eq!(idx.get(text, 2).line, LineNo(5));
         assert_eq!(idx.skipped.len(), 3);
         assert_eq!(
             idx.skipped[1].reason,
@@ -1115,12 +1449,12 @@ mod tests {
             part.line(&bytes[pos..end], pos as u64, line_no);
             pos = end + 1;
         }
-        part.lines = line_no;
+        part.finish(line_no);
         index_of(part)
     }
 
-    fn entries(idx: &Index) -> String {
-        format!("{:?}", idx.iter().collect::<Vec<_>>())
+    fn entries(idx: &Index, text: &[u8]) -> String {
+        format!("{:?}", idx.iter(text).collect::<Vec<_>>())
     }
 
     fn same_as_line_by_line(text: &[u8]) {
@@ -1129,13 +1463,13 @@ mod tests {
         let show = String::from_utf8_lossy(text);
         assert_eq!(idx.lines, want.lines, "{show:?}");
         assert_eq!(idx.skipped, want.skipped, "{show:?}");
-        assert_eq!(entries(&idx), entries(&want), "{show:?}");
+        assert_eq!(entries(&idx, text), entries(&want, text), "{show:?}");
         // Cut into chunks of every size up to a few lines: the same index.
         for chunk in [1, 2, 3, 5, 8, 13, 40, 100] {
             let idx = build_with(text, chunk);
             assert_eq!(idx.lines, want.lines, "chunk {chunk}: {show:?}");
             assert_eq!(idx.skipped, want.skipped, "chunk {chunk}: {show:?}");
-            assert_eq!(entries(&idx), entries(&want), "chunk {chunk}: {show:?}");
+            assert_eq!(entries(&idx, text), entries(&want, text), "chunk {chunk}: {show:?}");
         }
     }
 
@@ -1208,8 +1542,8 @@ mod tests {
             assert_eq!(a.lines, b.lines);
             assert_eq!(a.skipped, b.skipped);
             assert_eq!(a.len(), b.len());
-            for (x, y) in a.iter().zip(b.iter()) {
-                assert_eq!((x.offset, x.line, &x.id), (y.offset, y.line, &y.id));
+            for (x, y) in a.iter(&text).zip(b.iter(&text)) {
+                assert_eq!((x.offset, x.line, x.id), (y.offset, y.line, y.id));
             }
         }
     }
@@ -1244,7 +1578,7 @@ mod tests {
         };
         let id_of = |line: &[u8]| {
             let mut part = Part::default();
-            part.object(line, fields, 0).map(|()| index_of(part).get(0).id.clone())
+            part.object(line, fields, 0).map(|()| index_of(part).get(line, 0).id.to_key())
         };
         assert_eq!(id_of(walked), Ok(Key::str("a")));
         // The opening quote gone, `\q` for `\u`, a `\u` escape cut short.

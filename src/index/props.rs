@@ -128,7 +128,7 @@ proptest! {
         let naive: Vec<&[u8]> = if text.last() == Some(&b'\n') { naive[..naive.len() - 1].to_vec() } else { naive };
         prop_assert_eq!(idx.lines as usize, naive.len());
         let kept: Vec<usize> = naive.iter().enumerate().filter(|(_, l)| matches!(scan_line(l), Line::Object(_) | Line::NonObject)).map(|(i, _)| i + 1).collect();
-        let got: Vec<usize> = idx.iter().map(|e| e.line.0 as usize).collect();
+        let got: Vec<usize> = idx.iter(&text).map(|e| e.line.0 as usize).collect();
         prop_assert_eq!(got, kept);
         prop_assert_eq!(idx.len() + idx.skipped.len(), naive.len());
     }

@@ -221,8 +221,8 @@ impl Session {
         let Some(&compaction) = path.iter().rev().find(|&&p| self.record(p).ty == EntryType::Compaction) else {
             return Ok((path, None));
         };
-        let cid = &self.record(compaction).id;
-        let Some(cidx) = path.iter().position(|&p| self.record(p).id == *cid) else {
+        let cid = self.record(compaction).id;
+        let Some(cidx) = path.iter().position(|&p| self.record(p).id == cid) else {
             return Ok((path, None));
         };
         let mut out = vec![compaction];
@@ -232,7 +232,7 @@ impl Session {
             let first_kept = key_from_value(self.member_value(bytes, compaction, "firstKeptEntryId")?.as_ref());
             let mut found = false;
             for &p in &path[..cidx] {
-                if *self.record(p).id == first_kept {
+                if self.record(p).id == first_kept {
                     found = true;
                 }
                 if found {
@@ -348,7 +348,9 @@ impl Session {
             }
             let first = messages.len();
             self.entry_messages(bytes, p, &mut messages)?;
-            if let Some(&(edit, rep)) = edits.get(rec.id) {
+            if !edits.is_empty()
+                && let Some(&(edit, rep)) = edits.get(&rec.id.to_key())
+            {
                 if rep == Replacement::Null {
                     messages.truncate(first);
                 }

@@ -66,7 +66,7 @@ impl Session {
             let first_kept = key_from_value(cval.get("firstKeptEntryId"));
             let mut found = false;
             for &p in &path[..cidx] {
-                if *self.record(p).id == first_kept {
+                if self.record(p).id == first_kept {
                     found = true;
                 }
                 if found {
@@ -137,7 +137,7 @@ impl Session {
                 continue;
             }
             let mut msgs = self.eager_messages(bytes, p)?;
-            if let Some(&edit) = edits.get(rec.id) {
+            if let Some(&edit) = edits.get(&rec.id.to_key()) {
                 msgs = self.eager_edit(bytes, edit, msgs)?;
             }
             if i == 0 && retained_from == Some(p) {
@@ -346,7 +346,7 @@ fn render(
 /// every entry as leaf, with both `retainedTail` rules. Returns the leaves compared.
 pub fn compare_with_twin(s: &Session, name: &str, most: usize) -> usize {
     let mut leaves = vec![s.leaf().clone(), Key::Null, Key::Undefined];
-    leaves.extend(s.entries().iter().take(most).map(|&p| s.record(p).id.clone()));
+    leaves.extend(s.entries().iter().take(most).map(|&p| s.record(p).id.to_key()));
     for leaf in &leaves {
         for tail in [RetainedTail::Ignore, RetainedTail::Honor] {
             assert_eq!(

@@ -4,22 +4,29 @@
 //! entries change.
 
 use crate::index::idmap::IdMap;
-use crate::index::{EntryPos, Index, Key};
+use crate::index::{EntryPos, Ids};
 
 /// No parent (in [`Links`]).
 pub(crate) const NO_PARENT: u32 = u32::MAX;
 
-/// Every entry's parent, looked up in `byId` once, by entry position ([`NO_PARENT`]: none).
-/// pi looks `parentId` up at every step of a walk; these arrays give the same answers, so
-/// walks and the tree chase positions instead of hashing ids (and touching each entry's
-/// record) at every step.
+/// Every entry's parent, looked up in `byId` once, by entry position. pi looks `parentId`
+/// up at every step of a walk; these give the same answers, so walks and the tree chase
+/// positions instead of hashing ids (and touching each entry's record) at every step.
+///
+/// Nearly every entry's parent is the entry before it: that is one bit an entry, and
+/// only the other parents are stored, as pairs (an eighth of a byte an entry instead of
+/// four on a session without branches).
 #[derive(Debug)]
 pub(crate) struct Links {
-    /// For `getBranch` and `buildSessionPath`: a truthy `parentId`, looked up.
-    walk: Vec<u32>,
+    /// Bit `p`: the walk parent of entry `p` is entry `p - 1`.
+    prev: Vec<u64>,
+    /// For `getBranch` and `buildSessionPath`: a truthy `parentId`, looked up, where that
+    /// is not the entry before (by position, ascending). An entry neither here nor in
+    /// `prev` has no parent.
+    walk: Vec<(u32, u32)>,
     /// For `getTree`: a `parentId` that is not null and not the entry's own id, looked
-    /// up, where that differs from `walk` (a falsy `parentId` that is not `null`, or an
-    /// entry its own parent: rare), by position, ascending.
+    /// up, where that differs from the walk parent (a falsy `parentId` that is not
+    /// `null`, or an entry its own parent: rare), by position, ascending.
     tree: Vec<(u32, u32)>,
     /// No two entries share an id: each entry is its own `byId` node.
     pub(crate) unique: bool,
@@ -28,7 +35,7 @@ pub(crate) struct Links {
 impl Links {
     /// Resolve the parent of every entry of `list` (pi's `getEntries()`, positions into
     /// `entries`) through `by_id`, in parallel.
-    pub(crate) fn build(entries: &Index, list: &[EntryPos], by_id: &IdMap) -> Links {
+    pub(crate) fn build(entries: &Ids<'_>, list: &[EntryPos], by_id: &IdMap) -> Links {
         use rayon::prelude::*;
         let unique = by_id.len() == list.len();
         let resolve = |k: usize| {
@@ -43,51 +50,45 @@ impl Links {
                     by_id.get(entries, parent)
                 }
             };
-            let raw = if *parent == Key::Null { None } else { raw() };
+            let raw = if parent.is_null() { None } else { raw() };
             let pos = |r: Option<EntryPos>| r.map_or(NO_PARENT, |p| p.0);
             let walk = if parent.truthy() { pos(raw) } else { NO_PARENT };
             let tree = if parent == id { NO_PARENT } else { pos(raw) };
             (walk, tree)
         };
         let n = entries.len();
-        // Multi-MB arrays filled at once: huge pages spare a page fault per 4 KiB.
-        let filled = |n: usize| {
-            let mut v = Vec::with_capacity(n);
-            crate::source::prefer_huge_pages(v.spare_capacity_mut());
-            v.resize(n, NO_PARENT);
-            v
-        };
-        let mut walk = filled(n);
-        // Written in place, in parallel: `list` is ascending, so the entries of a run of
-        // it are a run of the arrays (the header, not in `list`, keeps `NO_PARENT`).
-        const RUN: usize = 4096;
-        let mut w_rest: &mut [u32] = &mut walk;
-        let mut done = 0usize;
-        let mut jobs = Vec::new();
-        for run in list.chunks(RUN).enumerate() {
-            let (r, ps) = run;
-            let (lo, hi) = (ps[0].0 as usize, ps[ps.len() - 1].0 as usize + 1);
-            let (w, wr) = std::mem::take(&mut w_rest)[lo - done..].split_at_mut(hi - lo);
-            (w_rest, done) = (wr, hi);
-            jobs.push((r * RUN, lo, w));
-        }
-        let tree: Vec<Vec<(u32, u32)>> = jobs
-            .into_par_iter()
-            .map(|(k0, lo, w)| {
-                let end = (k0 + RUN).min(list.len());
-                let mut differ = Vec::new();
-                for (k, p) in list.iter().enumerate().take(end).skip(k0) {
-                    let (a, b) = resolve(k);
-                    w[p.0 as usize - lo] = a;
-                    if a != b {
-                        differ.push((p.0, b));
+        let mut prev = vec![0u64; n.div_ceil(64)];
+        // Blocks of positions, whole words of `prev` each, resolved in parallel.
+        const WORDS: usize = 64;
+        let parts: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)> = prev
+            .par_chunks_mut(WORDS)
+            .enumerate()
+            .map(|(b, bits)| {
+                let lo = b * WORDS * 64;
+                let hi = lo + bits.len() * 64;
+                let k0 = list.partition_point(|p| (p.0 as usize) < lo);
+                let k1 = list.partition_point(|p| (p.0 as usize) < hi);
+                let (mut walk, mut tree) = (Vec::new(), Vec::new());
+                for k in k0..k1 {
+                    let p = list[k].0;
+                    let (a, t) = resolve(k);
+                    if a != NO_PARENT && a.wrapping_add(1) == p {
+                        let i = p as usize - lo;
+                        bits[i / 64] |= 1 << (i % 64);
+                    } else if a != NO_PARENT {
+                        walk.push((p, a));
+                    }
+                    if a != t {
+                        tree.push((p, t));
                     }
                 }
-                differ
+                (walk, tree)
             })
             .collect();
+        let (walk, tree): (Vec<_>, Vec<_>) = parts.into_iter().unzip();
         Links {
-            walk,
+            prev,
+            walk: walk.concat(),
             tree: tree.concat(),
             unique,
         }
@@ -96,24 +97,31 @@ impl Links {
     /// The parent of `p` on pi's walks.
     #[inline]
     pub(crate) fn walk_parent(&self, p: EntryPos) -> Option<EntryPos> {
-        Links::at(&self.walk, p)
+        let i = p.0 as usize;
+        if self.prev.get(i / 64).is_some_and(|w| w >> (i % 64) & 1 != 0) {
+            return Some(EntryPos(p.0 - 1));
+        }
+        Links::find(&self.walk, p).flatten()
     }
 
     /// The parent of `p` in pi's tree.
     #[inline]
     pub(crate) fn tree_parent(&self, p: EntryPos) -> Option<EntryPos> {
-        if !self.tree.is_empty()
-            && let Ok(i) = self.tree.binary_search_by_key(&p.0, |d| d.0)
-        {
-            let q = self.tree[i].1;
-            return (q != NO_PARENT).then_some(EntryPos(q));
+        match Links::find(&self.tree, p) {
+            Some(q) => q,
+            None => self.walk_parent(p),
         }
-        Links::at(&self.walk, p)
     }
 
-    fn at(arr: &[u32], p: EntryPos) -> Option<EntryPos> {
-        let q = arr[p.0 as usize];
-        (q != NO_PARENT).then_some(EntryPos(q))
+    /// `p`'s entry in `pairs`: `Some(None)` for [`NO_PARENT`], `None` when absent.
+    #[inline]
+    fn find(pairs: &[(u32, u32)], p: EntryPos) -> Option<Option<EntryPos>> {
+        if pairs.is_empty() {
+            return None;
+        }
+        let i = pairs.binary_search_by_key(&p.0, |d| d.0).ok()?;
+        let q = pairs[i].1;
+        Some((q != NO_PARENT).then_some(EntryPos(q)))
     }
 }
 
@@ -130,7 +138,7 @@ mod tests {
         } else {
             None
         };
-        let tree = if *e.parent == Key::Null || e.parent == e.id {
+        let tree = if e.parent.is_null() || e.parent == e.id {
             None
         } else {
             s.entry_by_id(e.parent)
@@ -178,6 +186,9 @@ mod tests {
                 prev = Some(id);
             }
             let s = Session::from_bytes(text.into_bytes()).expect("opens");
+            // The count check makes without the tree is the tree's.
+            let roots = s.tree().map(|t| t.roots.len()).map_err(|e| e.to_string());
+            assert_eq!(s.tree_root_count().map_err(|e| e.to_string()), roots, "round {round}");
             let links = s.links();
             for &p in s.entries() {
                 let want = naive(&s, p);

@@ -16,7 +16,7 @@ impl Session {
     /// v2 -> v3 step and v1's compaction fields are applied per entry by [`Session::patch`].
     pub(super) fn migrate(&mut self, uuid4: &mut dyn FnMut() -> String) -> Result<()> {
         let bytes = self.source.bytes();
-        let header = value::parse(line_of(bytes, &self.index.get(0))).map_err(|_| self.changed())?;
+        let header = value::parse(line_of(bytes, &self.index.get(bytes, 0))).map_err(|_| self.changed())?;
         let version = match header.get("version") {
             None | Some(Value::Null) => Some(1.0),
             Some(v) => Some(crate::json::value::js_to_number(v)),
@@ -40,7 +40,7 @@ impl Session {
         let mut prev = Key::Null;
         let n = self.index.len();
         for i in 0..n {
-            let e = self.index.get(i);
+            let e = self.index.get(bytes, i);
             if e.ty == EntryType::Session {
                 continue;
             }
@@ -77,12 +77,12 @@ impl Session {
                 let v = value::parse(line).map_err(|_| self.changed())?;
                 if let Some(Value::Number(idx)) = v.get("firstKeptEntryIndex") {
                     let target = if idx.fract() == 0.0 && *idx >= 0.0 && (*idx as usize) < n {
-                        Some(self.index.get(*idx as usize))
+                        Some(self.index.get(bytes, *idx as usize))
                     } else {
                         None
                     };
                     let first_kept = match target {
-                        Some(t) if t.ty != EntryType::Session => Some(t.id.clone()),
+                        Some(t) if t.ty != EntryType::Session => Some(t.id.to_key()),
                         _ => None,
                     };
                     self.patches.insert(

@@ -13,7 +13,7 @@ pub(crate) mod project;
 pub(crate) mod tree;
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::index::{self, ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, LineNo, Position, Skipped};
+use crate::index::{self, ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, KeyRef, LineNo, Position, Skipped};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Value};
 use crate::json::walk::for_each_member;
@@ -232,7 +232,7 @@ impl Session {
             }
             return Err(ErrorKind::NotASession { path: None }.into());
         }
-        let first = self.index.get(0);
+        let first = self.index.get(self.source.bytes(), 0);
         if first.ty != EntryType::Session || !first.id_is_string {
             return Err(ErrorKind::NotASession { path: None }.into());
         }
@@ -283,12 +283,12 @@ impl Session {
                 .map(EntryPos)
                 .filter(|p| self.index.ty(p.0 as usize) != EntryType::Session),
         );
-        self.by_id.extend(&self.index, &self.list[start..]);
+        self.by_id.extend(&self.index.ids(bytes), &self.list[start..]);
         if let Some(&last) = self.list[start..].last() {
-            self.leaf = self.index.id(last.0 as usize).clone();
+            self.leaf = self.index.id(bytes, last.0 as usize).to_key();
         }
         for &p in &self.list[start..] {
-            let e = self.index.get(p.0 as usize);
+            let e = self.index.get(bytes, p.0 as usize);
             if e.ty == EntryType::Label {
                 let line = line_of(bytes, &e);
                 let v = value::parse(line).map_err(|_| self.changed())?;
@@ -308,7 +308,7 @@ impl Session {
     /// The parent links of every entry (built on first use, in parallel).
     pub(crate) fn links(&self) -> &Links {
         self.links
-            .get_or_init(|| Links::build(&self.index, &self.list, &self.by_id))
+            .get_or_init(|| Links::build(&self.ids(), &self.list, &self.by_id))
     }
 
     /// Bring the session up to date with its file, exactly: afterwards it answers as a
@@ -530,7 +530,7 @@ impl Session {
 
     /// The record of a kept line.
     pub fn record(&self, pos: EntryPos) -> EntryRec<'_> {
-        self.index.get(pos.0 as usize)
+        self.index.get(self.source.bytes(), pos.0 as usize)
     }
 
     /// The exact bytes of a kept line (PiG's `GetEntries()` raw JSON), without `\n`. As
@@ -551,8 +551,13 @@ impl Session {
     }
 
     /// The entry with this id (the later one when ids repeat).
-    pub fn entry_by_id(&self, id: &Key) -> Option<EntryPos> {
-        self.by_id.get(&self.index, id)
+    pub fn entry_by_id<'k>(&self, id: impl Into<KeyRef<'k>>) -> Option<EntryPos> {
+        self.by_id.get(&self.ids(), id.into())
+    }
+
+    /// The keys of the entries, read from the file's bytes.
+    pub(crate) fn ids(&self) -> index::Ids<'_> {
+        self.index.ids(self.source.bytes())
     }
 
     /// The entry with this string id.
@@ -717,9 +722,9 @@ impl Session {
     /// The `id` of an entry as a JSON value (`None`: missing).
     pub(crate) fn id_value(&self, pos: EntryPos) -> Option<Value<'_>> {
         let e = self.record(pos);
-        match &e.id {
-            Key::Undefined => None,
-            Key::Unique(_) => {
+        match e.id.non_string() {
+            Some(Key::Undefined) => None,
+            Some(Key::Unique(_)) => {
                 let line = self.raw(pos);
                 let mut found = None;
                 let start = line.iter().position(|&c| c == b'{')?;
@@ -731,7 +736,7 @@ impl Session {
                 .ok()?;
                 value::parse(found?.raw(line)).ok()
             }
-            k => Some(key_to_value(k)),
+            _ => Some(key_to_value(e.id)),
         }
     }
 
@@ -798,8 +803,11 @@ impl Session {
     }
 
     /// The label entry currently labelling `target`, if any.
-    pub fn label_entry(&self, target: &Key) -> Option<EntryPos> {
-        self.labels.get(target).map(|l| l.0)
+    pub fn label_entry<'k>(&self, target: impl Into<KeyRef<'k>>) -> Option<EntryPos> {
+        if self.labels.is_empty() {
+            return None;
+        }
+        self.labels.get(&target.into().to_key()).map(|l| l.0)
     }
 
     /// Labelled targets and their label entries, in pi's label-map order.
@@ -832,7 +840,7 @@ impl Session {
     /// `TypeError`), [`ErrorKind::FileChanged`].
     pub fn session_name(&self) -> Result<Option<JsStr<'static>>> {
         let bytes = self.check()?;
-        for (i, e) in self.index.iter().enumerate().rev() {
+        for (i, e) in self.index.iter(bytes).enumerate().rev() {
             if e.ty != EntryType::SessionInfo {
                 continue;
             }
@@ -885,8 +893,12 @@ pub(crate) fn line_of<'a>(bytes: &'a [u8], e: &EntryRec) -> &'a [u8] {
 }
 
 /// A key as the JSON value it came from (strings, numbers, literals).
-pub(crate) fn key_to_value(k: &Key) -> Value<'static> {
-    match k {
+pub(crate) fn key_to_value<'k>(k: impl Into<KeyRef<'k>>) -> Value<'static> {
+    let k = k.into();
+    if let Some(s) = k.str_bytes() {
+        return Value::String(JsStr(std::borrow::Cow::Owned(s.to_vec())));
+    }
+    match k.non_string().unwrap_or(&Key::Undefined) {
         Key::Undefined | Key::Null | Key::Unique(_) => Value::Null,
         Key::Bool(b) => Value::Bool(*b),
         Key::Num(bits) => Value::Number(f64::from_bits(*bits)),

@@ -80,7 +80,7 @@ impl Writer {
                 // be in its file): only the new line can start the conversation. Indexed
                 // alone, it gets the type, role and id the whole file's index gives it.
                 let alone = crate::index::build(&line);
-                let rec = alone.iter().next_back();
+                let rec = alone.iter(&line).next_back();
                 match rec.filter(|r| r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)) {
                     Some(r) => {
                         // pi's first conversation message creates the file with everything.
@@ -90,7 +90,7 @@ impl Writer {
                         create_exclusive(path, &bytes)?;
                         let path = path.clone();
                         self.session = Session::open(&path)?;
-                        self.session.set_leaf_raw(r.id.clone());
+                        self.session.set_leaf_raw(r.id.to_key());
                         self.flushed = true;
                     }
                     None => {
@@ -323,7 +323,7 @@ impl Writer {
             .session
             .branch_path(None)?
             .iter()
-            .any(|&p| *self.session.record(p).id == Key::str(target_id));
+            .any(|&p| self.session.record(p).id == Key::str(target_id));
         if !on_branch {
             return Err(invalid_edit(&format!("Entry {target_id} is not on the active branch")));
         }

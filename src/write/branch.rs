@@ -133,11 +133,11 @@ impl Writer {
         for &p in &path {
             let rec = s.record(p);
             if rec.ty == EntryType::Label {
-                pending_labels.push(rec.id.clone());
+                pending_labels.push(rec.id.to_key());
                 continue;
             }
             for l in pending_labels.drain(..) {
-                replacement.insert(l, rec.id.clone());
+                replacement.insert(l, rec.id.to_key());
             }
             let mut v = s.value(p)?.into_owned();
             if let Value::Object(o) = &mut v {
@@ -145,16 +145,16 @@ impl Writer {
                 o.set(JsStr::from_str("parentId"), pv);
                 if rec.ty == EntryType::Compaction {
                     let fk = crate::session::key_from_value(o.get("firstKeptEntryId"));
-                    if fk != *rec.id
+                    if fk != rec.id
                         && let Some(r) = replacement.get(&fk)
                     {
                         o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));
                     }
                 }
             }
-            parent = Some(rec.id.clone());
-            kept_ids.push(rec.id.clone());
-            kept_set.insert(rec.id.clone());
+            parent = Some(rec.id.to_key());
+            kept_ids.push(rec.id.to_key());
+            kept_set.insert(rec.id.to_key());
             kept.push(v);
         }
         // Labels of kept entries, in the order pi's label map holds them (first set).

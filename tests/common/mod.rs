@@ -139,7 +139,7 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
         ));
     }
     let end = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let header = &whole.index().get(0);
+    let header = &whole.index().get(whole.bytes(), 0);
     let header_end = (header.offset.0 + header.len + 1) as usize;
     if header_end > end {
         return Err("the header is the last line and has no newline: nothing to append".into());

@@ -4,7 +4,7 @@ use crate::show::{describe, key_text};
 use anyhow::Result;
 use pi_session::Value;
 use pi_session::text::{escape, escape_path};
-use pi_session::{ErrorKind, Key, OpenOptions, Recovery, RetainedTail, Session};
+use pi_session::{ErrorKind, OpenOptions, Recovery, RetainedTail, Session};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -30,7 +30,7 @@ fn pi_throws_line(s: &Session, o: &pi_session::v8::PendingOverflow) -> u64 {
     s.skipped()
         .iter()
         .map(|k| (k.offset.0, k.line))
-        .chain(s.index().iter().map(|e| (e.offset.0, e.line)))
+        .chain(s.index().iter(s.bytes()).map(|e| (e.offset.0, e.line)))
         .find(|&(off, _)| off == o.offset)
         .map_or(0, |(_, l)| l.0)
 }
@@ -122,7 +122,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             });
             (branch, context)
         },
-        || s.tree().map(|t| t.roots.len()),
+        || s.tree_root_count(),
     );
     let (branch, context) = walks;
     let branch_len = branch.unwrap_or_else(|e| {
@@ -384,7 +384,7 @@ pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32>
                 .unwrap_or_default(),
             None => String::new(),
         };
-        let id = if *rec.id == Key::Undefined {
+        let id = if rec.id.is_undefined() {
             "(no id)".into()
         } else {
             key_text(rec.id)

@@ -6,7 +6,7 @@
 //! bytes); this file's helpers return text already escaped.
 
 use pi_session::text::{escape, escape_path};
-use pi_session::{EntryType, Key, Session, Value};
+use pi_session::{EntryType, KeyRef, Session, Value};
 use std::path::Path;
 
 /// A short one-line description of an entry for human output (escaped).
@@ -36,7 +36,8 @@ pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
 }
 
 /// An id key for human output (escaped).
-pub(crate) fn key_text(k: &Key) -> String {
+pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
+    let k = k.into();
     match k.as_str() {
         Some(s) => escape(s).into_owned(),
         None => escape(&format!("{k:?}")).into_owned(),
