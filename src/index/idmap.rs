@@ -168,51 +168,68 @@ impl IdMap {
     }
 
     /// `IdMap::insert` of each of `ps` in order, grouped by shard.
+    #[cfg(test)]
     pub(crate) fn extend(&mut self, entries: &Ids<'_>, ps: &[EntryPos]) {
+        self.extend_with(entries, ps.len(), &|k| ps[k]);
+    }
+
+    /// `IdMap::insert` of `at(0)`, `at(1)`, ... `at(n - 1)` in order, grouped by shard.
+    pub(crate) fn extend_with(&mut self, entries: &Ids<'_>, n: usize, at: &(dyn Fn(usize) -> EntryPos + Sync)) {
         // Room first, once, from each shard's count (the ids hashed in order, in
         // parallel): growing shard by shard as batches arrive re-slotted their keys again
         // and again, each a random look into the index.
         let state = &self.state;
-        let counts = ps
-            .par_chunks(BATCH)
-            .map(|c| {
-                let mut n = vec![0usize; SHARDS];
-                for p in c {
+        let batches = n.div_ceil(BATCH);
+        let batch = |b: usize| b * BATCH..((b + 1) * BATCH).min(n);
+        let (counts, max_pos) = (0..batches)
+            .into_par_iter()
+            .map(|b| {
+                let mut counts = vec![0usize; SHARDS];
+                let mut max_pos = 0;
+                for k in batch(b) {
+                    let p = at(k);
+                    max_pos = max_pos.max(p.0 as usize);
                     let key = entries.id(p.0 as usize);
                     if !key.is_undefined() && !key.is_null() {
-                        n[Hashed(state.hash_one(key)).shard()] += 1;
+                        counts[Hashed(state.hash_one(key)).shard()] += 1;
                     }
                 }
-                n
+                (counts, max_pos)
             })
             .reduce(
-                || vec![0usize; SHARDS],
-                |mut a, b| {
+                || (vec![0usize; SHARDS], 0),
+                |(mut a, m), (b, n)| {
                     a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    a
+                    (a, m.max(n))
                 },
             );
         if counts.iter().any(|&n| n != 0) {
-            let max_pos = ps.iter().map(|p| p.0 as usize).max().unwrap_or(0);
             self.reserve(entries, entries.len().max(max_pos + 1), &counts);
         }
-        for batch in ps.chunks(BATCH) {
-            self.extend_batch(entries, batch);
+        for b in 0..batches {
+            self.extend_batch(entries, batch(b), at);
         }
     }
 
-    fn extend_batch(&mut self, entries: &Ids<'_>, ps: &[EntryPos]) {
+    fn extend_batch(
+        &mut self,
+        entries: &Ids<'_>,
+        ks: std::ops::Range<usize>,
+        at: &(dyn Fn(usize) -> EntryPos + Sync),
+    ) {
         // `undefined` and `null` beside the table; the rest hashed in parallel.
         let state = &self.state;
-        let hashed: Vec<(u64, u32)> = ps
-            .par_iter()
+        let hashed: Vec<(u64, u32)> = ks
+            .clone()
+            .into_par_iter()
             .with_min_len(4096)
-            .filter_map(|p| {
+            .filter_map(|k| {
+                let p = at(k);
                 let key = entries.id(p.0 as usize);
                 (!key.is_undefined() && !key.is_null()).then(|| (state.hash_one(key), p.0))
             })
             .collect();
-        for p in ps {
+        for p in ks.map(at) {
             let key = entries.id(p.0 as usize);
             if key.is_undefined() {
                 self.undefined = Some(p.0);

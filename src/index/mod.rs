@@ -403,7 +403,6 @@ pub struct EntryRec<'a> {
     pub id: KeyRef<'a>,
     /// Its `parentId`.
     pub parent: KeyRef<'a>,
-    pub(crate) timestamp: RelSpan,
     pub(crate) message: RelSpan,
     /// The JSON kind of `message` (`None`: no `message` member).
     pub message_kind: Option<Kind>,
@@ -413,10 +412,11 @@ pub struct EntryRec<'a> {
     pub id_is_string: bool,
 }
 
-/// The stored record of a kept line: 16 bytes, no heap. What does not fit (a key that is
+/// The stored record of a kept line: 12 bytes, no heap. What does not fit (a key that is
 /// not a plain string near the start of its line, a line not followed directly by the next
-/// record's, a `message` far from the line's end) is in its run's side tables; the line
-/// number is not stored (it is the entry's position plus the skipped lines before it).
+/// record's, a `message` that is not its line's last member) is in its run's side tables;
+/// the line number is not stored (it is the entry's position plus the skipped lines before
+/// it), nor is `timestamp` (only sorting siblings reads it: found again by a scan).
 #[derive(Clone, Copy, Debug)]
 struct Rec {
     /// Where the line starts, from its run's `base`.
@@ -425,22 +425,14 @@ struct Rec {
     id: u16,
     /// The `parentId` ([`KeySlot`]).
     parent: u16,
-    /// `message`'s span: from `msg_start` to `msg_gap` bytes before the line's end;
-    /// `msg_start == u16::MAX` with a kind: in the run's `msgs`.
+    /// Where `message` starts, when [`MSG_LAST`] is set.
     msg_start: u16,
-    msg_gap: u16,
-    /// `timestamp`'s start within the line and length (`0`: not stored, found again by a
-    /// scan of the line).
-    ts_start: u8,
-    ts_len: u8,
-    /// The type (low four bits) and the role (high four bits), by their codes.
-    ty_role: u8,
-    /// The message's kind ([`kind_code`]) in the low 4 bits, [`ID_IS_STRING`],
-    /// [`LEN_NEXT`].
-    flags: u8,
+    /// The type (bits 0-3) and the role (4-7) by their codes, the message's kind
+    /// ([`kind_code`], 8-11), [`ID_IS_STRING`], [`LEN_NEXT`], [`MSG_LAST`].
+    flags: u16,
 }
 
-const _: () = assert!(std::mem::size_of::<Rec>() == 16);
+const _: () = assert!(std::mem::size_of::<Rec>() == 12);
 
 /// A key in a record: a plain string as `start << 8 | len` within the line (`start` is
 /// at least 1: the line's `{` comes first), or with `start` 0 one of [`KEY_UNDEFINED`],
@@ -449,10 +441,14 @@ type KeySlot = u16;
 const KEY_UNDEFINED: KeySlot = 0;
 const KEY_NULL: KeySlot = 1;
 const KEY_SIDE: KeySlot = 2;
-const ID_IS_STRING: u8 = 1 << 4;
+const ID_IS_STRING: u16 = 1 << 12;
 /// The line ends right before the next record's line (a `\n` between): its length is
 /// not stored.
-const LEN_NEXT: u8 = 1 << 5;
+const LEN_NEXT: u16 = 1 << 13;
+/// `message` runs from `msg_start` to the line's last byte (the object's `}`), as in
+/// every line pi writes; else its span is in the run's `msgs` (when there is one).
+const MSG_LAST: u16 = 1 << 14;
+const KIND_SHIFT: u32 = 8;
 
 static UNDEFINED: Key = Key::Undefined;
 static NULL: Key = Key::Null;
@@ -489,13 +485,13 @@ const ROLES: [Role; 12] = [
     Role::Other,
 ];
 
-fn ty_role_code(ty: EntryType, role: Role) -> u8 {
-    let t = TYPES.iter().position(|&x| x == ty).unwrap_or(12) as u8;
-    let r = ROLES.iter().position(|&x| x == role).unwrap_or(11) as u8;
+fn ty_role_code(ty: EntryType, role: Role) -> u16 {
+    let t = TYPES.iter().position(|&x| x == ty).unwrap_or(12) as u16;
+    let r = ROLES.iter().position(|&x| x == role).unwrap_or(11) as u16;
     t | r << 4
 }
 
-fn kind_code(k: Option<Kind>) -> u8 {
+fn kind_code(k: Option<Kind>) -> u16 {
     match k {
         None => 0,
         Some(Kind::String { escaped: false }) => 1,
@@ -509,7 +505,7 @@ fn kind_code(k: Option<Kind>) -> u8 {
     }
 }
 
-fn kind_of_code(c: u8) -> Option<Kind> {
+fn kind_of_code(c: u16) -> Option<Kind> {
     Some(match c & 0xF {
         1 => Kind::String { escaped: false },
         2 => Kind::String { escaped: true },
@@ -525,10 +521,13 @@ fn kind_of_code(c: u8) -> Option<Kind> {
 
 impl Rec {
     fn ty(&self) -> EntryType {
-        TYPES.get(usize::from(self.ty_role & 0xF)).copied().unwrap_or(EntryType::Other)
+        TYPES.get(usize::from(self.flags & 0xF)).copied().unwrap_or(EntryType::Other)
     }
     fn role(&self) -> Role {
-        ROLES.get(usize::from(self.ty_role >> 4)).copied().unwrap_or(Role::Other)
+        ROLES.get(usize::from(self.flags >> 4 & 0xF)).copied().unwrap_or(Role::Other)
+    }
+    fn kind(&self) -> Option<Kind> {
+        kind_of_code(self.flags >> KIND_SHIFT)
     }
 }
 
@@ -709,13 +708,10 @@ impl Run {
 
     fn message(&self, j: usize, len: u64) -> RelSpan {
         let r = &self.recs[j];
-        if r.flags & 0xF == 0 {
-            return RelSpan::NONE;
-        }
-        if r.msg_start == u16::MAX {
+        if r.flags & MSG_LAST == 0 {
             return side(&self.msgs, j).unwrap_or(RelSpan::NONE);
         }
-        let end = len.saturating_sub(u64::from(r.msg_gap)) as u32;
+        let end = len.saturating_sub(1).min(u64::from(u32::MAX - 1)) as u32;
         RelSpan {
             start: u32::from(r.msg_start),
             len: end.saturating_sub(u32::from(r.msg_start)),
@@ -849,16 +845,8 @@ impl Index {
             ty: r.ty(),
             id: run.id(bytes, j),
             parent: run.parent(bytes, j),
-            timestamp: if r.ts_len == 0 {
-                RelSpan::NONE
-            } else {
-                RelSpan {
-                    start: u32::from(r.ts_start),
-                    len: u32::from(r.ts_len),
-                }
-            },
             message: run.message(j, len),
-            message_kind: kind_of_code(r.flags),
+            message_kind: r.kind(),
             role: r.role(),
             id_is_string: r.flags & ID_IS_STRING != 0,
         }
@@ -1102,12 +1090,8 @@ impl Part {
             off,
             id: KEY_UNDEFINED,
             parent: KEY_UNDEFINED,
-            msg_start: u16::MAX,
-            msg_gap: 0,
-            ts_start: 0,
-            ts_len: 0,
-            ty_role: ty_role_code(ty, Role::Missing),
-            flags: 0,
+            msg_start: 0,
+            flags: ty_role_code(ty, Role::Missing),
         });
         self.recs.last_mut().expect("just pushed")
     }
@@ -1143,21 +1127,15 @@ impl Part {
             return Err(Changed);
         };
         let len = line.len();
-        let (msg_start, msg_gap) = match f.message {
-            Some(m) if m.start < usize::from(u16::MAX) && len - m.end <= usize::from(u16::MAX) => {
-                (m.start as u16, (len - m.end) as u16)
+        let (msg_start, msg_last) = match f.message {
+            Some(m) if m.start <= usize::from(u16::MAX) && m.end + 1 == len && line.get(m.end) == Some(&b'}') => {
+                (m.start as u16, MSG_LAST)
             }
             Some(m) => {
                 self.msgs.push((at as u32, RelSpan::of(Some(m))));
-                (u16::MAX, 0)
+                (0, 0)
             }
-            None => (u16::MAX, 0),
-        };
-        let (ts_start, ts_len) = match f.timestamp {
-            Some(t) if t.start <= usize::from(u8::MAX) && t.end - t.start <= usize::from(u8::MAX) && t.end > t.start => {
-                (t.start as u8, (t.end - t.start) as u8)
-            }
-            _ => (0, 0),
+            None => (0, 0),
         };
         let id_is_string = matches!(
             f.id,
@@ -1170,11 +1148,10 @@ impl Part {
         r.id = id;
         r.parent = parent;
         r.msg_start = msg_start;
-        r.msg_gap = msg_gap;
-        r.ts_start = ts_start;
-        r.ts_len = ts_len;
-        r.ty_role = ty_role_code(ty, role);
-        r.flags = kind_code(f.message.map(|m| m.kind)) | if id_is_string { ID_IS_STRING } else { 0 };
+        r.flags = ty_role_code(ty, role)
+            | kind_code(f.message.map(|m| m.kind)) << KIND_SHIFT
+            | if id_is_string { ID_IS_STRING } else { 0 }
+            | msg_last;
         Ok(())
     }
 

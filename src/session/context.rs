@@ -121,8 +121,10 @@ impl Session {
     fn walk(&self, start: Option<EntryPos>, walk: Walk) -> Result<Vec<EntryPos>> {
         let n = self.index.len();
         let links = self.links();
+        // Up once to find the length (and a cycle), then again to fill the path from its
+        // end: a path grown by doubling held 1.5x to 3x its length at its peak.
         let mut seen = vec![0u64; n.div_ceil(64)];
-        let mut path = Vec::new();
+        let mut len = 0usize;
         let mut cur = start;
         while let Some(p) = cur {
             let i = p.0 as usize;
@@ -137,10 +139,17 @@ impl Session {
                 .into());
             }
             seen[i / 64] |= 1 << (i % 64);
-            path.push(p);
+            len += 1;
             cur = links.walk_parent(p);
         }
-        path.reverse();
+        drop(seen);
+        let mut path = vec![EntryPos(0); len];
+        let mut cur = start;
+        for slot in path.iter_mut().rev() {
+            let Some(p) = cur else { break };
+            *slot = p;
+            cur = links.walk_parent(p);
+        }
         Ok(path)
     }
 
@@ -176,7 +185,7 @@ impl Session {
             return Ok(Vec::new());
         }
         let start = if leaf.truthy() { self.entry_by_id(leaf) } else { None };
-        let start = start.or_else(|| self.list.last().copied());
+        let start = start.or_else(|| self.list.last());
         self.walk(start, Walk::BuildSessionPath)
     }
 

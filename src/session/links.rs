@@ -5,6 +5,7 @@
 
 use crate::index::idmap::IdMap;
 use crate::index::{EntryPos, Ids};
+use crate::session::list::EntryList;
 
 /// No parent (in [`Links`]).
 pub(crate) const NO_PARENT: u32 = u32::MAX;
@@ -35,17 +36,17 @@ pub(crate) struct Links {
 impl Links {
     /// Resolve the parent of every entry of `list` (pi's `getEntries()`, positions into
     /// `entries`) through `by_id`, in parallel.
-    pub(crate) fn build(entries: &Ids<'_>, list: &[EntryPos], by_id: &IdMap) -> Links {
+    pub(crate) fn build(entries: &Ids<'_>, list: &EntryList, by_id: &IdMap) -> Links {
         use rayon::prelude::*;
         let unique = by_id.len() == list.len();
         let resolve = |k: usize| {
-            let p = list[k].0 as usize;
+            let p = list.get(k).0 as usize;
             let (id, parent) = (entries.id(p), entries.parent(p));
             // Nearly every entry's parent is the entry before it: with distinct ids that
             // one is the `byId` answer, found without hashing.
             let raw = || {
-                if unique && k > 0 && entries.id(list[k - 1].0 as usize) == parent {
-                    Some(list[k - 1])
+                if unique && k > 0 && entries.id(list.get(k - 1).0 as usize) == parent {
+                    Some(list.get(k - 1))
                 } else {
                     by_id.get(entries, parent)
                 }
@@ -66,11 +67,11 @@ impl Links {
             .map(|(b, bits)| {
                 let lo = b * WORDS * 64;
                 let hi = lo + bits.len() * 64;
-                let k0 = list.partition_point(|p| (p.0 as usize) < lo);
-                let k1 = list.partition_point(|p| (p.0 as usize) < hi);
+                let k0 = list.count_below(lo);
+                let k1 = list.count_below(hi);
                 let (mut walk, mut tree) = (Vec::new(), Vec::new());
                 for k in k0..k1 {
-                    let p = list[k].0;
+                    let p = list.get(k).0;
                     let (a, t) = resolve(k);
                     if a != NO_PARENT && a.wrapping_add(1) == p {
                         let i = p as usize - lo;

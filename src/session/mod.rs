@@ -8,6 +8,7 @@ pub(crate) mod context;
 pub(crate) mod context_twin;
 pub(crate) mod entry;
 pub(crate) mod links;
+pub(crate) mod list;
 pub(crate) mod migrate;
 pub(crate) mod project;
 pub(crate) mod tree;
@@ -92,7 +93,9 @@ pub struct Session {
     pub(crate) migration: Migration,
     patches: AHashMap<u32, Patch>,
     /// pi's `getEntries()`: positions of kept lines whose type is not `session`.
-    pub(crate) list: Vec<EntryPos>,
+    pub(crate) list: list::EntryList,
+    /// [`Session::entries`] as a slice, made on first use (the list is usually a range).
+    entries_cache: std::sync::OnceLock<Vec<EntryPos>>,
     pub(crate) by_id: crate::index::idmap::IdMap,
     /// Label target -> the label entry that set it, and when the target entered pi's label
     /// map (a JavaScript `Map` keeps first-insertion order).
@@ -205,7 +208,8 @@ impl Session {
             index,
             migration: Migration::None,
             patches: AHashMap::new(),
-            list: Vec::new(),
+            list: list::EntryList::default(),
+            entries_cache: std::sync::OnceLock::new(),
             by_id: crate::index::idmap::IdMap::default(),
             labels: AHashMap::new(),
             label_seq: 0,
@@ -276,18 +280,23 @@ impl Session {
     /// `_buildIndex` and `_appendEntry` do.
     fn add_state(&mut self, from: usize) -> Result<()> {
         self.links = std::sync::OnceLock::new();
+        self.entries_cache = std::sync::OnceLock::new();
         let bytes = self.source.bytes();
         let start = self.list.len();
-        self.list.extend(
-            (from as u32..self.index.len() as u32)
-                .map(EntryPos)
-                .filter(|p| self.index.ty(p.0 as usize) != EntryType::Session),
-        );
-        self.by_id.extend(&self.index.ids(bytes), &self.list[start..]);
-        if let Some(&last) = self.list[start..].last() {
+        for p in from as u32..self.index.len() as u32 {
+            if self.index.ty(p as usize) != EntryType::Session {
+                self.list.push(EntryPos(p));
+            }
+        }
+        let list = &self.list;
+        self.by_id
+            .extend_with(&self.index.ids(bytes), list.len() - start, &|k| list.get(start + k));
+        if start < self.list.len()
+            && let Some(last) = self.list.last()
+        {
             self.leaf = self.index.id(bytes, last.0 as usize).to_key();
         }
-        for &p in &self.list[start..] {
+        for p in self.list.iter_from(start) {
             let e = self.index.get(bytes, p.0 as usize);
             if e.ty == EntryType::Label {
                 let line = line_of(bytes, &e);
@@ -541,8 +550,22 @@ impl Session {
     }
 
     /// pi's `getEntries()`: every entry but headers, in file order.
+    ///
+    /// The slice is made on first use (the session holds the entries as a range when it
+    /// can: 4 bytes an entry less); [`Session::entries_len`] and [`Session::entry_at`]
+    /// need no slice.
     pub fn entries(&self) -> &[EntryPos] {
-        &self.list
+        self.entries_cache.get_or_init(|| self.list.to_vec())
+    }
+
+    /// How many entries [`Session::entries`] holds.
+    pub fn entries_len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// The `k`th of [`Session::entries`].
+    pub fn entry_at(&self, k: usize) -> Option<EntryPos> {
+        (k < self.list.len()).then(|| self.list.get(k))
     }
 
     /// pi's `getEntryCount()`: the number of distinct ids.
@@ -715,7 +738,7 @@ impl Session {
             return None;
         }
         let line = line_of(bytes, &e);
-        let f = self.field(line, e.timestamp, "timestamp")?;
+        let f = self.field(line, index::RelSpan::NONE, "timestamp")?;
         value::parse(f.raw(line)).ok()
     }
 

@@ -81,7 +81,7 @@ impl Session {
         if !parents.unique {
             return self.tree().map(|t| t.roots.len());
         }
-        let n = self.list.iter().filter(|&&p| parents.tree_parent(p).is_none()).count();
+        let n = self.list.iter().filter(|&p| parents.tree_parent(p).is_none()).count();
         self.check()?;
         Ok(n)
     }
@@ -104,7 +104,7 @@ impl Session {
         // `starts[q + 1]` counts the children of q, then (summed) ends q's range.
         let mut starts = vec![0u32; n + 1];
         let mut roots = Vec::new();
-        for &p in &self.list {
+        for p in self.list.iter() {
             match parents.tree_parent(p) {
                 Some(parent) => starts[parent.0 as usize + 1] += 1,
                 None => roots.push(node_of(p)),
@@ -114,7 +114,7 @@ impl Session {
             starts[q] += starts[q - 1];
         }
         let mut kids = vec![EntryPos(0); starts[n] as usize];
-        for &p in self.list.iter().rev() {
+        for p in self.list.iter().rev() {
             if let Some(parent) = parents.tree_parent(p) {
                 let end = &mut starts[parent.0 as usize + 1];
                 *end -= 1;

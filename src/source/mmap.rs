@@ -19,32 +19,6 @@ pub(super) fn map_file(file: &File, len: usize) -> std::io::Result<memmap2::Mmap
     unsafe { memmap2::MmapOptions::new().len(len).map(file) }
 }
 
-/// Ask for transparent huge pages under `buf` (`MADV_HUGEPAGE`, Linux; a hint, errors
-/// ignored). Filling a fresh multi-MB buffer otherwise takes a page fault per 4 KiB: for
-/// the index of a 1 GiB session (25 MB of records) that was ~15 ms on one thread.
-#[allow(unsafe_code)]
-pub(crate) fn prefer_huge_pages<T>(buf: &mut [std::mem::MaybeUninit<T>]) {
-    #[cfg(target_os = "linux")]
-    {
-        const HUGE: usize = 2 << 20;
-        let start = (buf.as_ptr() as usize).next_multiple_of(HUGE);
-        let end = (buf.as_ptr() as usize + std::mem::size_of_val(buf)) & !(HUGE - 1);
-        if end > start {
-            // SAFETY: `start..end` lies inside `buf`, memory we hold exclusively; the
-            // advice changes how the kernel backs it, never its contents.
-            let _ = unsafe {
-                rustix::mm::madvise(
-                    start as *mut std::ffi::c_void,
-                    end - start,
-                    rustix::mm::Advice::LinuxHugepage,
-                )
-            };
-        }
-    }
-    #[cfg(not(target_os = "linux"))]
-    let _ = buf;
-}
-
 /// Mappings of at least this many bytes drop their pages on two or more threads before
 /// they are unmapped.
 #[cfg(target_os = "linux")]

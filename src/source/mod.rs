@@ -51,7 +51,6 @@ mod mmap;
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use mmap::MapArena;
-pub(crate) use mmap::prefer_huge_pages;
 
 use std::fs::File;
 use std::path::Path;

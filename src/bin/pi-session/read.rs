@@ -146,7 +146,7 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     };
     let journal = pi_session::pending_recovery(path).ok().flatten();
     let elapsed = t0.elapsed();
-    let entries = s.entries().len();
+    let entries = s.entries_len();
     if json {
         let skipped: Vec<String> = idx
             .skipped
