@@ -18,7 +18,7 @@ const EMPTY: u32 = u32::MAX;
 const SHARD_BITS: u32 = 8;
 const SHARDS: usize = 1 << SHARD_BITS;
 /// Ids hashed and grouped at a time by a bulk insert (bounds its scratch memory).
-const BATCH: usize = 1 << 16;
+const BATCH: usize = 1 << 14;
 
 #[derive(Clone, Debug, Default)]
 struct Shard {
