@@ -92,6 +92,24 @@ impl Shard {
         }
     }
 
+    /// Move the keys into `cap` fresh slots (positions `old_bits` wide, then `pos_bits`).
+    fn regrow(&mut self, entries: &Ids<'_>, old_bits: u32, pos_bits: u32, state: &ahash::RandomState, cap: usize) {
+        let old = std::mem::replace(&mut self.slots, vec![EMPTY; cap]);
+        self.len = 0;
+        for s in old.into_iter().filter(|&s| s != EMPTY) {
+            let pos = s & pos_mask(old_bits);
+            self.insert(entries, pos_bits, Hashed(state.hash_one(entries.id(pos as usize))), pos);
+        }
+    }
+
+    /// Room for `more` keys at most four fifths full (growing re-slots the keys held).
+    fn make_room(&mut self, entries: &Ids<'_>, pos_bits: u32, state: &ahash::RandomState, more: usize) {
+        let want = (self.len + more) + (self.len + more) / 4 + 1;
+        if want > self.slots.len() {
+            self.regrow(entries, pos_bits, pos_bits, state, want + want / 16);
+        }
+    }
+
     /// `byId.set(key, pos)` with room reserved.
     #[inline]
     fn insert(&mut self, entries: &Ids<'_>, pos_bits: u32, h: Hashed, pos: u32) {
@@ -152,12 +170,7 @@ impl IdMap {
             } else {
                 (want + want / 16).max(8)
             };
-            let old = std::mem::replace(&mut sh.slots, vec![EMPTY; cap]);
-            sh.len = 0;
-            for s in old.into_iter().filter(|&s| s != EMPTY) {
-                let pos = s & pos_mask(old_bits);
-                sh.insert(entries, pos_bits, Hashed(state.hash_one(entries.id(pos as usize))), pos);
-            }
+            sh.regrow(entries, old_bits, pos_bits, state, cap);
         });
     }
 
@@ -175,39 +188,24 @@ impl IdMap {
 
     /// `IdMap::insert` of `at(0)`, `at(1)`, ... `at(n - 1)` in order, grouped by shard.
     pub(crate) fn extend_with(&mut self, entries: &Ids<'_>, n: usize, at: &(dyn Fn(usize) -> EntryPos + Sync)) {
-        // Room first, once, from each shard's count (the ids hashed in order, in
-        // parallel): growing shard by shard as batches arrive re-slotted their keys again
-        // and again, each a random look into the index.
-        let state = &self.state;
+        // Room first, once, for each shard's share: keys hash evenly, so a shard gets
+        // `n / 256` of them give or take a few square roots of that; one that gets more
+        // grows when its batch arrives. (Counting each shard's share exactly took a pass
+        // reading every id, a look into each line of the file.) Growing shard by shard as
+        // batches arrived re-slotted their keys again and again.
+        if n == 0 {
+            return;
+        }
         let batches = n.div_ceil(BATCH);
         let batch = |b: usize| b * BATCH..((b + 1) * BATCH).min(n);
-        let (counts, max_pos) = (0..batches)
-            .into_par_iter()
-            .map(|b| {
-                let mut counts = vec![0usize; SHARDS];
-                let mut max_pos = 0;
-                for k in batch(b) {
-                    let p = at(k);
-                    max_pos = max_pos.max(p.0 as usize);
-                    let key = entries.id(p.0 as usize);
-                    if !key.is_undefined() && !key.is_null() {
-                        counts[Hashed(state.hash_one(key)).shard()] += 1;
-                    }
-                }
-                (counts, max_pos)
-            })
-            .reduce(
-                || (vec![0usize; SHARDS], 0),
-                |(mut a, m), (b, n)| {
-                    a.iter_mut().zip(b).for_each(|(x, y)| *x += y);
-                    (a, m.max(n))
-                },
-            );
-        if counts.iter().any(|&n| n != 0) {
-            self.reserve(entries, entries.len().max(max_pos + 1), &counts);
-        }
+        let max_pos = (0..n).map(|k| at(k).0 as usize).max().unwrap_or(0);
+        let share = n / SHARDS;
+        let share = share + 4 * share.isqrt() + 8;
+        // Reserved by the first batch holding a key that goes into the table: a file of
+        // lines without ids needs no table.
+        let mut room = Some((entries.len().max(max_pos + 1), share));
         for b in 0..batches {
-            self.extend_batch(entries, batch(b), at);
+            self.extend_batch(entries, batch(b), at, &mut room);
         }
     }
 
@@ -216,6 +214,7 @@ impl IdMap {
         entries: &Ids<'_>,
         ks: std::ops::Range<usize>,
         at: &(dyn Fn(usize) -> EntryPos + Sync),
+        room: &mut Option<(usize, usize)>,
     ) {
         // `undefined` and `null` beside the table; the rest hashed in parallel.
         let state = &self.state;
@@ -240,6 +239,9 @@ impl IdMap {
         if hashed.is_empty() {
             return;
         }
+        if let Some((positions, share)) = room.take() {
+            self.reserve(entries, positions, &[share; SHARDS]);
+        }
         let mut counts = vec![0usize; SHARDS + 1];
         for &(h, _) in &hashed {
             counts[Hashed(h).shard() + 1] += 1;
@@ -255,14 +257,16 @@ impl IdMap {
             *b += 1;
         }
         drop(hashed);
-        let pos_bits = self.pos_bits;
+        let (pos_bits, state) = (self.pos_bits, &self.state);
         let added: usize = self
             .shards
             .par_iter_mut()
             .enumerate()
             .map(|(s, sh)| {
                 let before = sh.len;
-                for &(h, p) in &grouped[bounds[s]..bounds[s + 1]] {
+                let group = &grouped[bounds[s]..bounds[s + 1]];
+                sh.make_room(entries, pos_bits, state, group.len());
+                for &(h, p) in group {
                     sh.insert(entries, pos_bits, Hashed(h), p);
                 }
                 sh.len - before

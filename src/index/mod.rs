@@ -428,7 +428,8 @@ struct Rec {
     /// Where `message` starts, when [`MSG_LAST`] is set.
     msg_start: u16,
     /// The type (bits 0-3) and the role (4-7) by their codes, the message's kind
-    /// ([`kind_code`], 8-11), [`ID_IS_STRING`], [`LEN_NEXT`], [`MSG_LAST`].
+    /// ([`kind_code`], 8-11), [`ID_IS_STRING`], [`LEN_NEXT`], [`MSG_LAST`],
+    /// [`PARENT_IS_PREV`].
     flags: u16,
 }
 
@@ -449,6 +450,9 @@ const LEN_NEXT: u16 = 1 << 13;
 /// every line pi writes; else its span is in the run's `msgs` (when there is one).
 const MSG_LAST: u16 = 1 << 14;
 const KIND_SHIFT: u32 = 8;
+/// `parentId` is a non-empty plain string equal to the previous record's `id` (found
+/// while both lines are in cache; the parent links read no key for such entries).
+const PARENT_IS_PREV: u16 = 1 << 15;
 
 static UNDEFINED: Key = Key::Undefined;
 static NULL: Key = Key::Null;
@@ -807,6 +811,14 @@ impl Index {
         run.recs[j].ty()
     }
 
+    /// Whether the `parentId` of kept line `k` is a non-empty string equal to the `id` of
+    /// kept line `k - 1` (as the indexer saw them; `false` says nothing).
+    #[inline]
+    pub(crate) fn parent_is_prev(&self, k: usize) -> bool {
+        let (run, j) = self.locate(k);
+        run.recs[j].flags & PARENT_IS_PREV != 0
+    }
+
     /// Where kept line `k` starts.
     #[inline]
     pub fn offset(&self, k: usize) -> ByteOffset {
@@ -875,7 +887,7 @@ impl Index {
         let r = &mut run.recs[j];
         r.id = id;
         r.parent = parent;
-        r.flags |= ID_IS_STRING;
+        r.flags = (r.flags | ID_IS_STRING) & !PARENT_IS_PREV;
     }
 
     /// An index of records holding these ids (tests of id lookups).
@@ -1024,6 +1036,8 @@ struct Part {
     lines: u64,
     /// The file offset where the last record's line ends (its `\n`).
     last_end: u64,
+    /// The last record's `id`, when a plain string kept as its place in the line.
+    prev_id: Option<SmallVec<[u8; 36]>>,
 }
 
 impl Part {
@@ -1108,6 +1122,7 @@ impl Part {
     /// The record of a line that is JSON but not an object: no type, id or parent.
     fn non_object(&mut self, offset: u64, len: u64) {
         self.push_rec(offset, len, EntryType::NonObject);
+        self.prev_id = None;
     }
 
     /// The record of an object line at `offset` whose fields are `f`; nothing is recorded
@@ -1144,6 +1159,15 @@ impl Part {
                 ..
             })
         );
+        let span = |slot: KeySlot| {
+            let start = usize::from(slot >> 8);
+            (start != 0).then(|| line.get(start..start + usize::from(slot & 0xFF))).flatten()
+        };
+        let parent_is_prev = match (span(parent), &self.prev_id) {
+            (Some(p), Some(prev)) => !p.is_empty() && p == &prev[..],
+            _ => false,
+        };
+        self.prev_id = span(id).map(SmallVec::from_slice);
         let r = self.push_rec(offset, len as u64, ty);
         r.id = id;
         r.parent = parent;
@@ -1151,6 +1175,7 @@ impl Part {
         r.flags = ty_role_code(ty, role)
             | kind_code(f.message.map(|m| m.kind)) << KIND_SHIFT
             | if id_is_string { ID_IS_STRING } else { 0 }
+            | if parent_is_prev { PARENT_IS_PREV } else { 0 }
             | msg_last;
         Ok(())
     }

@@ -16,7 +16,7 @@
 //! [`ErrorKind::ParentCycle`].
 
 use crate::error::{ErrorKind, Result, Walk};
-use crate::index::{ByteOffset, EntryPos, EntryType, Key, Role};
+use crate::index::{ByteOffset, EntryPos, EntryType, Key, KeyRef, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value};
 use crate::json::walk::{for_each_member, skip_value, walk_elements};
@@ -227,11 +227,23 @@ impl Session {
         path: Vec<EntryPos>,
         tail: RetainedTail,
     ) -> Result<(Vec<EntryPos>, Option<EntryPos>)> {
-        let Some(&compaction) = path.iter().rev().find(|&&p| self.record(p).ty == EntryType::Compaction) else {
+        let Some(&compaction) = path
+            .iter()
+            .rev()
+            .find(|&&p| self.index.ty(p.0 as usize) == EntryType::Compaction)
+        else {
             return Ok((path, None));
         };
-        let cid = self.record(compaction).id;
-        let Some(cidx) = path.iter().position(|&p| self.record(p).id == cid) else {
+        // pi compares ids along the path; when no two entries share one, the entry with an
+        // id is the one `byId` gives, so positions are compared instead (the ids of a long
+        // path are a read of each entry's line).
+        let unique = self.links().unique;
+        let ids = self.index.ids(bytes);
+        let has_id = |p: EntryPos, key: KeyRef<'_>, holder: Option<EntryPos>| {
+            if unique { Some(p) == holder } else { ids.id(p.0 as usize) == key }
+        };
+        let cid = ids.id(compaction.0 as usize);
+        let Some(cidx) = path.iter().position(|&p| has_id(p, cid, Some(compaction))) else {
             return Ok((path, None));
         };
         let mut out = vec![compaction];
@@ -239,13 +251,15 @@ impl Session {
             && self.entry_fields(bytes, compaction, &["retainedTail"])?[0].is_some_and(|f| f.kind == Kind::Array);
         if !retained {
             let first_kept = key_from_value(self.member_value(bytes, compaction, "firstKeptEntryId")?.as_ref());
+            let holder = if unique { self.entry_by_id(&first_kept) } else { None };
             let mut found = false;
             for &p in &path[..cidx] {
-                if self.record(p).id == first_kept {
+                if has_id(p, KeyRef::from(&first_kept), holder) {
                     found = true;
                 }
                 if found {
-                    let is_system = self.record(p).ty == EntryType::Message && self.message_role(p)? == Role::System;
+                    let is_system =
+                        self.index.ty(p.0 as usize) == EntryType::Message && self.message_role(p)? == Role::System;
                     if !is_system {
                         out.push(p);
                     }

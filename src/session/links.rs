@@ -41,6 +41,12 @@ impl Links {
         let unique = by_id.len() == list.len();
         let resolve = |k: usize| {
             let p = list.get(k).0 as usize;
+            // The indexer saw that the parent is the previous entry's id: with distinct
+            // ids, that entry is the `byId` answer (and the parent is truthy and not the
+            // entry's own id), found without reading a key.
+            if unique && k > 0 && list.get(k - 1).0 as usize + 1 == p && entries.index.parent_is_prev(p) {
+                return ((p - 1) as u32, (p - 1) as u32);
+            }
             let (id, parent) = (entries.id(p), entries.parent(p));
             // Nearly every entry's parent is the entry before it: with distinct ids that
             // one is the `byId` answer, found without hashing.
