@@ -93,7 +93,9 @@ mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};
 pub use index::v8;
-pub use index::{ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, KeyRef, LineNo, Position, Role, SkipReason, Skipped};
+pub use index::{
+    ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, KeyRef, LineNo, Position, Role, SkipReason, Skipped,
+};
 pub use js::string::JsStr;
 pub use json::{Field, Kind, Object, SyntaxError, Value};
 pub use listing::dirs::{self, Env, Flavor};

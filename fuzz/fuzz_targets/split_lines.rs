@@ -42,7 +42,7 @@ fuzz_target!(|data: &[u8]| {
         "unterminated_tail"
     );
 
-    let mut kept = idx.iter();
+    let mut kept = idx.iter(text);
     let mut skipped = idx.skipped.iter();
     for (i, &(off, line)) in lines.iter().enumerate() {
         let line_no = LineNo(i as u64 + 1);

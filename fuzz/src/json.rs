@@ -1,7 +1,7 @@
 //! Helpers of the `header_parser` target: the scanner against `value::parse`, and
 //! `value::parse` against serde_json.
 
-use pi_session::Key;
+use pi_session::{Key, KeyRef};
 use pi_session::EntryType;
 use pi_session::internals::{self as scan, Field, Kind, Line};
 use pi_session::Value;
@@ -203,8 +203,9 @@ pub fn entry_type_of(v: &Value<'_>) -> EntryType {
 }
 
 /// Whether an index key is the key of a decoded member (objects and arrays: any unique).
-pub fn key_matches(k: &Key, v: Option<&Value<'_>>) -> bool {
-    match (k, v) {
+pub fn key_matches(k: &KeyRef<'_>, v: Option<&Value<'_>>) -> bool {
+    let owned = k.to_key();
+    match (&owned, v) {
         (Key::Undefined, None) => true,
         (Key::Null, Some(Value::Null)) => true,
         (Key::Bool(a), Some(Value::Bool(b))) => a == b,

@@ -7,14 +7,15 @@
 //! records with their position and reason. Big inputs are split into newline-aligned chunks
 //! indexed in parallel with rayon; the result does not depend on the split.
 //!
-//! Memory: a kept line costs a 32-byte record (offset, length, key slots, the spans of
-//! `message` and `timestamp`, type, role, flags; no heap allocation of its own) plus, for
-//! each `id` and each `parentId` that is not `undefined`, `null` or the previous entry's
-//! id, one 24-byte key (strings of up to 8 bytes inline). A file of 10^7 `{}` lines
-//! indexes in about 320 MB of records; a chain of messages with 8-character ids in
-//! about 56 bytes an entry. Line numbers are not stored: the kept lines before an entry
-//! and the skipped lines before it give it. The index also answers whether pi can read
-//! the file at all ([`v8`]).
+//! Memory: a kept line costs a 12-byte record (offset, the places of `id` and `parentId`
+//! in the line, where `message` starts, type, role, flags; no heap allocation of its
+//! own). A plain string key (no escapes, ASCII, in the line's first 255 bytes: every id
+//! pi writes) is read from the file's bytes when asked for; other keys, and what else
+//! does not fit (a line not followed directly by the next record's, a `message` that is
+//! not the line's last member), go into side tables. A 1 GiB session of 100-600 byte
+//! lines (2.5 million entries) indexes in 30 MB of records. Line numbers are not stored:
+//! the kept lines before an entry and the skipped lines before it give it. The index also
+//! answers whether pi can read the file at all ([`v8`]).
 
 pub(crate) mod idmap;
 pub(crate) mod line;
@@ -525,10 +526,16 @@ fn kind_of_code(c: u16) -> Option<Kind> {
 
 impl Rec {
     fn ty(&self) -> EntryType {
-        TYPES.get(usize::from(self.flags & 0xF)).copied().unwrap_or(EntryType::Other)
+        TYPES
+            .get(usize::from(self.flags & 0xF))
+            .copied()
+            .unwrap_or(EntryType::Other)
     }
     fn role(&self) -> Role {
-        ROLES.get(usize::from(self.flags >> 4 & 0xF)).copied().unwrap_or(Role::Other)
+        ROLES
+            .get(usize::from(self.flags >> 4 & 0xF))
+            .copied()
+            .unwrap_or(Role::Other)
     }
     fn kind(&self) -> Option<Kind> {
         kind_of_code(self.flags >> KIND_SHIFT)
@@ -698,7 +705,9 @@ impl Run {
             };
         }
         let at = (self.offset(j) as usize).saturating_add(start);
-        let key = bytes.get(at..at.saturating_add(usize::from(slot & 0xFF))).unwrap_or_default();
+        let key = bytes
+            .get(at..at.saturating_add(usize::from(slot & 0xFF)))
+            .unwrap_or_default();
         KeyRef(KeyRepr::Str(key))
     }
 
@@ -865,7 +874,10 @@ impl Index {
     }
 
     /// Every kept line, in file order (pi's `fileEntries` before filtering headers).
-    pub fn iter<'a>(&'a self, bytes: &'a [u8]) -> impl DoubleEndedIterator<Item = EntryRec<'a>> + ExactSizeIterator + 'a {
+    pub fn iter<'a>(
+        &'a self,
+        bytes: &'a [u8],
+    ) -> impl DoubleEndedIterator<Item = EntryRec<'a>> + ExactSizeIterator + 'a {
         (0..self.len()).map(move |k| self.get(bytes, k))
     }
 
@@ -1133,9 +1145,8 @@ impl Part {
         let role = Role::classify(line, f.role)?;
         let at = self.recs.len();
         let (ids_before, parents_before) = (self.ids.len(), self.parents.len());
-        let slots = Part::key_slot(line, f.id, offset * 2, &mut self.ids, at).and_then(|id| {
-            Part::key_slot(line, f.parent_id, offset * 2 + 1, &mut self.parents, at).map(|p| (id, p))
-        });
+        let slots = Part::key_slot(line, f.id, offset * 2, &mut self.ids, at)
+            .and_then(|id| Part::key_slot(line, f.parent_id, offset * 2 + 1, &mut self.parents, at).map(|p| (id, p)));
         let Ok((id, parent)) = slots else {
             self.ids.truncate(ids_before);
             self.parents.truncate(parents_before);
@@ -1161,7 +1172,9 @@ impl Part {
         );
         let span = |slot: KeySlot| {
             let start = usize::from(slot >> 8);
-            (start != 0).then(|| line.get(start..start + usize::from(slot & 0xFF))).flatten()
+            (start != 0)
+                .then(|| line.get(start..start + usize::from(slot & 0xFF)))
+                .flatten()
         };
         let parent_is_prev = match (span(parent), &self.prev_id) {
             (Some(p), Some(prev)) => !p.is_empty() && p == &prev[..],
@@ -1580,7 +1593,8 @@ mod tests {
         };
         let id_of = |line: &[u8]| {
             let mut part = Part::default();
-            part.object(line, fields, 0).map(|()| index_of(part).get(line, 0).id.to_key())
+            part.object(line, fields, 0)
+                .map(|()| index_of(part).get(line, 0).id.to_key())
         };
         assert_eq!(id_of(walked), Ok(Key::str("a")));
         // The opening quote gone, `\q` for `\u`, a `\u` escape cut short.

@@ -46,6 +46,9 @@ fn json_line() -> impl Strategy<Value = Vec<u8>> {
         Just(br#"[1,"two",{"three":3}]"#.to_vec()),
         Just(br#""""#.to_vec()),
         Just(b"0".to_vec()),
+        // Keys past the first 255 bytes, a message that is not the last member.
+        Just(format!(r#"{{"pad":"{}","id":"late","parentId":"late","message":{{"role":"user"}},"z":1}}"#, "p".repeat(300)).into_bytes()),
+        Just(br#"{"type":"message","id":"e1","parentId":"e0","message":{"role":"assistant"} }"#.to_vec()),
         proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat()),
     ];
     (
@@ -131,6 +134,74 @@ proptest! {
         let got: Vec<usize> = idx.iter(&text).map(|e| e.line.0 as usize).collect();
         prop_assert_eq!(got, kept);
         prop_assert_eq!(idx.len() + idx.skipped.len(), naive.len());
+    }
+}
+
+/// The key a decoded value makes (`None`: an object or array, unique per occurrence).
+fn key_of_value(v: Option<&Value<'_>>) -> Option<crate::index::Key> {
+    use crate::index::Key;
+    Some(match v {
+        None => Key::Undefined,
+        Some(Value::Null) => Key::Null,
+        Some(Value::Bool(b)) => Key::Bool(*b),
+        Some(Value::Number(n)) => Key::Num(if *n == 0.0 { 0f64.to_bits() } else { n.to_bits() }),
+        Some(Value::String(s)) => Key::Str(s.as_bytes().into()),
+        Some(_) => return None,
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The compact records (keys as places in the line or in side tables, lengths from
+    /// the next record, the message span implied) give what the full decoder reads from
+    /// each kept line, however the file is cut into runs.
+    #[test]
+    fn records_hold_what_the_decoder_reads(lines in proptest::collection::vec(json_line(), 1..24), chunk in 1usize..96) {
+        use crate::index::{EntryType, Key, Role};
+        let text = lines.join(&b'\n');
+        let idx = crate::index::build_with(&text, chunk);
+        let mut k = 0;
+        let mut at = 0usize;
+        for line in text.split(|&b| b == b'\n') {
+            let offset = at;
+            at += line.len() + 1;
+            if !matches!(scan_line(line), Line::Object(_) | Line::NonObject) {
+                continue;
+            }
+            let e = idx.get(&text, k);
+            k += 1;
+            prop_assert_eq!((e.offset.0, e.len), (offset as u64, line.len() as u64));
+            let v = Value::parse(line).expect("a kept line parses");
+            let Some(o) = v.as_object() else {
+                prop_assert_eq!(e.ty, EntryType::NonObject);
+                continue;
+            };
+            let ty = match o.get("type") {
+                Some(Value::String(t)) => EntryType::from_type_str(t.as_bytes()),
+                _ => EntryType::Other,
+            };
+            prop_assert_eq!(e.ty, ty);
+            for (got, key) in [(e.id, "id"), (e.parent, "parentId")] {
+                match key_of_value(o.get(key)) {
+                    Some(want) => prop_assert_eq!(got, want, "{}", key),
+                    None => prop_assert!(matches!(got.non_string(), Some(Key::Unique(_))), "{}", key),
+                }
+            }
+            prop_assert_eq!(e.id_is_string, matches!(o.get("id"), Some(Value::String(_))));
+            prop_assert_eq!(e.message_kind.is_some(), o.get("message").is_some());
+            if let (Some((s, end)), Some(m)) = (e.message.get(), o.get("message")) {
+                let raw = line.get(s..end).expect("the span is in the line");
+                prop_assert_eq!(&Value::parse(raw).expect("the span parses"), m);
+            }
+            let role = match o.get("message").and_then(Value::as_object).map(|m| m.get("role")) {
+                Some(Some(Value::String(r))) => Role::from_name(r.as_bytes()),
+                Some(Some(_)) => Role::NotString,
+                _ => Role::Missing,
+            };
+            prop_assert_eq!(e.role, role);
+        }
+        prop_assert_eq!(k, idx.len());
     }
 }
 

@@ -240,7 +240,11 @@ impl Session {
         let unique = self.links().unique;
         let ids = self.index.ids(bytes);
         let has_id = |p: EntryPos, key: KeyRef<'_>, holder: Option<EntryPos>| {
-            if unique { Some(p) == holder } else { ids.id(p.0 as usize) == key }
+            if unique {
+                Some(p) == holder
+            } else {
+                ids.id(p.0 as usize) == key
+            }
         };
         let cid = ids.id(compaction.0 as usize);
         let Some(cidx) = path.iter().position(|&p| has_id(p, cid, Some(compaction))) else {

@@ -67,7 +67,8 @@ impl Links {
         let mut prev = vec![0u64; n.div_ceil(64)];
         // Blocks of positions, whole words of `prev` each, resolved in parallel.
         const WORDS: usize = 64;
-        let parts: Vec<(Vec<(u32, u32)>, Vec<(u32, u32)>)> = prev
+        type Pairs = Vec<(u32, u32)>;
+        let parts: Vec<(Pairs, Pairs)> = prev
             .par_chunks_mut(WORDS)
             .enumerate()
             .map(|(b, bits)| {

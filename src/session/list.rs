@@ -105,7 +105,11 @@ mod tests {
                 x ^= x >> 7;
                 x ^= x << 17;
                 // Mostly the next position, sometimes a gap (a header in between).
-                p += if x % 9 == 0 { 2 + (x >> 8) as u32 % 3 } else { 1 };
+                p += if x.is_multiple_of(9) {
+                    2 + (x >> 8) as u32 % 3
+                } else {
+                    1
+                };
                 list.push(EntryPos(p));
                 want.push(EntryPos(p));
             }
@@ -116,7 +120,10 @@ mod tests {
                 assert_eq!(list.get(k), want[k]);
                 assert_eq!(list.iter_from(k).collect::<Vec<_>>(), want[k..].to_vec());
             }
-            assert_eq!(list.iter().rev().collect::<Vec<_>>(), want.iter().rev().copied().collect::<Vec<_>>());
+            assert_eq!(
+                list.iter().rev().collect::<Vec<_>>(),
+                want.iter().rev().copied().collect::<Vec<_>>()
+            );
             for pos in 0..(p as usize + 3) {
                 assert_eq!(list.count_below(pos), want.partition_point(|q| (q.0 as usize) < pos));
             }
