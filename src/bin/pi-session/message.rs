@@ -20,15 +20,15 @@ enum Ty {
 }
 
 fn has(v: Option<&Value<'_>>, ty: Ty) -> bool {
-    match (ty, v) {
-        (Ty::Str | Ty::StrOrNull, Some(Value::String(_))) => true,
-        (Ty::StrOrNull, Some(Value::Null)) => true,
-        (Ty::Num | Ty::OptNum, Some(Value::Number(_))) => true,
-        (Ty::OptNum, None) => true,
-        (Ty::Bool, Some(Value::Bool(_))) => true,
-        (Ty::Obj, Some(Value::Object(_))) => true,
-        _ => false,
-    }
+    matches!(
+        (ty, v),
+        (Ty::Str | Ty::StrOrNull, Some(Value::String(_)))
+            | (Ty::StrOrNull, Some(Value::Null))
+            | (Ty::Num | Ty::OptNum, Some(Value::Number(_)))
+            | (Ty::OptNum, None)
+            | (Ty::Bool, Some(Value::Bool(_)))
+            | (Ty::Obj, Some(Value::Object(_)))
+    )
 }
 
 fn ty_name(ty: Ty) -> &'static str {

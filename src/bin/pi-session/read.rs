@@ -368,6 +368,16 @@ pub fn context(
 pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
     let s = open(path, opts)?.map_err(crate::show::at(path))?;
     let tree = s.tree().map_err(crate::show::at(path))?;
+    if tree.roots.is_empty() && !s.entries().is_empty() {
+        // Entries but no root: every one has a parent, so the links form a cycle.
+        anyhow::bail!(crate::show::Printable::kind(
+            format!(
+                "{}: no entry is a root of the tree (its parentId links form a cycle): nothing to draw",
+                escape_path(path)
+            ),
+            crate::show::Kind::InvalidSession
+        ));
+    }
     let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
     // Indent only where the tree forks, as pi's /tree does, so long chains stay flat. The
     // prefix is one shared path of fork levels (whether each was its parent's last child),
