@@ -141,3 +141,39 @@ fn docs_cli_md_other_blocks_are_checked_too() {
     }
     assert!(install >= 5, "the install block: {install} commands");
 }
+
+/// A closed pipe (`pi-session context --json big.jsonl | head -c 100`) ends the program
+/// quietly, with status 0, as docs/cli.md says.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read as _;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("big.jsonl");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["gen", "session"])
+        .arg(&big)
+        .args(["--size", "2M", "--shape", "image-heavy"])
+        .output()
+        .expect("gen");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    for args in [&["context", "--json"][..], &["dump", "--compact"][..]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(args)
+            .arg(&big)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut head = [0u8; 100];
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_exact(&mut head)
+            .expect("read the head");
+        // The reading end is closed here, long before the output's end.
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+}

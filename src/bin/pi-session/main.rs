@@ -1,6 +1,9 @@
 //! The `pi-session` command-line tool.
 //!
-//! Exit codes: 0 success, 1 failure (stated on stderr), 2 usage error. A closed pipe
+//! Exit codes (docs/cli.md): 0 success, 1 the answer is no (an id that names nothing, a
+//! file that is no session, nothing listed, `check --strict` found problems), 2 usage or
+//! I/O error or a request that cannot be carried out; the error is one line on stderr and,
+//! under `--json`, an error object on stdout ([`show::Kind`]). A closed pipe
 //! (`pi-session dump f | head`) ends the program quietly with 0.
 //!
 //! Text output (and every message on stderr) prints strings from sessions and file names
@@ -61,7 +64,8 @@ enum TreeArg {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Print what pi computes for FILE as canonical JSON (same as the oracle's dump.mjs).
+    /// Print what pi computes for FILE as JSON: header, entries, leaf, branch, context, tree
+    /// and name, keys sorted.
     Dump {
         /// The session file.
         file: PathBuf,
@@ -172,8 +176,9 @@ enum Cmd {
         /// The last entry of the path to keep.
         leaf_id: String,
     },
-    /// Finish or undo an append that a crash (kill -9) interrupted, as every write command
-    /// does first: a torn last line is cut back to the old file; anything else is left alone.
+    /// Finish or undo an append that a crash interrupted.
+    ///
+    /// Every write command does this first: a torn last line is cut back to the old file; anything else is left alone.
     Recover {
         /// The session file.
         file: PathBuf,

@@ -186,7 +186,13 @@ fn text_at(file: &Path, e: &pi_session::Error) -> String {
     let shown = e.to_string();
     let named = e.path().and_then(|p| {
         let rest = shown.strip_prefix(&p.display().to_string())?;
-        Some(format!("{}{}", escape_path(p), escape(rest)))
+        // The writer resolves the path (as pi does): name the file as it was given.
+        let as_given = std::path::absolute(file).is_ok_and(|a| pi_session::dirs::lexical_normalize(&a) == p);
+        Some(format!(
+            "{}{}",
+            escape_path(if as_given { file } else { p }),
+            escape(rest)
+        ))
     });
     named.unwrap_or_else(|| format!("{}: {}", escape_path(file), escape(&shown)))
 }
