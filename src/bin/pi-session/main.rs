@@ -478,7 +478,7 @@ fn man(command: Option<&str>, out: &mut impl Write) -> Result<i32> {
                 ));
             };
             let full = format!("pi-session-{}", sub.get_name());
-            sub.display_name(full).version(VERSION)
+            sub.name(full).version(VERSION)
         }
     };
     clap_mangen::Man::new(page).render(out)?;

@@ -35,11 +35,19 @@ pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
     }
 }
 
-/// An id key for human output (escaped).
+/// An id key for human output (escaped): a string as it is, any other id as JavaScript
+/// prints it (`null`, `42`), never a Rust name.
 pub(crate) fn key_text(k: &Key) -> String {
-    match k.as_str() {
-        Some(s) => escape(s).into_owned(),
-        None => escape(&format!("{k:?}")).into_owned(),
+    if let Some(s) = k.as_str() {
+        return escape(s).into_owned();
+    }
+    match k {
+        Key::Undefined => "(no id)".into(),
+        Key::Null => "null".into(),
+        Key::Bool(b) => b.to_string(),
+        Key::Num(bits) => Value::Number(f64::from_bits(*bits)).stringify(),
+        Key::Str(bytes) => escape(&String::from_utf8_lossy(bytes)).into_owned(),
+        Key::Unique(_) => "(an object or array)".into(),
     }
 }
 
