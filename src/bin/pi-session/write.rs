@@ -151,6 +151,9 @@ pub fn append(
     match message {
         Some(m) if m != "-" => text.extend_from_slice(m.as_bytes()),
         _ => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("pi-session: reading the message from stdin (end it with Ctrl-D)…");
+            }
             std::io::stdin()
                 .read_to_end(&mut text)
                 .context("cannot read the message from stdin")?;
