@@ -10,7 +10,7 @@
 //! `...` on a line of its own for any lines, `[CWD]` for the scratch folder), matched by
 //! snapbox.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
