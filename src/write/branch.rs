@@ -41,7 +41,8 @@ impl Writer {
         let new_id = id.map(str::to_owned).unwrap_or_else(|| (entropy.uuid7)());
         let ts = (entropy.now)();
         let path = session_dir.join(format!("{}_{new_id}.jsonl", ts.replace([':', '.'], "-")));
-        let abs_source = std::path::absolute(source).unwrap_or_else(|_| source.to_path_buf());
+        // pi: `resolvePath(sourcePath)` (`..` folded, unlike `std::path::absolute`).
+        let abs_source = crate::write::resolve_path(source);
         let h = header_object(
             new_id,
             ts,

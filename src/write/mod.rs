@@ -284,6 +284,10 @@ impl Writer {
         entropy: Entropy,
         options: WriteOptions,
     ) -> Result<Writer> {
+        // pi's open: `resolvePath(path)`, so that the file, its folder and a branched
+        // session's `parentSession` are absolute whatever the working directory.
+        let resolved = resolve_path(path);
+        let path = resolved.as_path();
         let dir = session_dir.map(Path::to_path_buf).unwrap_or_else(|| {
             path.parent()
                 .map(Path::to_path_buf)
@@ -453,6 +457,19 @@ impl Writer {
             let r = s.record(p);
             r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)
         })
+    }
+}
+
+/// node's `path.resolve(p)` (the part of pi's `resolvePath` that concerns a path a
+/// program passes, no `~` expansion): absolute against the working directory, `.` and
+/// `..` folded, no file system access. When the working directory cannot be read, `p`.
+pub(crate) fn resolve_path(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return crate::listing::dirs::lexical_normalize(p);
+    }
+    match std::env::current_dir() {
+        Ok(cwd) => crate::listing::dirs::lexical_normalize(&cwd.join(p)),
+        Err(_) => p.to_path_buf(),
     }
 }
 

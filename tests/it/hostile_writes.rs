@@ -183,7 +183,7 @@ fn a_dangling_journal_symlink_creates_nothing() {
         &big_message_json(),
         Duration::from_secs(20),
     );
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(".s.jsonl.append: a symlink"), "{err}");
     assert!(!target.exists(), "the append created the link's target");
 }
@@ -205,7 +205,7 @@ fn a_journal_name_on_dev_zero_or_a_fifo_fails_at_once_with_what_was_found() {
     };
     for cmd in ["append", "recover"] {
         let (code, err, took) = run_bounded(&mut sh(cmd), &big_message_json(), Duration::from_secs(20));
-        assert_eq!(code, Some(1), "{cmd}: {err}");
+        assert_eq!(code, Some(2), "{cmd}: {err}");
         assert!(err.contains("a symlink (to \"/dev/zero\")"), "{cmd}: {err}");
         assert!(took < Duration::from_secs(5), "{cmd} took {took:?}");
     }
@@ -226,7 +226,7 @@ fn a_journal_name_on_dev_zero_or_a_fifo_fails_at_once_with_what_was_found() {
         &big_message_json(),
         Duration::from_secs(20),
     );
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(err.contains(".s.jsonl.append: a FIFO"), "{err}");
     assert!(took < Duration::from_secs(5), "took {took:?}");
     let t0 = Instant::now();
@@ -405,7 +405,7 @@ fn an_append_past_ulimit_f_leaves_the_file_unchanged() {
             &msg,
             Duration::from_secs(20),
         );
-        assert_eq!(code, Some(1), "killed by a signal? {err}");
+        assert_eq!(code, Some(2), "killed by a signal? {err}");
         assert!(err.contains("file size limit"), "{err}");
         assert_eq!(
             std::fs::read(&f).expect("read"),
@@ -504,7 +504,7 @@ fn a_held_lock_makes_a_writer_fail_within_its_timeout_naming_the_lock() {
         br#"{"role":"user","content":"hi"}"#,
         Duration::from_secs(20),
     );
-    assert_eq!(code, Some(1), "{err}");
+    assert_eq!(code, Some(2), "{err}");
     assert!(took < Duration::from_secs(5), "{took:?}");
     assert_eq!(err.matches("waiting for the append lock on").count(), 1, "{err}");
     assert!(err.contains("append lock (flock"), "{err}");

@@ -384,14 +384,25 @@ fn cli_ls_json_matches_library() {
             }
         }
     }
-    // A missing sessions folder: empty output, a message, success.
+    // A missing agent dir named on the command line: empty output, a message, exit 2
+    // (docs/cli.md).
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
         .args(["ls", "--all", "--agent-dir"])
         .arg(tmp.path().join("no-agent"))
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
         .output()
         .expect("run pi-session");
-    assert!(out.status.success());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot read"));
+    // An agent dir without sessions/: nothing listed, the answer is no (exit 1).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["ls", "--all", "--agent-dir"])
+        .arg(tmp.path())
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .output()
+        .expect("run pi-session");
+    assert_eq!(out.status.code(), Some(1));
     assert!(out.stdout.is_empty());
     assert!(String::from_utf8_lossy(&out.stderr).contains("no such folder"));
     // find prints the path.

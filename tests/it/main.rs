@@ -10,6 +10,8 @@ mod write_ops;
 
 mod changing;
 mod cli_check;
+mod cli_doc;
+mod cli_writes;
 mod conformance;
 mod crash_safety;
 mod crashes;

@@ -226,7 +226,7 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
     assert_eq!(
         err(&missing),
         format!(
-            "pi-session: {}/missing\\x1b[2J\\xe9.jsonl: No such file or directory (os error 2)\n",
+            "pi-session: cannot open {}/missing\\x1b[2J\\xe9.jsonl: No such file or directory\n",
             c.folder.display()
         )
     );

@@ -54,11 +54,11 @@ pub struct LsArgs {
     #[command(flatten)]
     place: WhereArgs,
     /// Every project's sessions (pi's listAll), not only the current project's.
-    #[arg(long)]
+    #[arg(short, long)]
     all: bool,
     /// One JSON object per line (pi's SessionInfo fields, toISOString dates; a path that
     /// is not UTF-8 adds `pathBytes`, its exact bytes as an array of numbers).
-    #[arg(long)]
+    #[arg(short, long)]
     json: bool,
     /// With --json: also `allMessagesText`.
     #[arg(long)]
@@ -87,7 +87,26 @@ struct Resolved {
     custom: Option<PathBuf>,
 }
 
+impl LsArgs {
+    /// Whether `--json` was given.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+}
+
+/// A folder named on the command line must exist: a missing one is an error (exit 2), not
+/// an empty answer.
+fn named_dirs_exist(w: &WhereArgs) -> Result<()> {
+    for d in [&w.agent_dir, &w.session_dir].into_iter().flatten() {
+        if let Err(e) = std::fs::read_dir(d) {
+            anyhow::bail!(crate::show::Printable::io("cannot read", d, e));
+        }
+    }
+    Ok(())
+}
+
 fn resolve(w: &WhereArgs) -> Result<Resolved> {
+    named_dirs_exist(w)?;
     let flavor = match w.flavor {
         FlavorArg::Pi => Flavor::Pi,
         FlavorArg::Pig => Flavor::Pig,
@@ -186,7 +205,8 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     for p in pieces {
         out.write_all(&p)?;
     }
-    Ok(0)
+    // As `grep`: nothing listed is the answer no.
+    Ok(if n == 0 { 1 } else { 0 })
 }
 
 fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {

@@ -1,6 +1,9 @@
 //! The `pi-session` command-line tool.
 //!
-//! Exit codes: 0 success, 1 failure (stated on stderr), 2 usage error. A closed pipe
+//! Exit codes (docs/cli.md): 0 success, 1 the answer is no (an id that names nothing, a
+//! file that is no session, nothing listed, `check --strict` found problems), 2 usage or
+//! I/O error or a request that cannot be carried out; the error is one line on stderr and,
+//! under `--json`, an error object on stdout ([`show::Kind`]). A closed pipe
 //! (`pi-session dump f | head`) ends the program quietly with 0.
 //!
 //! Text output (and every message on stderr) prints strings from sessions and file names
@@ -13,25 +16,30 @@ use clap::{Parser, Subcommand, ValueEnum};
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
 use pi_session::text::{escape, escape_path};
 use pi_session::{OpenOptions, ReadMode};
+use show::Kind;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
 mod generate;
 mod ls;
+mod message;
 mod read;
 mod show;
 mod write;
 
+/// `--version`: the crate's version and the format it reads and writes.
+const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (session format v3, pi 1.6.0)");
+
 #[derive(Parser)]
 #[command(
     name = "pi-session",
-    version,
+    version = VERSION,
     about = "Read, index and query pi coding-agent session files",
-    after_help = "Text output (and every message on stderr) shows strings from session files and file names escaped, on a terminal or not: \\x1b for a control character (tab excepted) or DEL, \\xe9 for a byte of a file name that is not UTF-8, \\u009b for a C1 control, \\u202e for a bidi override, \\\\ for a backslash; `printf '%b'` turns a printed file name back into the name. --json output is JSON.stringify's; `ls --json` adds `pathBytes` (the path's bytes as an array of numbers) for a path that is not UTF-8."
+    after_help = "Exit status: 0 success; 1 the answer is no (an id that names nothing, a file that is no session, nothing listed, `check --strict` found problems); 2 usage or I/O error, or a request that cannot be carried out (docs/cli.md).\n\nText output (and every message on stderr) shows strings from session files and file names escaped, on a terminal or not: \\x1b for a control character (tab excepted) or DEL, \\xe9 for a byte of a file name that is not UTF-8, \\u009b for a C1 control, \\u202e for a bidi override, \\\\ for a backslash; `printf '%b'` turns a printed file name back into the name. --json output is JSON.stringify's; `ls --json` adds `pathBytes` (the path's bytes as an array of numbers) for a path that is not UTF-8."
 )]
 struct Cli {
     /// How to read files: auto (mmap files of 1 MiB+, 32 KiB+ when listing), mmap, read (never maps).
-    #[arg(long, global = true, value_enum, default_value_t = Mode::Auto)]
+    #[arg(long, global = true, value_enum, default_value_t = Mode::Auto, hide = true)]
     read_mode: Mode,
     /// How long a write waits for the append lock another process holds, then fails.
     #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10.0)]
@@ -56,12 +64,13 @@ enum TreeArg {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Print what pi computes for FILE as canonical JSON (same as the oracle's dump.mjs).
+    /// Print what pi computes for FILE as JSON: header, entries, leaf, branch, context, tree
+    /// and name, keys sorted.
     Dump {
         /// The session file.
         file: PathBuf,
         /// Navigate to this entry first (pi's /tree); `null` resets the leaf.
-        #[arg(long, conflicts_with = "leaf_raw")]
+        #[arg(short, long, conflicts_with = "leaf_raw")]
         leaf: Option<String>,
         /// Use this leaf with pi's free functions (unknown ids fall back to the last entry).
         #[arg(long)]
@@ -81,18 +90,25 @@ enum Cmd {
         /// The session file.
         file: PathBuf,
         /// Print the summary as JSON.
-        #[arg(long)]
+        #[arg(short, long)]
         json: bool,
+        /// Exit 1 when the file is not as pi leaves it: skipped lines, a step that fails,
+        /// a line pi's open throws on, a change pi's open would make, a pending append.
+        #[arg(short, long)]
+        strict: bool,
+        /// Also print how long the check took (and, with --json, whether the file was mapped).
+        #[arg(long)]
+        timings: bool,
     },
     /// Print the model context for the current leaf (or --leaf).
     Context {
         /// The session file.
         file: PathBuf,
         /// Compute the context for this entry instead of the current leaf.
-        #[arg(long)]
+        #[arg(short, long)]
         leaf: Option<String>,
         /// Print the context as JSON (messages, thinkingLevel, model).
-        #[arg(long)]
+        #[arg(short, long)]
         json: bool,
         /// Let a compaction's `retainedTail` stand in for the kept range (the format
         /// documents' rule; pi 1.6.0 ignores the field).
@@ -104,10 +120,22 @@ enum Cmd {
         /// The session file.
         file: PathBuf,
     },
-    /// Append a message (a JSON object on stdin) as a child of the leaf; prints its id.
+    /// Append a message (a JSON object, on stdin or as MESSAGE) as a child of the leaf;
+    /// prints its id.
+    #[command(
+        after_help = "The message must be one pi writes: a role of user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary or system, with the fields of that role (content of the right shape); a missing timestamp is filled in with the current time in milliseconds. --raw appends any JSON object as it is.\n\nExample: pi-session append s.jsonl '{\"role\":\"user\",\"content\":\"hi\"}'"
+    )]
     Append {
         /// The session file.
         file: PathBuf,
+        /// The message; `-` or none: read it from stdin.
+        message: Option<String>,
+        /// Append the message as it is: any JSON object, no timestamp filled in.
+        #[arg(long)]
+        raw: bool,
+        /// Continue from this entry instead of the leaf (pi's branch(id), then the append).
+        #[arg(short, long, value_name = "ID")]
+        parent: Option<String>,
     },
     /// Set (or, with an empty LABEL, clear) the label of entry ID.
     Label {
@@ -148,14 +176,15 @@ enum Cmd {
         /// The last entry of the path to keep.
         leaf_id: String,
     },
-    /// Finish or undo an append that a crash (kill -9) interrupted, as every write command
-    /// does first: a torn last line is cut back to the old file; anything else is left alone.
+    /// Finish or undo an append that a crash interrupted.
+    ///
+    /// Every write command does this first: a torn last line is cut back to the old file; anything else is left alone.
     Recover {
         /// The session file.
         file: PathBuf,
         /// Print what was done as JSON (`action`: clean, not-written, completed, truncated,
         /// stale, busy).
-        #[arg(long)]
+        #[arg(short, long)]
         json: bool,
     },
     /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
@@ -170,6 +199,31 @@ enum Cmd {
     /// Generate synthetic sessions (deterministic, for benchmarks and demos).
     #[command(subcommand)]
     Gen(GenCmd),
+    /// Print a completion script for SHELL (bash: `pi-session completions bash >
+    /// ~/.local/share/bash-completion/completions/pi-session`).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) of pi-session, or of one of its commands
+    /// (`pi-session man | man -l -`).
+    Man {
+        /// A command: its own page.
+        command: Option<String>,
+    },
+}
+
+impl Cmd {
+    /// Whether a failure answers with a JSON error object on stdout (`--json`): `Some`,
+    /// with the file for `check` (whose object names it).
+    fn json_errors(&self) -> Option<Option<PathBuf>> {
+        match self {
+            Cmd::Check { json: true, file, .. } => Some(Some(file.clone())),
+            Cmd::Context { json: true, .. } | Cmd::Recover { json: true, .. } => Some(None),
+            Cmd::Ls(a) if a.json() => Some(None),
+            _ => None,
+        }
+    }
 }
 
 /// `gen session --shape`: the generator's [`Mix`](pi_session::generator::Mix).
@@ -242,10 +296,18 @@ fn main() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() { 2 } else { 0 };
+            // A usage error under --json still answers with an error object.
+            if code != 0 && std::env::args_os().any(|a| a == "--json" || a == "-j") {
+                let rendered = e.render().to_string();
+                let first = rendered.lines().next().unwrap_or("usage error");
+                let text = first.strip_prefix("error: ").unwrap_or(first);
+                let _ = writeln!(io::stdout(), "{}", json_error(None, Kind::Usage, text));
+            }
             let _ = e.print();
             std::process::exit(code);
         }
     };
+    let json = cli.cmd.json_errors();
     let code = match run(cli) {
         Ok(code) => code,
         Err(e) => {
@@ -255,22 +317,50 @@ fn main() {
             }) {
                 0
             } else {
-                eprintln!("pi-session: {}", message(&e));
-                1
+                let kind = Kind::of_chain(&e);
+                let text = message(&e);
+                if let Some(file) = json {
+                    let _ = writeln!(io::stdout(), "{}", json_error(file.as_deref(), kind, &text));
+                }
+                eprintln!("pi-session: {text}");
+                kind.code()
             }
         }
     };
     std::process::exit(code);
 }
 
+/// `--json`'s answer when a command fails (docs/cli.md): `{"error":{"kind","message"}}`;
+/// `check` puts `"file"` and `"session":false` first.
+fn json_error(file: Option<&std::path::Path>, kind: Kind, message: &str) -> String {
+    let str = |s: &str| pi_session::Value::str(s).stringify();
+    let head = file.map_or(String::new(), |f| {
+        format!("\"file\":{},\"session\":false,", str(&f.display().to_string()))
+    });
+    format!(
+        "{{{head}\"error\":{{\"kind\":{},\"message\":{}}}}}",
+        str(kind.as_str()),
+        str(message)
+    )
+}
+
 /// An error as one line, each cause after a `: ` (anyhow's `{:#}`), every part escaped
-/// (`pi_session::text`) unless it is already ([`show::Printable`]).
+/// (`pi_session::text`) unless it is already ([`show::Printable`]); an OS error without
+/// Rust's ` (os error N)`.
 fn message(e: &anyhow::Error) -> String {
     let parts: Vec<String> = e
         .chain()
         .map(|c| match c.downcast_ref::<show::Printable>() {
             Some(p) => p.text().to_owned(),
-            None => escape(&c.to_string()).into_owned(),
+            None => {
+                let mut t = c.to_string();
+                if let Some(code) = c.downcast_ref::<io::Error>().and_then(io::Error::raw_os_error)
+                    && let Some(cut) = t.strip_suffix(&format!(" (os error {code})"))
+                {
+                    t = cut.to_string();
+                }
+                escape(&t).into_owned()
+            }
         })
         .collect();
     parts.join(": ")
@@ -320,7 +410,7 @@ fn run(cli: Cli) -> Result<i32> {
                     read::pending_text(&r)
                 );
             }
-            let notes = pi_session::dump::dump(&file, &opts, &mut out).map_err(show::at(&file))?;
+            let notes = pi_session::dump::dump(&file, &opts, &mut out).map_err(show::reading(&file))?;
             if opts.tree == TreeMode::Nested && !opts.compact && notes.tree_depth > pi_session::dump::DEEP_TREE {
                 eprintln!(
                     "pi-session: {}: the tree is {} entries deep: its nested form grows with the square of the depth; `--tree flat` prints the same tree in linear size",
@@ -330,7 +420,12 @@ fn run(cli: Cli) -> Result<i32> {
             }
             0
         }
-        Cmd::Check { file, json } => read::check(&file, open, json, &mut out)?,
+        Cmd::Check {
+            file,
+            json,
+            strict,
+            timings,
+        } => read::check(&file, open, read::CheckFlags { json, strict, timings }, &mut out)?,
         Cmd::Context {
             file,
             leaf,
@@ -341,7 +436,12 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,
-        Cmd::Append { file } => write::append(&file, &mut out)?,
+        Cmd::Append {
+            file,
+            message,
+            raw,
+            parent,
+        } => write::append(&file, message.as_deref(), raw, parent.as_deref(), &mut out)?,
         Cmd::Label { file, id, label } => write::label(&file, &id, &label, &mut out)?,
         Cmd::Name { file, name } => write::name(&file, &name, &mut out)?,
         Cmd::Fork {
@@ -353,9 +453,36 @@ fn run(cli: Cli) -> Result<i32> {
         Cmd::Branch { file, leaf_id } => write::branch(&file, &leaf_id, &mut out)?,
         Cmd::Migrate { file } => write::migrate(&file, &mut out)?,
         Cmd::Recover { file, json } => write::recover(&file, json, &mut out)?,
+        Cmd::Completions { shell } => {
+            use clap::CommandFactory as _;
+            clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut out);
+            0
+        }
+        Cmd::Man { command } => man(command.as_deref(), &mut out)?,
     };
     out.flush()?;
     Ok(code)
+}
+
+/// `pi-session man [COMMAND]`: the roff page of the tool or of one command.
+fn man(command: Option<&str>, out: &mut impl Write) -> Result<i32> {
+    use clap::CommandFactory as _;
+    let top = Cli::command().version(VERSION);
+    let page = match command {
+        None => top,
+        Some(name) => {
+            let Some(sub) = top.find_subcommand(name).cloned() else {
+                anyhow::bail!(show::Printable::kind(
+                    format!("no command {} (pi-session --help lists them)", escape(name)),
+                    Kind::Usage
+                ));
+            };
+            let full = format!("pi-session-{}", sub.get_name());
+            sub.name(full).version(VERSION)
+        }
+    };
+    clap_mangen::Man::new(page).render(out)?;
+    Ok(0)
 }
 
 /// Standard output without std's line buffer on Unix: `Stdout` is a `LineWriter`, which

@@ -13,7 +13,7 @@ use std::time::Instant;
 /// answers for that).
 fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
     match Session::open_with(path, opts) {
-        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::at(path)(e)),
+        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::reading(path)(e)),
         r => {
             if let Ok(s) = &r
                 && let Some(o) = &s.index().pi_open_throws
@@ -82,23 +82,42 @@ fn json_str(s: &str) -> String {
     Value::str(s).stringify()
 }
 
-/// `pi-session check`.
-pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -> Result<i32> {
+/// `check`'s options.
+pub struct CheckFlags {
+    /// `--json`.
+    pub json: bool,
+    /// `--strict`: exit 1 on problems.
+    pub strict: bool,
+    /// `--timings`.
+    pub timings: bool,
+}
+
+/// `check --json`'s `migration`: pi's in-memory migration on open, `null` for none.
+fn migration_json(m: pi_session::Migration) -> &'static str {
+    match m {
+        pi_session::Migration::None => "null",
+        pi_session::Migration::FromV1 => "\"fromV1\"",
+        pi_session::Migration::FromV2 => "\"fromV2\"",
+        pi_session::Migration::RewriteOnly => "\"rewriteOnly\"",
+    }
+}
+
+/// `check`'s text for the migration.
+fn migration_text(m: pi_session::Migration) -> &'static str {
+    match m {
+        pi_session::Migration::None => "none",
+        pi_session::Migration::FromV1 => "from version 1 (new ids for every entry)",
+        pi_session::Migration::FromV2 => "from version 2",
+        pi_session::Migration::RewriteOnly => "a rewrite (the version is not a number)",
+    }
+}
+
+/// `pi-session check` (a file that is no session fails, and `main` prints `--json`'s
+/// error object for it).
+pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl Write) -> Result<i32> {
+    let CheckFlags { json, strict, timings } = flags;
     let t0 = Instant::now();
-    let s = match open(path, opts)? {
-        Ok(s) => s,
-        Err(e) => {
-            if json {
-                writeln!(
-                    out,
-                    "{{\"file\":{},\"session\":false,\"error\":{}}}",
-                    json_str(&path.display().to_string()),
-                    json_str(&e.to_string())
-                )?;
-            }
-            return Err(crate::show::at(path)(e));
-        }
-    };
+    let s = open(path, opts)?.map_err(crate::show::at(path))?;
     let bytes = s.bytes().len();
     let idx = s.index();
     let header_version = s.header().ok().and_then(|h| h.get("version").map(Value::stringify));
@@ -146,6 +165,12 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
     };
     let journal = pi_session::pending_recovery(path).ok().flatten();
     let elapsed = t0.elapsed();
+    // What --strict fails on: the file is not as pi leaves it.
+    let problems = !idx.skipped.is_empty()
+        || !step_errors.is_empty()
+        || idx.pi_open_throws.is_some()
+        || s.file_change() != pi_session::FileChange::None
+        || journal.as_ref().is_some_and(|r| !matches!(r, Recovery::Clean));
     let entries = s.entries_len();
     if json {
         let skipped: Vec<String> = idx
@@ -167,12 +192,12 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             .collect();
         writeln!(
             out,
-            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"piOpenThrows\":{},\"errors\":{{{}}},\"mmap\":{},\"seconds\":{:.6}}}",
+            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"piOpenThrows\":{},\"errors\":{{{}}}{}}}",
             json_str(&path.display().to_string()),
             idx.lines,
             s.entry_count(),
             header_version.unwrap_or_else(|| "null".into()),
-            json_str(&format!("{:?}", s.migration())),
+            migration_json(s.migration()),
             skipped.join(","),
             leaf.as_str().map_or("null".into(), json_str),
             name.as_deref().map_or("null".into(), json_str),
@@ -180,8 +205,11 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
             journal.as_ref().map_or("null".into(), |r| json_str(r.as_str())),
             pi_throws_json(&s),
             errors.join(","),
-            s.is_mapped(),
-            elapsed.as_secs_f64(),
+            if timings {
+                format!(",\"mmap\":{},\"seconds\":{:.6}", s.is_mapped(), elapsed.as_secs_f64())
+            } else {
+                String::new()
+            },
         )?;
     } else {
         writeln!(out, "file:              {}", escape_path(path))?;
@@ -189,9 +217,9 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
         writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
         writeln!(
             out,
-            "header version:    {} (migration on open: {:?})",
+            "header version:    {} (migration on open: {})",
             header_version.as_deref().map_or("absent".into(), escape),
-            s.migration()
+            migration_text(s.migration())
         )?;
         writeln!(out, "skipped lines:     {}", idx.skipped.len())?;
         for k in idx.skipped.iter().take(20) {
@@ -237,9 +265,11 @@ pub fn check(path: &Path, opts: OpenOptions, json: bool, out: &mut impl Write) -
         for (step, e) in &step_errors {
             writeln!(out, "error in {step}:  {}", escape(e))?;
         }
-        writeln!(out, "checked in:        {:.3} s", elapsed.as_secs_f64())?;
+        if timings {
+            writeln!(out, "checked in:        {:.3} s", elapsed.as_secs_f64())?;
+        }
     }
-    Ok(0)
+    Ok(if strict && problems { 1 } else { 0 })
 }
 
 fn text_of(m: &Value<'_>) -> String {
@@ -338,6 +368,16 @@ pub fn context(
 pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
     let s = open(path, opts)?.map_err(crate::show::at(path))?;
     let tree = s.tree().map_err(crate::show::at(path))?;
+    if tree.roots.is_empty() && !s.entries().is_empty() {
+        // Entries but no root: every one has a parent, so the links form a cycle.
+        anyhow::bail!(crate::show::Printable::kind(
+            format!(
+                "{}: no entry is a root of the tree (its parentId links form a cycle): nothing to draw",
+                escape_path(path)
+            ),
+            crate::show::Kind::InvalidSession
+        ));
+    }
     let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
     // Indent only where the tree forks, as pi's /tree does, so long chains stay flat. The
     // prefix is one shared path of fork levels (whether each was its parent's last child),

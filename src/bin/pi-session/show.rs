@@ -6,7 +6,7 @@
 //! bytes); this file's helpers return text already escaped.
 
 use pi_session::text::{escape, escape_path};
-use pi_session::{EntryType, KeyRef, Session, Value};
+use pi_session::{EntryType, Key, KeyRef, Session, Value};
 use std::path::Path;
 
 /// A short one-line description of an entry for human output (escaped).
@@ -35,13 +35,111 @@ pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
     }
 }
 
-/// An id key for human output (escaped).
+/// An id key for human output (escaped): a string as it is, any other id as JavaScript
+/// prints it (`null`, `42`), never a Rust name.
 pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
     let k = k.into();
-    match k.as_str() {
-        Some(s) => escape(s).into_owned(),
-        None => escape(&format!("{k:?}")).into_owned(),
+    if let Some(s) = k.as_str() {
+        return escape(s).into_owned();
     }
+    if let Some(bytes) = k.str_bytes() {
+        return escape(&String::from_utf8_lossy(bytes)).into_owned();
+    }
+    match k.non_string() {
+        None | Some(Key::Undefined) => "(no id)".into(),
+        Some(Key::Null) => "null".into(),
+        Some(Key::Bool(b)) => b.to_string(),
+        Some(Key::Num(bits)) => Value::Number(f64::from_bits(*bits)).stringify(),
+        Some(Key::Str(bytes)) => escape(&String::from_utf8_lossy(bytes)).into_owned(),
+        Some(Key::Unique(_)) => "(an object or array)".into(),
+    }
+}
+
+/// What a failure is, for its exit code and the `kind` of `--json`'s error object
+/// (docs/cli.md): 1 when the answer is no (an id that names nothing, a file that is no
+/// session), 2 when the job could not be done (usage, I/O, input pi would reject, a
+/// session the command cannot handle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An entry or session id that names nothing.
+    NotFound,
+    /// A file that is not a pi session (its first JSON line is no header).
+    NotASession,
+    /// A file or folder that cannot be read or written (missing, permissions, the append
+    /// lock held past `--wait`).
+    Io,
+    /// The command line (clap's errors).
+    Usage,
+    /// An argument or a message pi would not accept, or a request that cannot be carried
+    /// out on this file (nothing to write, an old-format file without ids).
+    InvalidInput,
+    /// A session the command cannot finish on (a parent cycle, a line pi throws on).
+    InvalidSession,
+}
+
+impl Kind {
+    /// The exit code.
+    pub(crate) fn code(self) -> i32 {
+        match self {
+            Kind::NotFound | Kind::NotASession => 1,
+            _ => 2,
+        }
+    }
+
+    /// The name in `--json`'s error object.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Kind::NotFound => "notFound",
+            Kind::NotASession => "notASession",
+            Kind::Io => "io",
+            Kind::Usage => "usage",
+            Kind::InvalidInput => "invalidInput",
+            Kind::InvalidSession => "invalidSession",
+        }
+    }
+
+    /// The kind of a library error.
+    pub(crate) fn of(e: &pi_session::Error) -> Kind {
+        match e.kind() {
+            pi_session::ErrorKind::Io { .. } => Kind::Io,
+            pi_session::ErrorKind::NotASession { .. } => Kind::NotASession,
+            pi_session::ErrorKind::EntryNotFound { .. } => Kind::NotFound,
+            pi_session::ErrorKind::InvalidInput(_) => Kind::InvalidInput,
+            _ => Kind::InvalidSession,
+        }
+    }
+
+    /// The kind of a failure: the first part of its chain that says.
+    pub(crate) fn of_chain(e: &anyhow::Error) -> Kind {
+        for c in e.chain() {
+            if let Some(p) = c.downcast_ref::<Printable>() {
+                if let Some(k) = p.kind {
+                    return k;
+                }
+                match &p.cause {
+                    Some(Cause::Lib(e)) => return Kind::of(e),
+                    Some(Cause::Io(_)) => return Kind::Io,
+                    None => {}
+                }
+            } else if let Some(e) = c.downcast_ref::<pi_session::Error>() {
+                return Kind::of(e);
+            } else if c.downcast_ref::<std::io::Error>().is_some() {
+                return Kind::Io;
+            } else if c.downcast_ref::<clap::Error>().is_some() {
+                return Kind::Usage;
+            }
+        }
+        Kind::InvalidInput
+    }
+}
+
+/// What a [`Printable`] message is followed by.
+#[derive(Debug)]
+enum Cause {
+    /// A library error whose own text is in the message: its source follows.
+    Lib(pi_session::Error),
+    /// An OS error, printed after the message.
+    Io(std::io::Error),
 }
 
 /// An error message already in printable form (escaped, file names by their bytes):
@@ -49,13 +147,26 @@ pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
 #[derive(Debug)]
 pub(crate) struct Printable {
     text: String,
-    cause: Option<pi_session::Error>,
+    cause: Option<Cause>,
+    kind: Option<Kind>,
 }
 
 impl Printable {
-    /// A message built from escaped parts (`text::escape`, `text::escape_path`).
-    pub(crate) fn new(text: String) -> Printable {
-        Printable { text, cause: None }
+    /// A message built from escaped parts (`text::escape`, `text::escape_path`), of this kind (exit code, `--json` kind).
+    pub(crate) fn kind(text: String, kind: Kind) -> Printable {
+        Printable {
+            text,
+            cause: None,
+            kind: Some(kind),
+        }
+    }
+    /// `VERB FILE: OS error` (`cannot open x.jsonl: No such file or directory`).
+    pub(crate) fn io(verb: &str, file: &Path, e: std::io::Error) -> Printable {
+        Printable {
+            text: format!("{verb} {}", escape_path(file)),
+            cause: Some(Cause::Io(e)),
+            kind: Some(Kind::Io),
+        }
     }
     /// The message, escaped.
     pub(crate) fn text(&self) -> &str {
@@ -71,28 +182,62 @@ impl std::fmt::Display for Printable {
 
 impl std::error::Error for Printable {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.cause.as_ref().and_then(std::error::Error::source)
+        match &self.cause {
+            Some(Cause::Lib(e)) => std::error::Error::source(e),
+            Some(Cause::Io(e)) => Some(e),
+            None => None,
+        }
     }
 }
 
-/// A library error about `file`, for printing: the library's own text when it names the
-/// file already (an I/O error prints its path, the OS error follows as its cause), else
+/// The text of a library error about `file`: its own text when it names the file
+/// already (an I/O error prints its path, the OS error follows as its cause), else
 /// prefixed with the file, so that each part is printed once; the file name by its exact
-/// bytes, the rest escaped ([`Printable`]).
+/// bytes, the rest escaped.
+fn text_at(file: &Path, e: &pi_session::Error) -> String {
+    let shown = e.to_string();
+    let named = e.path().and_then(|p| {
+        let rest = shown.strip_prefix(&p.display().to_string())?;
+        // The writer resolves the path (as pi does): name the file as it was given.
+        let as_given = std::path::absolute(file).is_ok_and(|a| pi_session::dirs::lexical_normalize(&a) == p);
+        Some(format!(
+            "{}{}",
+            escape_path(if as_given { file } else { p }),
+            escape(rest)
+        ))
+    });
+    named.unwrap_or_else(|| format!("{}: {}", escape_path(file), escape(&shown)))
+}
+
+/// A library error about `file`, for printing ([`text_at`], [`Printable`]).
 pub(crate) fn at(file: &Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error + '_ {
     move |e| {
-        let shown = e.to_string();
-        let named = e.path().and_then(|p| {
-            let rest = shown.strip_prefix(&p.display().to_string())?;
-            Some(format!("{}{}", escape_path(p), escape(rest)))
-        });
-        let text = named.unwrap_or_else(|| format!("{}: {}", escape_path(file), escape(&shown)));
-        anyhow::Error::new(Printable { text, cause: Some(e) })
+        let text = text_at(file, &e);
+        anyhow::Error::new(Printable {
+            text,
+            cause: Some(Cause::Lib(e)),
+            kind: None,
+        })
     }
 }
 
-/// [`at`], for a command that changes `file`, saying first what failed (`cannot migrate:
-/// x.jsonl: No such file or directory (os error 2)`).
+/// [`at`], for a command that changes `file`, saying first what failed (`cannot migrate
+/// x.jsonl: No such file or directory`).
 pub(crate) fn doing<'a>(verb: &'static str, file: &'a Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error + 'a {
-    move |e| at(file)(e).context(verb)
+    move |e| {
+        let text = format!("{verb} {}", text_at(file, &e));
+        anyhow::Error::new(Printable {
+            text,
+            cause: Some(Cause::Lib(e)),
+            kind: None,
+        })
+    }
+}
+
+/// [`at`] for a command that reads `file`; an I/O error is `cannot open x.jsonl: ...`.
+pub(crate) fn reading(file: &Path) -> impl FnOnce(pi_session::Error) -> anyhow::Error + '_ {
+    move |e| match e.kind() {
+        pi_session::ErrorKind::Io { .. } => doing("cannot open", file)(e),
+        _ => at(file)(e),
+    }
 }

@@ -1,11 +1,22 @@
-//! The write commands: `append`, `label`, `name`, `fork`, `branch`, `migrate`.
+//! The write commands: `append`, `label`, `name`, `fork`, `branch`, `migrate`, `recover`.
 //!
 //! Every one waits at most `--wait SECONDS` (default 10) for the append lock another
 //! process holds, saying once on stderr that it waits, then fails naming the lock.
+//!
+//! Safe to try: every argument is checked before anything is written, so that a command
+//! that fails leaves the file as it was, byte for byte (and its mtime): the message of
+//! `append` (one pi could have written, unless `--raw`), the entry ids of `label`,
+//! `branch` and `append --parent`, and that a branch has something to write. pi's open
+//! rewrites an old-format file (v1/v2) before the first write; a command that names an
+//! entry refuses a v1 file, whose entries get their ids only then (`pi-session migrate`
+//! first).
 
+use crate::show::{Kind, Printable};
 use anyhow::{Context as _, Result, bail};
 use pi_session::text::{escape, escape_path};
-use pi_session::{Entropy, FileChange, JournalUse, Recovery, Value, WriteOptions, Writer};
+use pi_session::{
+    Entropy, EntryType, FileChange, JournalUse, Key, Migration, Recovery, Role, Session, Value, WriteOptions, Writer,
+};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -32,17 +43,55 @@ fn options() -> WriteOptions {
         .with_lock_notice(waiting)
 }
 
-fn open(file: &Path) -> Result<Writer> {
-    if !file.exists() {
-        bail!(crate::show::Printable::new(format!(
-            "{}: no such file",
-            escape_path(file)
-        )));
+/// The file must exist: pi's open of a missing file starts a new session, which no
+/// command here means.
+fn must_exist(file: &Path) -> Result<()> {
+    match std::fs::metadata(file) {
+        Ok(_) => Ok(()),
+        Err(e) => bail!(Printable::io("cannot open", file, e)),
     }
+}
+
+fn open(file: &Path) -> Result<Writer> {
+    must_exist(file)?;
     let w = Writer::open_with(file, None, Entropy::default(), options())
         .map_err(crate::show::doing("cannot open for writing", file))?;
     note_recovery(file, w.recovery());
     Ok(w)
+}
+
+/// The file read as it is (nothing written), to check the arguments against it first.
+fn preflight(file: &Path) -> Result<Session> {
+    must_exist(file)?;
+    Session::open(file).map_err(crate::show::reading(file))
+}
+
+/// A command that names an entry cannot run on a v1 file: its entries have no ids on
+/// disk, and pi's open (the first step of every write) draws new random ones.
+fn ids_on_disk(file: &Path, s: &Session) -> Result<()> {
+    if s.migration() == Migration::FromV1 {
+        bail!(Printable::kind(
+            format!(
+                "{}: an old-format (version 1) file: its entries get their ids only when it is migrated, so no id names one yet; run `pi-session migrate {}` first, then take ids from `pi-session tree`",
+                escape_path(file),
+                escape_path(file)
+            ),
+            Kind::InvalidInput
+        ));
+    }
+    Ok(())
+}
+
+/// The entry `id` must exist in `s`.
+fn entry_exists(file: &Path, s: &Session, id: &str) -> Result<()> {
+    ids_on_disk(file, s)?;
+    if s.find(id).is_none() {
+        bail!(Printable::kind(
+            format!("{}: entry {} not found", escape_path(file), escape(id)),
+            Kind::NotFound
+        ));
+    }
+    Ok(())
 }
 
 /// One warning line when an append went in without its journal.
@@ -65,12 +114,7 @@ fn note_recovery(file: &Path, r: &Recovery) {
 
 /// `pi-session recover FILE [--json]`: finish or undo an append a crash interrupted.
 pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
-    if !file.exists() {
-        bail!(crate::show::Printable::new(format!(
-            "{}: no such file",
-            escape_path(file)
-        )));
-    }
+    must_exist(file)?;
     let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot recover", file))?;
     if json {
         let str = |s: &str| Value::str(s).stringify();
@@ -93,22 +137,60 @@ pub fn recover(file: &Path, json: bool, out: &mut impl Write) -> Result<i32> {
     Ok(0)
 }
 
-/// `pi-session append FILE`: a message JSON object on stdin, appended as a child of the
-/// leaf; prints the new entry's id.
-pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
+/// `pi-session append FILE [MESSAGE] [--raw] [--parent ID]`: a message JSON object (the
+/// argument, or stdin), appended as a child of the leaf (or of `--parent`); prints the
+/// new entry's id.
+pub fn append(
+    file: &Path,
+    message: Option<&str>,
+    raw: bool,
+    parent: Option<&str>,
+    out: &mut impl Write,
+) -> Result<i32> {
     let mut text = Vec::new();
-    std::io::stdin()
-        .read_to_end(&mut text)
-        .context("cannot read the message from stdin")?;
+    match message {
+        Some(m) if m != "-" => text.extend_from_slice(m.as_bytes()),
+        _ => {
+            if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+                eprintln!("pi-session: reading the message from stdin (end it with Ctrl-D)…");
+            }
+            std::io::stdin()
+                .read_to_end(&mut text)
+                .context("cannot read the message from stdin")?;
+        }
+    }
     let trimmed = text.trim_ascii();
-    let message = Value::parse(trimmed).map_err(|e| anyhow::anyhow!("the message on stdin is not JSON: {e}"))?;
+    let mut message = Value::parse(trimmed).map_err(|e| {
+        Printable::kind(
+            escape(&format!("the message is not JSON: {e}")).into_owned(),
+            Kind::InvalidInput,
+        )
+    })?;
     if message.as_object().is_none() {
-        bail!("the message on stdin must be a JSON object (e.g. {{\"role\":\"user\",\"content\":\"hi\"}})");
+        bail!(Printable::kind(
+            "the message must be a JSON object (e.g. {\"role\":\"user\",\"content\":\"hi\"})".into(),
+            Kind::InvalidInput
+        ));
+    }
+    if !raw {
+        crate::message::check(&message).map_err(|why| {
+            Printable::kind(
+                format!("not a message pi writes: {}; --raw appends it anyway", escape(&why)),
+                Kind::InvalidInput,
+            )
+        })?;
+        crate::message::fill_timestamp(&mut message);
+    }
+    if let Some(p) = parent {
+        entry_exists(file, &preflight(file)?, p)?;
     }
     let mut w = open(file)?;
+    if let Some(p) = parent {
+        w.branch(p).map_err(crate::show::at(file))?;
+    }
     let id = w
         .append_message(message)
-        .map_err(crate::show::doing("cannot append", file))?;
+        .map_err(crate::show::doing("cannot append to", file))?;
     note_journal(&w);
     writeln!(out, "{id}")?;
     Ok(0)
@@ -116,8 +198,11 @@ pub fn append(file: &Path, out: &mut impl Write) -> Result<i32> {
 
 /// `pi-session label FILE ID LABEL`: an empty label clears.
 pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result<i32> {
+    entry_exists(file, &preflight(file)?, id)?;
     let mut w = open(file)?;
-    let new = w.append_label_change(id, (!label.is_empty()).then_some(label))?;
+    let new = w
+        .append_label_change(id, (!label.is_empty()).then_some(label))
+        .map_err(crate::show::doing("cannot label in", file))?;
     note_journal(&w);
     writeln!(out, "{new}")?;
     Ok(0)
@@ -126,7 +211,9 @@ pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result
 /// `pi-session name FILE NAME`.
 pub fn name(file: &Path, name: &str, out: &mut impl Write) -> Result<i32> {
     let mut w = open(file)?;
-    let new = w.append_session_info(name)?;
+    let new = w
+        .append_session_info(name)
+        .map_err(crate::show::doing("cannot name", file))?;
     note_journal(&w);
     writeln!(out, "{new}")?;
     Ok(0)
@@ -140,6 +227,7 @@ pub fn fork(
     agent_dir: Option<&Path>,
     out: &mut impl Write,
 ) -> Result<i32> {
+    must_exist(file)?;
     let env =
         pi_session::dirs::Env::from_process(pi_session::dirs::Flavor::Pi).context("cannot read the environment")?;
     let cwd_abs = env.resolve_path(cwd);
@@ -153,26 +241,49 @@ pub fn fork(
     Ok(0)
 }
 
-/// `pi-session branch FILE LEAF_ID`: a new session file with only the path to the leaf.
+/// `pi-session branch FILE LEAF_ID`: a new session file with only the path to the leaf;
+/// prints it. A path without a user or assistant message is refused: pi would create the
+/// file only with the first such message, which this command never writes.
 pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
-    let mut w = open(file)?;
-    match w.create_branched_session(leaf)? {
-        Some(p) if w.is_flushed() => writeln!(out, "{}", escape_path(&p))?,
-        Some(p) => {
-            writeln!(out, "{}", escape_path(&p))?;
-            eprintln!(
-                "pi-session: the path to {} holds no user or assistant message, so (as pi) the file is created only with the first one",
-                escape(leaf)
-            );
+    {
+        let s = preflight(file)?;
+        entry_exists(file, &s, leaf)?;
+        let path = s.branch_path(Some(&Key::str(leaf))).map_err(crate::show::at(file))?;
+        let talk = path.iter().any(|&p| {
+            let r = s.record(p);
+            r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)
+        });
+        if !talk {
+            bail!(Printable::kind(
+                format!(
+                    "{}: the path to {} holds no user or assistant message: pi writes a branched session only with its first one, so there is nothing to write",
+                    escape_path(file),
+                    escape(leaf)
+                ),
+                Kind::InvalidInput
+            ));
         }
-        None => {}
+    }
+    let mut w = open(file)?;
+    let made = w
+        .create_branched_session(leaf)
+        .map_err(crate::show::doing("cannot branch", file))?;
+    match made {
+        Some(p) if w.is_flushed() => writeln!(out, "{}", escape_path(&p))?,
+        _ => bail!(Printable::kind(
+            format!("{}: the branched session was not written", escape_path(file)),
+            Kind::InvalidInput
+        )),
     }
     Ok(0)
 }
 
 /// `pi-session migrate FILE`: what pi's open would rewrite, done atomically.
 pub fn migrate(file: &Path, out: &mut impl Write) -> Result<i32> {
-    if file.exists() {
+    must_exist(file)?;
+    // A file pi cannot open is refused before anything is done to it.
+    preflight(file)?;
+    {
         // The first step of the migration: the user asked to migrate, and is told so.
         let r = pi_session::recover_with(file, &options()).map_err(crate::show::doing("cannot migrate", file))?;
         note_recovery(file, &r);

@@ -1,0 +1,284 @@
+//! docs/cli.md is true: every ```` ```console ```` block runs, in order, in a scratch
+//! folder with the files the page names, each command's output (stdout and stderr, as a
+//! terminal shows them) and exit status as shown; the ```` ```sh ```` install block's
+//! `pi-session` commands run and print something; every ```` ```json ```` block parses.
+//! No other fenced block holds a command.
+//!
+//! The syntax is trycmd's (`$ ` starts a command, split as sh splits words; `? N` under it
+//! is the exit status, 0 when absent; then the output, up to the next `$ ` or the end of
+//! the block, its last line break excepted; `[..]` stands for any text within a line,
+//! `...` on a line of its own for any lines, `[CWD]` for the scratch folder), matched by
+//! snapbox.
+
+use std::path::Path;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The page's files, and the corpus files they are copies of.
+const FIXTURES: &[(&str, &str)] = &[
+    ("s.jsonl", "corpus/valid/branches.jsonl"),
+    ("old.jsonl", "corpus/valid/version-1.jsonl"),
+    ("skips.jsonl", "corpus/malformed/truncated-line-mid-file.jsonl"),
+    ("cycle.jsonl", "corpus/malformed/cycle-two-entries.jsonl"),
+];
+
+struct Block {
+    lang: String,
+    /// (1-based line number, line)
+    lines: Vec<(usize, String)>,
+}
+
+fn blocks(page: &str) -> Vec<Block> {
+    let mut out = Vec::new();
+    let mut open: Option<Block> = None;
+    for (i, line) in page.lines().enumerate() {
+        if let Some(rest) = line.strip_prefix("```") {
+            match open.take() {
+                Some(b) => out.push(b),
+                None => {
+                    open = Some(Block {
+                        lang: rest.trim().to_string(),
+                        lines: Vec::new(),
+                    })
+                }
+            }
+        } else if let Some(b) = open.as_mut() {
+            b.lines.push((i + 1, line.to_string()));
+        }
+    }
+    out
+}
+
+/// A command of a console block.
+struct Step {
+    line_no: usize,
+    args: Vec<String>,
+    status: i32,
+    expected: String,
+}
+
+fn steps(page: &str) -> Result<Vec<Step>, String> {
+    let mut steps = Vec::new();
+    for b in blocks(page).into_iter().filter(|b| b.lang == "console") {
+        let mut lines = b.lines.into_iter().peekable();
+        while let Some((line_no, line)) = lines.next() {
+            let Some(cmd) = line.strip_prefix("$ ") else {
+                return Err(format!("docs/cli.md:{line_no}: expected `$ `, got `{line}`"));
+            };
+            let words = shlex::split(cmd).ok_or_else(|| format!("docs/cli.md:{line_no}: cannot split `{cmd}`"))?;
+            if words.first().map(String::as_str) != Some("pi-session") {
+                return Err(format!("docs/cli.md:{line_no}: not a pi-session command: `{cmd}`"));
+            }
+            let mut status = 0;
+            if let Some(code) = lines.peek().and_then(|(_, l)| l.strip_prefix("? ")) {
+                status = code
+                    .trim()
+                    .parse()
+                    .map_err(|_| format!("docs/cli.md:{line_no}: bad status `{code}`"))?;
+                lines.next();
+            }
+            let mut expected = String::new();
+            while lines.peek().is_some_and(|(_, l)| !l.starts_with("$ ")) {
+                expected.push_str(&lines.next().expect("peeked").1);
+                expected.push('\n');
+            }
+            // The last line break only ends the block's text.
+            expected.pop();
+            steps.push(Step {
+                line_no,
+                args: words[1..].to_vec(),
+                status,
+                expected,
+            });
+        }
+    }
+    Ok(steps)
+}
+
+/// Runs the console blocks of `page`; the failures.
+fn check_page(page: &str) -> Vec<String> {
+    let steps = match steps(page) {
+        Ok(s) => s,
+        Err(e) => return vec![e],
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = std::fs::canonicalize(tmp.path()).expect("canonical").join("cli.in");
+    std::fs::create_dir(&dir).expect("mkdir");
+    for (name, from) in FIXTURES {
+        std::fs::copy(root().join(from), dir.join(name)).expect("copy a fixture");
+    }
+    std::fs::write(dir.join("notes.txt"), "{\"not\":\"a session\"}\n").expect("write");
+    let home = dir.parent().expect("parent").join("home");
+    std::fs::create_dir(&home).expect("mkdir");
+    let mut redactions = snapbox::Redactions::new();
+    redactions.insert("[CWD]", dir.clone()).expect("[CWD]");
+    let assert = snapbox::Assert::new()
+        .action(snapbox::assert::Action::Verify)
+        .normalize_paths(false)
+        .redact_with(redactions);
+    let mut failures = Vec::new();
+    for step in &steps {
+        let out = snapbox::cmd::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(&step.args)
+            .current_dir(&dir)
+            .env("HOME", &home)
+            .env("NO_COLOR", "1")
+            .env_remove("PI_CODING_AGENT_DIR")
+            .env_remove("PI_CODING_AGENT_SESSION_DIR")
+            .stderr_to_stdout()
+            .output()
+            .expect("run pi-session");
+        let actual = String::from_utf8_lossy(&out.stdout).into_owned();
+        let here = format!("docs/cli.md:{}: $ pi-session {}", step.line_no, step.args.join(" "));
+        if out.status.code() != Some(step.status) {
+            failures.push(format!(
+                "{here}\n  exit status {:?}, the page says {}\n{actual}",
+                out.status.code(),
+                step.status
+            ));
+            continue;
+        }
+        let r = assert.try_eq(
+            Some(&here),
+            snapbox::Data::text(actual),
+            snapbox::Data::text(step.expected.clone()),
+        );
+        if let Err(e) = r {
+            failures.push(format!("{here}\n{e}"));
+        }
+    }
+    failures
+}
+
+#[test]
+fn docs_cli_md_console_blocks_print_what_they_show() {
+    let page = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
+    let n = steps(&page).expect("parses").len();
+    assert!(n >= 20, "only {n} commands: is the parsing broken?");
+    let failures = check_page(&page);
+    assert!(
+        failures.is_empty(),
+        "docs/cli.md is not true ({} of {n} commands):\n\n{}",
+        failures.len(),
+        failures.join("\n\n")
+    );
+}
+
+/// The test above fails on drift: a changed line, a changed exit status.
+#[test]
+fn drift_in_docs_cli_md_fails() {
+    let page = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
+    for (from, to) in [
+        ("entry nosuchid not found", "entry nosuchid was found"),
+        (
+            "$ pi-session check missing.jsonl\n? 2\n",
+            "$ pi-session check missing.jsonl\n? 1\n",
+        ),
+        ("\"migration\":null", "\"migration\":\"none\""),
+    ] {
+        let changed = page.replacen(from, to, 1);
+        assert_ne!(changed, page, "{from}");
+        let failures = check_page(&changed);
+        assert_eq!(failures.len(), 1, "{from}: {failures:#?}");
+    }
+    // The wildcards match only what they stand for.
+    let a = snapbox::Assert::new().action(snapbox::assert::Action::Verify);
+    let eq = |actual: &str, expected: &str| {
+        a.try_eq(
+            None,
+            snapbox::Data::text(actual.to_string()),
+            snapbox::Data::text(expected.to_string()),
+        )
+        .is_ok()
+    };
+    assert!(eq("a\nb\nc\n", "a\n...\n"));
+    assert!(eq("x 12 y", "x [..] y"));
+    assert!(!eq("x 12 z", "x [..] y"));
+    assert!(!eq("a\nb\n", "a\n"));
+}
+
+#[test]
+fn docs_cli_md_other_blocks_are_checked_too() {
+    let page = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
+    let home = tempfile::tempdir().expect("tempdir");
+    let mut install = 0;
+    for b in blocks(&page) {
+        match b.lang.as_str() {
+            "console" => {}
+            "json" => {
+                let text: Vec<&str> = b.lines.iter().map(|(_, l)| l.as_str()).collect();
+                let text = text.join("\n");
+                serde_json::from_str::<serde_json::Value>(&text).unwrap_or_else(|e| panic!("{e}: {text}"));
+            }
+            "sh" => {
+                for (line_no, line) in &b.lines {
+                    // `pi-session ARGS > FILE [# comment]`: the command must succeed and
+                    // print what would go into FILE.
+                    let cmd = line.split(" > ").next().unwrap_or(line);
+                    let cmd = cmd.split(" >> ").next().unwrap_or(cmd);
+                    let words: Vec<&str> = cmd.split_whitespace().collect();
+                    assert_eq!(
+                        words.first(),
+                        Some(&"pi-session"),
+                        "docs/cli.md:{line_no}: not a pi-session command: {line}"
+                    );
+                    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+                        .args(&words[1..])
+                        .env("HOME", home.path())
+                        .output()
+                        .expect("run");
+                    assert!(
+                        out.status.success(),
+                        "docs/cli.md:{line_no}: {line}: {}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                    assert!(
+                        out.stdout.len() > 100,
+                        "docs/cli.md:{line_no}: {line}: prints too little"
+                    );
+                    install += 1;
+                }
+            }
+            other => panic!("docs/cli.md: a ```{other} block that no test runs"),
+        }
+    }
+    assert!(install >= 5, "the install block: {install} commands");
+}
+
+/// A closed pipe (`pi-session context --json big.jsonl | head -c 100`) ends the program
+/// quietly, with status 0, as docs/cli.md says.
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    use std::io::Read as _;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let big = tmp.path().join("big.jsonl");
+    let made = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["gen", "session"])
+        .arg(&big)
+        .args(["--size", "2M", "--shape", "image-heavy"])
+        .output()
+        .expect("gen");
+    assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+    for args in [&["context", "--json"][..], &["dump", "--compact"][..]] {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(args)
+            .arg(&big)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut head = [0u8; 100];
+        child
+            .stdout
+            .take()
+            .expect("stdout")
+            .read_exact(&mut head)
+            .expect("read the head");
+        // The reading end is closed here, long before the output's end.
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "{args:?}");
+    }
+}
