@@ -22,6 +22,7 @@ mod memory;
 mod readme;
 mod real;
 mod robustness;
+mod show;
 #[cfg(unix)]
 mod terminal;
 mod views;

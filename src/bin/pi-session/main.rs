@@ -25,6 +25,7 @@ mod ls;
 mod message;
 mod read;
 mod show;
+mod transcript;
 mod write;
 
 /// `--version`: the crate's version and the format it reads and writes.
@@ -114,6 +115,27 @@ enum Cmd {
         /// documents' rule; pi 1.6.0 ignores the field).
         #[arg(long)]
         retained_tail: bool,
+    },
+    /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
+    /// through $PAGER (default `less -FRX`) on a terminal.
+    #[command(
+        after_help = "Each message gets a header line (role, model, time in UTC, entry id, label); tool calls are one line each, tool results and summaries are cut to their first lines, images show as their type and size, thinking is hidden.\n\nExample: pi-session show s.jsonl --leaf 4bd0512f --full"
+    )]
+    Show {
+        /// The session file.
+        file: PathBuf,
+        /// Show the branch ending at this entry instead of the current leaf.
+        #[arg(short, long)]
+        leaf: Option<String>,
+        /// Tool results and summaries in full.
+        #[arg(long)]
+        full: bool,
+        /// Thinking blocks too.
+        #[arg(long)]
+        thinking: bool,
+        /// Never page, even on a terminal.
+        #[arg(long)]
+        no_pager: bool,
     },
     /// Print the session tree with labels; the current branch is marked with `*`.
     Tree {
@@ -433,6 +455,24 @@ fn run(cli: Cli) -> Result<i32> {
             retained_tail,
         } => read::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree { file } => read::tree(&file, open, &mut out)?,
+        Cmd::Show {
+            file,
+            leaf,
+            full,
+            thinking,
+            no_pager,
+        } => {
+            let flags = transcript::ShowFlags { full, thinking };
+            let mut pager = (!no_pager).then(transcript::Pager::start).flatten();
+            let code = match &mut pager {
+                Some(p) => transcript::show(&file, open, leaf.as_deref(), flags, p.input()),
+                None => transcript::show(&file, open, leaf.as_deref(), flags, &mut out),
+            };
+            if let Some(p) = pager {
+                p.finish();
+            }
+            code?
+        }
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,

@@ -1,0 +1,405 @@
+//! `pi-session show`: the current branch (or the branch of `--leaf`) as a transcript a
+//! person reads: a header per message (role, model, time, id, label), its text, tool
+//! calls on one line each, tool results and long summaries cut to a few lines, images as
+//! their type and size, thinking hidden unless asked for.
+//!
+//! Entries are decoded one at a time as they are printed, so the first screen of a
+//! 1 GiB session shows while the rest is still unread; everything from the session is
+//! escaped for the terminal (`text::escape`, line by line).
+
+use crate::show::key_text;
+use anyhow::Result;
+use pi_session::text::{escape, escape_path};
+use pi_session::{EntryPos, EntryType, Key, OpenOptions, Session, Value};
+use std::io::Write;
+use std::path::Path;
+
+/// What `show` prints.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ShowFlags {
+    /// Tool results and summaries in full.
+    pub full: bool,
+    /// Thinking blocks too.
+    pub thinking: bool,
+}
+
+/// Lines of a tool result or summary shown before "(N more lines, --full)".
+const SHOWN_LINES: usize = 6;
+/// The widest a one-line summary (a tool call's arguments) gets.
+const LINE_WIDTH: usize = 120;
+
+/// Print the branch of `leaf` (default: the session's leaf) of `path`.
+pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags, out: &mut dyn Write) -> Result<i32> {
+    let s = Session::open_with(path, opts).map_err(crate::show::at(path))?;
+    let branch = match leaf {
+        Some(id) => {
+            if s.find(id).is_none() {
+                return Err(crate::show::at(path)(
+                    pi_session::ErrorKind::EntryNotFound { id: id.to_string() }.into(),
+                ));
+            }
+            s.branch_path(Some(&Key::str(id)))
+        }
+        None => s.branch_path(None),
+    }
+    .map_err(crate::show::at(path))?;
+    write_header(&s, path, out)?;
+    let mut shown = 0usize;
+    for &p in &branch {
+        if entry(&s, p, flags, out)? {
+            shown += 1;
+        }
+    }
+    if shown == 0 {
+        writeln!(out, "(no messages on this branch)")?;
+    }
+    s.verify().map_err(crate::show::at(path))?;
+    Ok(0)
+}
+
+fn write_header(s: &Session, path: &Path, out: &mut dyn Write) -> Result<()> {
+    let name = s.session_name().ok().flatten().map(|n| n.to_str_lossy().into_owned());
+    let header = s.header().ok();
+    let field = |k: &str| {
+        header
+            .as_ref()
+            .and_then(|h| h.get(k))
+            .and_then(Value::as_str)
+            .map(|v| escape(v).into_owned())
+    };
+    writeln!(
+        out,
+        "# {}",
+        name.as_deref()
+            .map_or_else(|| escape_path(path).into_owned(), |n| escape(n).into_owned())
+    )?;
+    if let Some(id) = field("id") {
+        writeln!(out, "session {id}")?;
+    }
+    if let Some(cwd) = field("cwd") {
+        writeln!(out, "cwd {cwd}")?;
+    }
+    if !s.skipped().is_empty() {
+        writeln!(
+            out,
+            "note: {} line(s) of the file are skipped, as pi skips them (`pi-session check` says why)",
+            s.skipped().len()
+        )?;
+    }
+    if !matches!(s.migration(), pi_session::Migration::None) {
+        writeln!(
+            out,
+            "note: an old-format session: pi gives its entries new random ids when it opens it (`pi-session migrate` writes them)"
+        )?;
+    }
+    Ok(())
+}
+
+/// `2025-12-01T09:01:53.680Z` as `2025-12-01 09:01:53 UTC`; anything else escaped as it is.
+fn time_text(v: Option<&Value<'_>>) -> Option<String> {
+    let t = v?.as_str()?;
+    let b = t.as_bytes();
+    if b.len() >= 19 && b[10] == b'T' && t.ends_with('Z') && t.is_ascii() {
+        return Some(format!("{} {} UTC", &t[..10], &t[11..19]));
+    }
+    Some(escape(t).into_owned())
+}
+
+/// One entry; `true` when it printed a message.
+fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Result<bool> {
+    let rec = s.record(p);
+    let v = match s.value(p) {
+        Ok(v) => v,
+        Err(e) => {
+            writeln!(
+                out,
+                "\n(entry {} could not be read: {})",
+                key_text(rec.id),
+                escape(&e.to_string())
+            )?;
+            return Ok(false);
+        }
+    };
+    let id = key_text(rec.id);
+    let time = time_text(v.get("timestamp"));
+    let label = s
+        .label_entry(rec.id)
+        .and_then(|l| s.value(l).ok())
+        .and_then(|l| l.get("label").and_then(Value::as_str).map(|t| escape(t).into_owned()));
+    let head = |what: &str| {
+        let mut h = format!("\n── {what}");
+        if let Some(t) = &time {
+            h.push_str(&format!(" · {t}"));
+        }
+        h.push_str(&format!(" · {id}"));
+        if let Some(l) = &label {
+            h.push_str(&format!(" · label: {l}"));
+        }
+        h
+    };
+    match rec.ty {
+        EntryType::Message => {
+            let Some(m) = v.get("message") else { return Ok(false) };
+            message(m, &head, flags, out)?;
+            Ok(true)
+        }
+        EntryType::Compaction => {
+            let tokens = v.get("tokensBefore").map(Value::stringify);
+            let what = match tokens {
+                Some(t) => format!("compaction (summary of {t} tokens before it)"),
+                None => "compaction".into(),
+            };
+            writeln!(out, "{}", head(&what))?;
+            lines(v.get("summary"), flags.full, out)?;
+            Ok(true)
+        }
+        EntryType::BranchSummary => {
+            writeln!(out, "{}", head("branch summary (of a branch left)"))?;
+            lines(v.get("summary"), flags.full, out)?;
+            Ok(true)
+        }
+        EntryType::CustomMessage => {
+            let ty = v.get("customType").and_then(Value::as_str).unwrap_or("?");
+            writeln!(out, "{}", head(&format!("custom message {}", escape(ty))))?;
+            content(v.get("content"), flags, out)?;
+            Ok(true)
+        }
+        EntryType::ModelChange => {
+            let provider = v.get("provider").and_then(Value::as_str).unwrap_or("?");
+            let model = v.get("modelId").and_then(Value::as_str).unwrap_or("?");
+            writeln!(out, "\n· model: {}/{}", escape(provider), escape(model))?;
+            Ok(false)
+        }
+        EntryType::ThinkingLevelChange => {
+            let level = v.get("thinkingLevel").map(Value::stringify).unwrap_or_default();
+            writeln!(out, "\n· thinking level: {}", escape(&level))?;
+            Ok(false)
+        }
+        _ => Ok(false),
+    }
+}
+
+fn message(m: &Value<'_>, head: &dyn Fn(&str) -> String, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+    let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+    match role {
+        "assistant" => {
+            let provider = m.get("provider").and_then(Value::as_str);
+            let model = m.get("model").and_then(Value::as_str);
+            let what = match (provider, model) {
+                (Some(p), Some(m)) => format!("assistant ({}/{})", escape(p), escape(m)),
+                (None, Some(m)) => format!("assistant ({})", escape(m)),
+                _ => "assistant".into(),
+            };
+            writeln!(out, "{}", head(&what))?;
+            content(m.get("content"), flags, out)?;
+            if let Some(e) = m.get("errorMessage").and_then(Value::as_str) {
+                writeln!(out, "error: {}", escape(e))?;
+            }
+        }
+        "toolResult" => {
+            let name = m.get("toolName").and_then(Value::as_str).unwrap_or("?");
+            let failed = m.get("isError").is_some_and(Value::truthy);
+            let what = format!("tool result {}{}", escape(name), if failed { " (error)" } else { "" });
+            writeln!(out, "{}", head(&what))?;
+            lines(m.get("content"), flags.full, out)?;
+        }
+        "bashExecution" => {
+            writeln!(out, "{}", head("bash"))?;
+            let command = m.get("command").and_then(Value::as_str).unwrap_or("");
+            writeln!(out, "$ {}", one_line(command))?;
+            lines(m.get("output"), flags.full, out)?;
+            if let Some(code) = m.get("exitCode").filter(|c| !matches!(c, Value::Null)) {
+                writeln!(out, "(exit {})", code.stringify())?;
+            }
+        }
+        "branchSummary" | "compactionSummary" => {
+            writeln!(out, "{}", head(&format!("{} (summary)", escape(role))))?;
+            lines(m.get("summary"), flags.full, out)?;
+        }
+        "custom" => {
+            let ty = m.get("customType").and_then(Value::as_str).unwrap_or("?");
+            writeln!(out, "{}", head(&format!("custom {}", escape(ty))))?;
+            content(m.get("content"), flags, out)?;
+        }
+        other => {
+            writeln!(out, "{}", head(&escape(other)))?;
+            content(m.get("content"), flags, out)?;
+        }
+    }
+    Ok(())
+}
+
+/// A message's `content`: a string, or blocks of text, thinking, tool calls and images.
+fn content(c: Option<&Value<'_>>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+    match c {
+        Some(Value::String(_)) => text(c, out),
+        Some(Value::Array(blocks)) => {
+            for b in blocks.iter() {
+                block(b, flags, out)?;
+            }
+            Ok(())
+        }
+        Some(other) => {
+            writeln!(out, "{}", one_line(&other.stringify()))?;
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
+fn block(b: &Value<'_>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+    match b.get("type").and_then(Value::as_str) {
+        Some("text") => text(b.get("text"), out),
+        Some("thinking") => {
+            let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+            if flags.thinking {
+                writeln!(out, "[thinking]")?;
+                text(b.get("thinking"), out)
+            } else {
+                writeln!(out, "[thinking: {} lines hidden, --thinking]", t.lines().count())?;
+                Ok(())
+            }
+        }
+        Some("toolCall") => {
+            let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
+            writeln!(out, "→ {}({})", escape(name), one_line(&arguments(b.get("arguments"))))?;
+            Ok(())
+        }
+        Some("image") => {
+            let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("image");
+            let bytes = b.get("data").and_then(Value::as_str).map_or(0, |d| d.len() / 4 * 3);
+            writeln!(out, "[{} {}]", escape(mime), size_text(bytes as u64))?;
+            Ok(())
+        }
+        _ => {
+            writeln!(out, "{}", one_line(&b.stringify()))?;
+            Ok(())
+        }
+    }
+}
+
+/// A string printed line by line, escaped.
+fn text(t: Option<&Value<'_>>, out: &mut dyn Write) -> Result<()> {
+    if let Some(t) = t.and_then(Value::as_str) {
+        for line in t.lines() {
+            writeln!(out, "{}", escape(line))?;
+        }
+    }
+    Ok(())
+}
+
+/// Text, or a tool result's blocks, cut to their first lines (all of them with `full`).
+fn lines(t: Option<&Value<'_>>, full: bool, out: &mut dyn Write) -> Result<()> {
+    match t {
+        Some(Value::String(_)) => cut(t.and_then(Value::as_str).unwrap_or(""), full, out),
+        Some(Value::Array(blocks)) => {
+            for b in blocks.iter() {
+                match b.get("type").and_then(Value::as_str) {
+                    Some("text") => cut(b.get("text").and_then(Value::as_str).unwrap_or(""), full, out)?,
+                    _ => block(b, ShowFlags { full, thinking: false }, out)?,
+                }
+            }
+            Ok(())
+        }
+        Some(other) => {
+            writeln!(out, "{}", one_line(&other.stringify()))?;
+            Ok(())
+        }
+        None => Ok(()),
+    }
+}
+
+/// A text's first lines (all of them with `full`), then how many more there are.
+fn cut(t: &str, full: bool, out: &mut dyn Write) -> Result<()> {
+    let total = t.lines().count();
+    let keep = if full { total } else { SHOWN_LINES.min(total) };
+    for line in t.lines().take(keep) {
+        writeln!(out, "{}", escape(line))?;
+    }
+    if keep < total {
+        writeln!(out, "({} more lines, --full)", total - keep)?;
+    }
+    Ok(())
+}
+
+/// A tool call's arguments as `key: value, ...` (strings as they are, the rest as JSON).
+fn arguments(a: Option<&Value<'_>>) -> String {
+    match a {
+        Some(Value::Object(o)) => o
+            .iter()
+            .map(|(k, v)| {
+                let v = match v.as_str() {
+                    Some(s) => s.to_owned(),
+                    None => v.stringify(),
+                };
+                format!("{}: {v}", k.to_str_lossy())
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+        Some(v) => v.stringify(),
+        None => String::new(),
+    }
+}
+
+/// Text on one line: newlines shown as `⏎`, escaped, cut to [`LINE_WIDTH`] characters.
+fn one_line(t: &str) -> String {
+    let flat: String = t.replace('\n', "⏎");
+    let mut cut: String = flat.chars().take(LINE_WIDTH).collect();
+    if cut.len() < flat.len() {
+        cut.push('…');
+    }
+    escape(&cut).into_owned()
+}
+
+fn size_text(n: u64) -> String {
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..1_000_000 => format!("{:.1} KB", n as f64 / 1e3),
+        _ => format!("{:.1} MB", n as f64 / 1e6),
+    }
+}
+
+/// `$PAGER` (default `less -FRX`: quits when the text fits one screen, keeps colours,
+/// leaves the screen as it is) fed through a pipe, when standard output is a terminal.
+pub struct Pager {
+    child: std::process::Child,
+    input: std::io::BufWriter<std::process::ChildStdin>,
+}
+
+impl Pager {
+    /// Start the pager; `None` when standard output is no terminal, `PAGER` is empty or
+    /// `cat`, or the pager cannot be started (then the text goes to standard output).
+    pub fn start() -> Option<Pager> {
+        use std::io::IsTerminal;
+        if !std::io::stdout().is_terminal() {
+            return None;
+        }
+        let cmd = std::env::var("PAGER").unwrap_or_else(|_| "less -FRX".into());
+        if cmd.trim().is_empty() || cmd.trim() == "cat" {
+            return None;
+        }
+        let mut child = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&cmd)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .ok()?;
+        let stdin = child.stdin.take()?;
+        Some(Pager {
+            child,
+            input: std::io::BufWriter::new(stdin),
+        })
+    }
+
+    /// Where the text goes.
+    pub fn input(&mut self) -> &mut dyn Write {
+        &mut self.input
+    }
+
+    /// Close the pipe and wait for the reader to quit.
+    pub fn finish(self) {
+        let Pager { mut child, input } = self;
+        drop(input.into_inner());
+        let _ = child.wait();
+    }
+}

@@ -1,0 +1,86 @@
+//! `pi-session show`: a session read as a transcript. A hostile fixture against its
+//! expected output (checked in), the flags that change it, and the real sessions of
+//! `../shared/corpus/real` (skipped when absent): one header per message on the branch,
+//! nothing from the session that a terminal would act on, no image data.
+
+use pi_session::{EntryType, Session};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn show(file: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .arg("show")
+        .arg(file)
+        .args(args)
+        .output()
+        .expect("run pi-session");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}
+
+/// Nothing a terminal acts on: no control character but newline and tab, no bidi override.
+fn terminal_safe(text: &str) -> bool {
+    text.chars()
+        .all(|c| c == '\n' || c == '\t' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)))
+}
+
+#[test]
+fn a_hostile_session_reads_as_its_expected_transcript() {
+    let file = root().join("corpus/show/hostile.jsonl");
+    let got = show(&file, &[]);
+    let want = std::fs::read_to_string(root().join("corpus/golden/show/hostile.txt")).expect("golden");
+    assert_eq!(got, want);
+    assert!(terminal_safe(&got));
+    // The 1.2 MB image is its type and size; thinking and the rest of the tool output
+    // wait for their flags.
+    assert!(got.contains("[image/png 1.2 MB]") && !got.contains("AAAAAAAA"));
+    assert!(got.contains("[thinking: 3 lines hidden, --thinking]") && got.contains("(14 more lines, --full)"));
+    let full = show(&file, &["--full", "--thinking"]);
+    assert!(terminal_safe(&full));
+    assert!(full.contains("line 20") && full.contains("The user wants") && !full.contains("more lines"));
+    // Another branch: up to the first assistant message.
+    let early = show(&file, &["--leaf", "a0000003"]);
+    assert!(early.contains("a0000003") && !early.contains("a0000004"));
+    // A piped run never starts the pager: the output above is the transcript itself.
+    let missing = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["show", "--leaf", "nope"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    assert_eq!(missing.status.code(), Some(1), "an unknown --leaf is a no");
+}
+
+#[test]
+fn real_sessions_read_as_transcripts() {
+    let real = root().join("../shared/corpus/real");
+    let Ok(dir) = std::fs::read_dir(&real) else {
+        eprintln!("skipped: no {}", real.display());
+        return;
+    };
+    let mut files: Vec<PathBuf> = dir.map(|e| e.expect("entry").path()).collect();
+    files.sort();
+    for f in files.iter().filter(|f| f.extension().is_some_and(|x| x == "jsonl")) {
+        let got = show(f, &[]);
+        assert!(terminal_safe(&got), "{}", f.display());
+        let s = Session::open(f).expect("opens");
+        let branch = s.branch_path(None).expect("branch");
+        let headed = branch
+            .iter()
+            .filter(|&&p| {
+                matches!(
+                    s.record(p).ty,
+                    EntryType::Message | EntryType::Compaction | EntryType::BranchSummary | EntryType::CustomMessage
+                )
+            })
+            .count();
+        let headers = got.lines().filter(|l| l.starts_with("── ")).count();
+        assert_eq!(headers, headed, "{}: a header per message", f.display());
+        assert!(headed > 10, "{}: a real conversation", f.display());
+        // No line carries an image's base64 or a whole file: long outputs are cut.
+        assert!(got.lines().all(|l| l.len() < 20_000), "{}", f.display());
+    }
+}
