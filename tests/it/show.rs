@@ -28,6 +28,21 @@ fn terminal_safe(text: &str) -> bool {
         .all(|c| c == '\n' || c == '\t' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)))
 }
 
+/// `text` without `ESC [ digits/semicolons m` sequences.
+fn strip_sgr(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('\u{1b}') {
+        out.push_str(&rest[..i]);
+        let seq = &rest[i + 1..];
+        let end = seq.find('m').expect("an SGR sequence ends with m");
+        assert!(seq.starts_with('[') && seq[1..end].bytes().all(|b| b.is_ascii_digit() || b == b';'));
+        rest = &seq[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 #[test]
 fn a_hostile_session_reads_as_its_expected_transcript() {
     let file = root().join("corpus/show/hostile.jsonl");
@@ -42,6 +57,10 @@ fn a_hostile_session_reads_as_its_expected_transcript() {
     let full = show(&file, &["--full", "--thinking"]);
     assert!(terminal_safe(&full));
     assert!(full.contains("line 20") && full.contains("The user wants") && !full.contains("more lines"));
+    // Colour adds SGR sequences and nothing else: stripped, the plain transcript.
+    let colored = show(&file, &["--color", "always"]);
+    assert_ne!(colored, got);
+    assert_eq!(strip_sgr(&colored), got);
     // Another branch: up to the first assistant message.
     let early = show(&file, &["--leaf", "a0000003"]);
     assert!(early.contains("a0000003") && !early.contains("a0000004"));

@@ -63,6 +63,17 @@ enum TreeArg {
     None,
 }
 
+/// When to colour output.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum ColorChoice {
+    /// On a terminal, unless NO_COLOR is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// Print what pi computes for FILE as JSON: header, entries, leaf, branch, context, tree
@@ -136,6 +147,9 @@ enum Cmd {
         /// Never page, even on a terminal.
         #[arg(long)]
         no_pager: bool,
+        /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+        color: ColorChoice,
     },
     /// Print the session tree with labels; the current branch is marked with `*`.
     Tree {
@@ -461,9 +475,18 @@ fn run(cli: Cli) -> Result<i32> {
             full,
             thinking,
             no_pager,
+            color,
         } => {
-            let flags = transcript::ShowFlags { full, thinking };
             let mut pager = (!no_pager).then(transcript::Pager::start).flatten();
+            let color = match color {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => {
+                    use std::io::IsTerminal;
+                    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
+                }
+            };
+            let flags = transcript::ShowFlags { full, thinking, color };
             let code = match &mut pager {
                 Some(p) => transcript::show(&file, open, leaf.as_deref(), flags, p.input()),
                 None => transcript::show(&file, open, leaf.as_deref(), flags, &mut out),

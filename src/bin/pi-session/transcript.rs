@@ -8,6 +8,7 @@
 //! escaped for the terminal (`text::escape`, line by line).
 
 use crate::show::key_text;
+use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
 use pi_session::text::{escape, escape_path};
 use pi_session::{EntryPos, EntryType, Key, OpenOptions, Session, Value};
@@ -21,6 +22,34 @@ pub struct ShowFlags {
     pub full: bool,
     /// Thinking blocks too.
     pub thinking: bool,
+    /// ANSI colours (headers by role, notes dimmed).
+    pub color: bool,
+}
+
+impl ShowFlags {
+    /// `text` in `style` when colour is on.
+    fn paint(&self, text: &str, style: Style) -> String {
+        if self.color {
+            format!("{style}{text}{style:#}")
+        } else {
+            text.to_owned()
+        }
+    }
+}
+
+const DIM: Style = Style::new().dimmed();
+const CALL: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Magenta)));
+const ERROR: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Red))).bold();
+
+/// The header style of a role.
+fn role_style(role: &str) -> Style {
+    let c = match role {
+        "user" => AnsiColor::Green,
+        "assistant" => AnsiColor::Cyan,
+        "toolResult" | "bashExecution" => AnsiColor::Yellow,
+        _ => AnsiColor::Blue,
+    };
+    Style::new().fg_color(Some(Color::Ansi(c))).bold()
 }
 
 /// Lines of a tool result or summary shown before "(N more lines, --full)".
@@ -126,8 +155,8 @@ fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Res
         .label_entry(rec.id)
         .and_then(|l| s.value(l).ok())
         .and_then(|l| l.get("label").and_then(Value::as_str).map(|t| escape(t).into_owned()));
-    let head = |what: &str| {
-        let mut h = format!("\n── {what}");
+    let head = |what: &str, role: &str| {
+        let mut h = format!("── {what}");
         if let Some(t) = &time {
             h.push_str(&format!(" · {t}"));
         }
@@ -135,7 +164,7 @@ fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Res
         if let Some(l) = &label {
             h.push_str(&format!(" · label: {l}"));
         }
-        h
+        format!("\n{}", flags.paint(&h, role_style(role)))
     };
     match rec.ty {
         EntryType::Message => {
@@ -149,37 +178,39 @@ fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Res
                 Some(t) => format!("compaction (summary of {t} tokens before it)"),
                 None => "compaction".into(),
             };
-            writeln!(out, "{}", head(&what))?;
-            lines(v.get("summary"), flags.full, out)?;
+            writeln!(out, "{}", head(&what, "summary"))?;
+            lines(v.get("summary"), flags, out)?;
             Ok(true)
         }
         EntryType::BranchSummary => {
-            writeln!(out, "{}", head("branch summary (of a branch left)"))?;
-            lines(v.get("summary"), flags.full, out)?;
+            writeln!(out, "{}", head("branch summary (of a branch left)", "summary"))?;
+            lines(v.get("summary"), flags, out)?;
             Ok(true)
         }
         EntryType::CustomMessage => {
             let ty = v.get("customType").and_then(Value::as_str).unwrap_or("?");
-            writeln!(out, "{}", head(&format!("custom message {}", escape(ty))))?;
+            writeln!(out, "{}", head(&format!("custom message {}", escape(ty)), "custom"))?;
             content(v.get("content"), flags, out)?;
             Ok(true)
         }
         EntryType::ModelChange => {
             let provider = v.get("provider").and_then(Value::as_str).unwrap_or("?");
             let model = v.get("modelId").and_then(Value::as_str).unwrap_or("?");
-            writeln!(out, "\n· model: {}/{}", escape(provider), escape(model))?;
+            let note = format!("· model: {}/{}", escape(provider), escape(model));
+            writeln!(out, "\n{}", flags.paint(&note, DIM))?;
             Ok(false)
         }
         EntryType::ThinkingLevelChange => {
             let level = v.get("thinkingLevel").map(Value::stringify).unwrap_or_default();
-            writeln!(out, "\n· thinking level: {}", escape(&level))?;
+            let note = format!("· thinking level: {}", escape(&level));
+            writeln!(out, "\n{}", flags.paint(&note, DIM))?;
             Ok(false)
         }
         _ => Ok(false),
     }
 }
 
-fn message(m: &Value<'_>, head: &dyn Fn(&str) -> String, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+fn message(m: &Value<'_>, head: &dyn Fn(&str, &str) -> String, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
     let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
     match role {
         "assistant" => {
@@ -190,39 +221,39 @@ fn message(m: &Value<'_>, head: &dyn Fn(&str) -> String, flags: ShowFlags, out: 
                 (None, Some(m)) => format!("assistant ({})", escape(m)),
                 _ => "assistant".into(),
             };
-            writeln!(out, "{}", head(&what))?;
+            writeln!(out, "{}", head(&what, role))?;
             content(m.get("content"), flags, out)?;
             if let Some(e) = m.get("errorMessage").and_then(Value::as_str) {
-                writeln!(out, "error: {}", escape(e))?;
+                writeln!(out, "{}", flags.paint(&format!("error: {}", escape(e)), ERROR))?;
             }
         }
         "toolResult" => {
             let name = m.get("toolName").and_then(Value::as_str).unwrap_or("?");
             let failed = m.get("isError").is_some_and(Value::truthy);
             let what = format!("tool result {}{}", escape(name), if failed { " (error)" } else { "" });
-            writeln!(out, "{}", head(&what))?;
-            lines(m.get("content"), flags.full, out)?;
+            writeln!(out, "{}", head(&what, role))?;
+            lines(m.get("content"), flags, out)?;
         }
         "bashExecution" => {
-            writeln!(out, "{}", head("bash"))?;
+            writeln!(out, "{}", head("bash", role))?;
             let command = m.get("command").and_then(Value::as_str).unwrap_or("");
-            writeln!(out, "$ {}", one_line(command))?;
-            lines(m.get("output"), flags.full, out)?;
+            writeln!(out, "{}", flags.paint(&format!("$ {}", one_line(command)), CALL))?;
+            lines(m.get("output"), flags, out)?;
             if let Some(code) = m.get("exitCode").filter(|c| !matches!(c, Value::Null)) {
                 writeln!(out, "(exit {})", code.stringify())?;
             }
         }
         "branchSummary" | "compactionSummary" => {
-            writeln!(out, "{}", head(&format!("{} (summary)", escape(role))))?;
-            lines(m.get("summary"), flags.full, out)?;
+            writeln!(out, "{}", head(&format!("{} (summary)", escape(role)), role))?;
+            lines(m.get("summary"), flags, out)?;
         }
         "custom" => {
             let ty = m.get("customType").and_then(Value::as_str).unwrap_or("?");
-            writeln!(out, "{}", head(&format!("custom {}", escape(ty))))?;
+            writeln!(out, "{}", head(&format!("custom {}", escape(ty)), role))?;
             content(m.get("content"), flags, out)?;
         }
         other => {
-            writeln!(out, "{}", head(&escape(other)))?;
+            writeln!(out, "{}", head(&escape(other), other))?;
             content(m.get("content"), flags, out)?;
         }
     }
@@ -256,19 +287,22 @@ fn block(b: &Value<'_>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
                 writeln!(out, "[thinking]")?;
                 text(b.get("thinking"), out)
             } else {
-                writeln!(out, "[thinking: {} lines hidden, --thinking]", t.lines().count())?;
+                let note = format!("[thinking: {} lines hidden, --thinking]", t.lines().count());
+                writeln!(out, "{}", flags.paint(&note, DIM))?;
                 Ok(())
             }
         }
         Some("toolCall") => {
             let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
-            writeln!(out, "→ {}({})", escape(name), one_line(&arguments(b.get("arguments"))))?;
+            let call = format!("→ {}({})", escape(name), one_line(&arguments(b.get("arguments"))));
+            writeln!(out, "{}", flags.paint(&call, CALL))?;
             Ok(())
         }
         Some("image") => {
             let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("image");
             let bytes = b.get("data").and_then(Value::as_str).map_or(0, |d| d.len() / 4 * 3);
-            writeln!(out, "[{} {}]", escape(mime), size_text(bytes as u64))?;
+            let note = format!("[{} {}]", escape(mime), size_text(bytes as u64));
+            writeln!(out, "{}", flags.paint(&note, DIM))?;
             Ok(())
         }
         _ => {
@@ -289,14 +323,14 @@ fn text(t: Option<&Value<'_>>, out: &mut dyn Write) -> Result<()> {
 }
 
 /// Text, or a tool result's blocks, cut to their first lines (all of them with `full`).
-fn lines(t: Option<&Value<'_>>, full: bool, out: &mut dyn Write) -> Result<()> {
+fn lines(t: Option<&Value<'_>>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
     match t {
-        Some(Value::String(_)) => cut(t.and_then(Value::as_str).unwrap_or(""), full, out),
+        Some(Value::String(_)) => cut(t.and_then(Value::as_str).unwrap_or(""), flags, out),
         Some(Value::Array(blocks)) => {
             for b in blocks.iter() {
                 match b.get("type").and_then(Value::as_str) {
-                    Some("text") => cut(b.get("text").and_then(Value::as_str).unwrap_or(""), full, out)?,
-                    _ => block(b, ShowFlags { full, thinking: false }, out)?,
+                    Some("text") => cut(b.get("text").and_then(Value::as_str).unwrap_or(""), flags, out)?,
+                    _ => block(b, flags, out)?,
                 }
             }
             Ok(())
@@ -310,14 +344,15 @@ fn lines(t: Option<&Value<'_>>, full: bool, out: &mut dyn Write) -> Result<()> {
 }
 
 /// A text's first lines (all of them with `full`), then how many more there are.
-fn cut(t: &str, full: bool, out: &mut dyn Write) -> Result<()> {
+fn cut(t: &str, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
     let total = t.lines().count();
-    let keep = if full { total } else { SHOWN_LINES.min(total) };
+    let keep = if flags.full { total } else { SHOWN_LINES.min(total) };
     for line in t.lines().take(keep) {
         writeln!(out, "{}", escape(line))?;
     }
     if keep < total {
-        writeln!(out, "({} more lines, --full)", total - keep)?;
+        let note = format!("({} more lines, --full)", total - keep);
+        writeln!(out, "{}", flags.paint(&note, DIM))?;
     }
     Ok(())
 }
