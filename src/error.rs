@@ -104,6 +104,14 @@ pub enum ErrorKind {
         /// The id asked for.
         id: String,
     },
+    /// A short id that begins the ids of several entries.
+    #[error("entry id {prefix} is ambiguous: it begins {}", candidates.join(", "))]
+    AmbiguousId {
+        /// The prefix asked for.
+        prefix: String,
+        /// Some of the ids it begins (at most ten), in file order.
+        candidates: Vec<String>,
+    },
     /// A walk along `parentId` links came back to an entry it had already visited; pi
     /// loops forever (until it runs out of memory) on such files.
     #[error("line {line}: parentId links form a cycle through entry {id_json} ({walk}; pi would never return)")]
@@ -202,7 +210,7 @@ impl Error {
                 format!("non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})")
             }
             ErrorKind::Io { source, .. } => format!("{self}: {source}"),
-            ErrorKind::FileChanged { .. } => self.to_string(),
+            ErrorKind::FileChanged { .. } | ErrorKind::AmbiguousId { .. } => self.to_string(),
         }
     }
     pub(crate) fn with_path(mut self, p: &Path) -> Error {

@@ -797,6 +797,55 @@ impl Session {
         self.value(EntryPos(0))
     }
 
+    /// The entry with the string id `id`, or else the one entry whose id begins with it
+    /// (at least four characters: a short id, as git takes them).
+    ///
+    /// # Errors
+    /// [`ErrorKind::EntryNotFound`] when no id is or begins with `id`,
+    /// [`ErrorKind::AmbiguousId`] when several ids begin with it.
+    ///
+    /// ```
+    /// # let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    /// # {\"type\":\"label\",\"id\":\"4bd0512f\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}\n\
+    /// # {\"type\":\"label\",\"id\":\"4bd07777\",\"parentId\":\"4bd0512f\",\"timestamp\":\"2025-01-01T00:00:02.000Z\"}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// assert_eq!(s.find_prefix("4bd05").unwrap(), s.find("4bd0512f").unwrap());
+    /// assert!(s.find_prefix("4bd0").is_err()); // both begin with it
+    /// ```
+    pub fn find_prefix(&self, id: &str) -> Result<EntryPos> {
+        if let Some(p) = self.find(id) {
+            return Ok(p);
+        }
+        let not_found = || -> Error { ErrorKind::EntryNotFound { id: id.to_string() }.into() };
+        if id.chars().count() < 4 {
+            return Err(not_found());
+        }
+        let ids = self.ids();
+        let mut found: Vec<KeyRef<'_>> = Vec::new();
+        for p in self.list.iter() {
+            let k = ids.id(p.0 as usize);
+            if k.str_bytes().is_some_and(|b| b.starts_with(id.as_bytes())) && !found.contains(&k) {
+                found.push(k);
+                if found.len() > 10 {
+                    break;
+                }
+            }
+        }
+        match found.as_slice() {
+            [] => Err(not_found()),
+            [one] => self.entry_by_id(*one).ok_or_else(not_found),
+            many => Err(ErrorKind::AmbiguousId {
+                prefix: id.to_string(),
+                candidates: many
+                    .iter()
+                    .take(10)
+                    .map(|k| String::from_utf8_lossy(k.str_bytes().unwrap_or_default()).into_owned())
+                    .collect(),
+            }
+            .into()),
+        }
+    }
+
     /// pi's `getLeafId()`: the id of the last entry, or where navigation put it.
     pub fn leaf(&self) -> &Key {
         &self.leaf

@@ -71,6 +71,19 @@ fn a_hostile_session_reads_as_its_expected_transcript() {
         .output()
         .expect("run");
     assert_eq!(missing.status.code(), Some(1), "an unknown --leaf is a no");
+    // A short id names the one entry it begins; one that begins several is refused with
+    // them listed.
+    let ambiguous = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["show", "--leaf", "a00000"])
+        .arg(&file)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&ambiguous.stderr);
+    assert_eq!(ambiguous.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("ambiguous") && err.contains("a0000002") && err.contains("a0000008"),
+        "{err}"
+    );
 }
 
 #[test]

@@ -104,7 +104,7 @@ impl Kind {
             pi_session::ErrorKind::Io { .. } => Kind::Io,
             pi_session::ErrorKind::NotASession { .. } => Kind::NotASession,
             pi_session::ErrorKind::EntryNotFound { .. } => Kind::NotFound,
-            pi_session::ErrorKind::InvalidInput(_) => Kind::InvalidInput,
+            pi_session::ErrorKind::InvalidInput(_) | pi_session::ErrorKind::AmbiguousId { .. } => Kind::InvalidInput,
             _ => Kind::InvalidSession,
         }
     }

@@ -11,7 +11,7 @@ use crate::show::key_text;
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
 use pi_session::text::{escape, escape_path};
-use pi_session::{EntryPos, EntryType, Key, OpenOptions, Session, Value};
+use pi_session::{EntryPos, EntryType, OpenOptions, Session, Value};
 use std::io::Write;
 use std::path::Path;
 
@@ -62,12 +62,8 @@ pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags
     let s = Session::open_with(path, opts).map_err(crate::show::at(path))?;
     let branch = match leaf {
         Some(id) => {
-            if s.find(id).is_none() {
-                return Err(crate::show::at(path)(
-                    pi_session::ErrorKind::EntryNotFound { id: id.to_string() }.into(),
-                ));
-            }
-            s.branch_path(Some(&Key::str(id)))
+            let p = s.find_prefix(id).map_err(crate::show::at(path))?;
+            s.branch_path(Some(&s.record(p).id.to_key()))
         }
         None => s.branch_path(None),
     }
