@@ -54,6 +54,16 @@ fn a_hostile_session_reads_as_its_expected_transcript() {
     // wait for their flags.
     assert!(got.contains("[image/png 1.2 MB]") && !got.contains("AAAAAAAA"));
     assert!(got.contains("[thinking: 3 lines hidden, --thinking]") && got.contains("(14 more lines, --full)"));
+    // pi's structured system prompt shows its sections' text.
+    let typed = show(&root().join("corpus/valid/all-entry-types.jsonl"), &[]);
+    assert!(
+        typed.contains("── system") && typed.contains("You are an expert coding assistant."),
+        "{typed}"
+    );
+    assert!(
+        typed.contains("· thinking level: medium") && typed.contains("label: checkpoint-1"),
+        "{typed}"
+    );
     let full = show(&file, &["--full", "--thinking"]);
     assert!(terminal_safe(&full));
     assert!(full.contains("line 20") && full.contains("The user wants") && !full.contains("more lines"));

@@ -197,7 +197,10 @@ fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Res
             Ok(false)
         }
         EntryType::ThinkingLevelChange => {
-            let level = v.get("thinkingLevel").map(Value::stringify).unwrap_or_default();
+            let level = match v.get("thinkingLevel") {
+                Some(l) => l.as_str().map_or_else(|| l.stringify(), str::to_owned),
+                None => String::new(),
+            };
             let note = format!("· thinking level: {}", escape(&level));
             writeln!(out, "\n{}", flags.paint(&note, DIM))?;
             Ok(false)
@@ -243,6 +246,18 @@ fn message(m: &Value<'_>, head: &dyn Fn(&str, &str) -> String, flags: ShowFlags,
             writeln!(out, "{}", head(&format!("{} (summary)", escape(role)), role))?;
             lines(m.get("summary"), flags, out)?;
         }
+        "system" => {
+            writeln!(out, "{}", head("system", role))?;
+            // pi's structured system prompt keeps its text in `sections` (content empty).
+            match (m.get("content"), m.get("sections")) {
+                (Some(Value::String(c)), Some(Value::Object(sections))) if c.as_bytes().is_empty() => {
+                    for (_, text) in sections.iter() {
+                        lines(Some(text), flags, out)?;
+                    }
+                }
+                (c, _) => lines(c, flags, out)?,
+            }
+        }
         "custom" => {
             let ty = m.get("customType").and_then(Value::as_str).unwrap_or("?");
             writeln!(out, "{}", head(&format!("custom {}", escape(ty)), role))?;
@@ -283,7 +298,7 @@ fn block(b: &Value<'_>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
                 writeln!(out, "[thinking]")?;
                 text(b.get("thinking"), out)
             } else {
-                let note = format!("[thinking: {} lines hidden, --thinking]", t.lines().count());
+                let note = format!("[thinking: {} hidden, --thinking]", count(t.lines().count(), "line"));
                 writeln!(out, "{}", flags.paint(&note, DIM))?;
                 Ok(())
             }
@@ -347,7 +362,7 @@ fn cut(t: &str, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
         writeln!(out, "{}", escape(line))?;
     }
     if keep < total {
-        let note = format!("({} more lines, --full)", total - keep);
+        let note = format!("({}, --full)", count(total - keep, "more line"));
         writeln!(out, "{}", flags.paint(&note, DIM))?;
     }
     Ok(())
@@ -380,6 +395,15 @@ fn one_line(t: &str) -> String {
         cut.push('…');
     }
     escape(&cut).into_owned()
+}
+
+/// `1 line`, `3 lines`.
+fn count(n: usize, what: &str) -> String {
+    if n == 1 {
+        format!("1 {what}")
+    } else {
+        format!("{n} {what}s")
+    }
 }
 
 fn size_text(n: u64) -> String {
