@@ -1,13 +1,16 @@
 //! Times the per-line scanner alone (`scan_object_line` over every line, no records) on
 //! one thread, next to `index::build` on one thread, to split the index's cost.
 //!
-//!     cargo run --release --features aids --example profile_scan_speed -- FILE [REPS]
+//!     cargo run --release --features aids --example profile_scan_speed -- FILE [REPS] [scan]
+//!
+//! With `scan`, only the scanner is timed (for `perf record` of the scanner alone).
 use std::time::Instant;
 
 fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: profile_scan_speed FILE [REPS]");
     let reps: usize = args.next().map_or(10, |s| s.parse().expect("reps"));
+    let scan_only = args.next().is_some_and(|a| a == "scan");
     let bytes = std::fs::read(&path).expect("read");
     let pool = rayon::ThreadPoolBuilder::new().num_threads(1).build().expect("pool");
     let mut best_scan = f64::INFINITY;
@@ -27,6 +30,9 @@ fn main() {
         }
         std::hint::black_box(n);
         best_scan = best_scan.min(t.elapsed().as_secs_f64());
+        if scan_only {
+            continue;
+        }
         let t = Instant::now();
         let idx = pool.install(|| pi_session::internals::build(&bytes));
         std::hint::black_box(idx.len());

@@ -41,6 +41,14 @@ fn ends_scalar<W: WhiteSpace>(c: u8) -> bool {
         || (W::LF && c == b'\n')
 }
 
+/// [`Cursor::state`] bits: the carries from one block into the next, and whether the
+/// current block has a problem. One word instead of four keeps the walker's own state
+/// (position, bit stack, depth) in registers.
+const ESC_CARRY: u64 = 1;
+const SCALAR_CARRY: u64 = 2;
+const IN_STRING: u64 = 4;
+const BAD: u64 = 8;
+
 /// The positions to visit, block by block: structural characters and opening quotes
 /// outside strings, and the first byte of every run of scalar bytes (numbers, literals,
 /// garbage), in order.
@@ -50,14 +58,11 @@ struct Cursor<'a, K, W> {
     pos: usize,
     /// Positions of the current block not visited yet.
     visit: u64,
-    /// Problems in the current block: control bytes in strings, backslashes outside
-    /// them, bad escapes.
-    bad: u64,
-    esc_carry: u64,
-    /// All ones when the previous block ended inside a string.
-    in_carry: u64,
-    /// 1 when the previous block ended in a run of scalar bytes.
-    sc_carry: u64,
+    /// [`ESC_CARRY`]: the previous block ended in an odd run of backslashes;
+    /// [`SCALAR_CARRY`]: in a run of scalar bytes; [`IN_STRING`]: inside a string;
+    /// [`BAD`]: the current block has a problem (a control byte in a string, a backslash
+    /// outside one, a bad escape), and nothing from it on is visited.
+    state: u64,
     kernel: PhantomData<(K, W)>,
 }
 
@@ -68,10 +73,7 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
             b,
             pos,
             visit: 0,
-            bad: 0,
-            esc_carry: 0,
-            in_carry: 0,
-            sc_carry: 0,
+            state: 0,
             kernel: PhantomData,
         };
         c.fill();
@@ -92,11 +94,11 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
             &buf
         };
         let c = K::classes(block);
-        let escaped = escaped_mask(c.masks.backslash, &mut self.esc_carry);
+        let mut esc_carry = self.state & ESC_CARRY;
+        let escaped = escaped_mask(c.masks.backslash, &mut esc_carry);
         let quote = c.masks.quote & !escaped;
         // From an opening quote up to (not including) its closing quote.
-        let inside = prefix_xor(quote) ^ self.in_carry;
-        self.in_carry = 0u64.wrapping_sub(inside >> 63);
+        let inside = prefix_xor(quote) ^ 0u64.wrapping_sub(self.state >> 2 & 1);
         let mut ws = c.blank;
         if W::CR {
             ws |= c.cr;
@@ -122,9 +124,8 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
         // Bytes outside strings that are none of white space, structure or quotes: numbers
         // and literals (or garbage, which their check rejects).
         let scalar = !inside & !(c.structural | ws | c.masks.quote);
-        let starts = scalar & !((scalar << 1) | self.sc_carry);
-        self.sc_carry = scalar >> 63;
-        self.bad = bad;
+        let starts = scalar & !((scalar << 1) | (self.state & SCALAR_CARRY) >> 1);
+        self.state = esc_carry | (scalar >> 63) << 1 | (inside >> 63) << 2 | u64::from(bad != 0) << 3;
         // Nothing at or after the first problem is visited: the walk gives up there.
         let before_bad = bad & bad.wrapping_neg();
         let visit = (c.structural & !inside) | (quote & inside) | starts;
@@ -136,7 +137,7 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
     fn next(&mut self) -> Option<(usize, u8)> {
         while self.visit == 0 {
             // A problem in this block that no visit stepped over lies before the end.
-            if self.bad != 0 {
+            if self.state & BAD != 0 {
                 return None;
             }
             self.pos += 64;
@@ -144,38 +145,33 @@ impl<'a, K: Kernel, W: WhiteSpace> Cursor<'a, K, W> {
                 return None;
             }
             self.fill();
+            // A block wholly inside a string (a long one: it opened in an earlier block):
+            // the string kernel passes the rest of it far faster, as it looks at quotes,
+            // backslashes and control bytes only. Not when the next byte is escaped (the
+            // kernel would take it as plain); the walk then goes on block by block.
+            if self.visit == 0 && self.state == IN_STRING && self.pos + 64 < self.b.len() {
+                let (end, _) = skip_string_with::<K>(self.b, self.pos + 63).ok()?;
+                if end >= self.b.len() {
+                    return None;
+                }
+                self.pos = end;
+                self.state = 0;
+                self.fill();
+            }
         }
         let p = self.pos + self.visit.trailing_zeros() as usize;
         self.visit &= self.visit - 1;
         Some((p, self.b[p]))
     }
 
-    /// Called on the opening quote at `p`: a string that runs past the current block is
-    /// skipped by the string kernel, which is far faster on long strings (it looks at
-    /// quotes, backslashes and control bytes only, and passes plain blocks at once); the
-    /// walk resumes after it, outside any string.
-    #[inline(always)]
-    fn string(&mut self, p: usize) -> Option<()> {
-        if self.visit == 0 && self.in_carry != 0 {
-            let (end, _) = skip_string_with::<K>(self.b, p).ok()?;
-            if end >= self.b.len() {
-                return None;
-            }
-            self.pos = end;
-            (self.esc_carry, self.in_carry, self.sc_carry) = (0, 0, 0);
-            self.fill();
-        }
-        Some(())
-    }
-
-    /// A member of an object starts at `p` (byte `ch`): its key, then `:`. Returns the
+    /// A member of an object starts with byte `ch` (the position `next` gave last): its
+    /// key, then `:`. Returns the
     /// position and byte where its value starts.
     #[inline(always)]
-    fn member(&mut self, p: usize, ch: u8) -> Option<(usize, u8)> {
+    fn member(&mut self, ch: u8) -> Option<(usize, u8)> {
         if ch != b'"' {
             return None;
         }
-        self.string(p)?;
         if self.next()?.1 != b':' {
             return None;
         }
@@ -216,14 +212,15 @@ pub(crate) fn skip_object_tail_with<K: Kernel, W: WhiteSpace>(b: &[u8], i: usize
 #[inline(always)]
 fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, deny: &[u8]) -> Option<usize> {
     let mut c = Cursor::<K, W>::new(b, i);
-    // Bit d is set when the container at depth d + 1 is an object.
+    // Bit 0 is set when the innermost container is an object, bit 1 for the one around
+    // it, and so on (as deep as `depth`).
     let mut stack = u64::from(TAIL);
     let mut depth = u32::from(TAIL);
     // The tail starts as if a string had just been read at `i`: the string arm is then a
     // no-op (no string is open), and the walk goes on after a value.
     // (A string the first block opens is visited, unless a problem comes first: then
     // the walk would stop there anyway.)
-    if TAIL && c.visit == 0 && c.in_carry != 0 {
+    if TAIL && c.visit == 0 && c.state & IN_STRING != 0 {
         return None;
     }
     let (mut p, mut ch) = if TAIL { (i, b'"') } else { c.next()? };
@@ -235,19 +232,21 @@ fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, den
                     return None;
                 }
                 let obj = ch == b'{';
-                stack = stack & !(1 << depth) | u64::from(obj) << depth;
+                stack = stack << 1 | u64::from(obj);
                 depth += 1;
                 (p, ch) = c.next()?;
                 if ch == if obj { b'}' } else { b']' } {
+                    stack >>= 1;
                     depth -= 1;
                 } else if obj {
-                    (p, ch) = c.member(p, ch)?;
+                    (p, ch) = c.member(ch)?;
                     continue 'value;
                 } else {
                     continue 'value;
                 }
             }
-            b'"' => c.string(p)?,
+            // A string was read whole by the block masks.
+            b'"' => {}
             _ => {
                 let end = match ch {
                     b't' => b[p..].starts_with(b"true").then_some(p + 4)?,
@@ -268,7 +267,7 @@ fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, den
                 return Some(p + 1);
             }
             (p, ch) = c.next()?;
-            let obj = stack >> (depth - 1) & 1 == 1;
+            let obj = stack & 1 == 1;
             match ch {
                 b',' => {
                     (p, ch) = c.next()?;
@@ -279,12 +278,18 @@ fn walk_with<K: Kernel, W: WhiteSpace, const TAIL: bool>(b: &[u8], i: usize, den
                                 return None;
                             }
                         }
-                        (p, ch) = c.member(p, ch)?;
+                        (p, ch) = c.member(ch)?;
                     }
                     continue 'value;
                 }
-                b'}' if obj => depth -= 1,
-                b']' if !obj => depth -= 1,
+                b'}' if obj => {
+                    stack >>= 1;
+                    depth -= 1;
+                }
+                b']' if !obj => {
+                    stack >>= 1;
+                    depth -= 1;
+                }
                 _ => return None,
             }
         }
