@@ -211,6 +211,39 @@ fn a_failing_label_leaves_the_file_as_it_was() {
     fails_untouched(V3, &["label", "FILE"], None, 2);
 }
 
+/// A file without its final line break: pi's open (the first step of a write) appends
+/// one, so the arguments are checked before.
+#[test]
+fn a_failing_write_on_a_file_without_its_final_newline_leaves_it_as_it_was() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    let text = std::fs::read_to_string(root().join(V3)).expect("read");
+    std::fs::write(&f, text.trim_end()).expect("write");
+    set_old_mtime(&f);
+    let before = snapshot(&f);
+    for args in [
+        &["label", "s.jsonl", "nosuchid", "x"][..],
+        &["branch", "s.jsonl", "nosuchid"][..],
+        &[
+            "append",
+            "s.jsonl",
+            "--parent",
+            "nosuchid",
+            r#"{"role":"user","content":"hi"}"#,
+        ][..],
+        &["append", "s.jsonl", "{}"][..],
+    ] {
+        let out = run(dir.path(), args, None);
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(snapshot(&f), before, "{args:?}");
+    }
+    // A write that succeeds adds the break first, as pi does.
+    let out = run(dir.path(), &["label", "s.jsonl", "56c43613", "x"], None);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = std::fs::read_to_string(&f).expect("read");
+    assert!(after.starts_with(&format!("{}\n{{", text.trim_end())), "{after}");
+}
+
 #[test]
 fn a_failing_name_leaves_the_file_as_it_was() {
     fails_untouched(NOT_A_SESSION, &["name", "FILE", "x"], None, 1);

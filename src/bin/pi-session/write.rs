@@ -66,6 +66,52 @@ fn preflight(file: &Path) -> Result<Session> {
     Session::open(file).map_err(crate::show::reading(file))
 }
 
+/// Whether opening `file` for writing certainly changes nothing in it, by its first line
+/// and last byte: a version-3 (or later) header, a final line break, no append journal.
+/// Then the writer's own session can be checked (one read of a big file, not two).
+fn opens_unchanged(file: &Path) -> bool {
+    use std::io::{BufRead as _, Seek as _};
+    let Ok(mut f) = std::fs::File::open(file) else {
+        return false;
+    };
+    let mut last = [0u8; 1];
+    let ends_in_newline = f.seek(std::io::SeekFrom::End(-1)).is_ok()
+        && f.read_exact(&mut last).is_ok()
+        && last[0] == b'\n'
+        && f.rewind().is_ok();
+    if !ends_in_newline || !matches!(pi_session::pending_recovery(file), Ok(None)) {
+        return false;
+    }
+    let mut first = Vec::new();
+    if std::io::BufReader::new(f.take(1 << 20))
+        .read_until(b'\n', &mut first)
+        .is_err()
+    {
+        return false;
+    }
+    let Ok(h) = Value::parse(first.trim_ascii()) else {
+        return false;
+    };
+    h.get("type").and_then(Value::as_str) == Some("session")
+        && matches!(h.get("id"), Some(Value::String(_)))
+        && matches!(h.get("version"), Some(Value::Number(v)) if *v >= 3.0)
+}
+
+/// The file open for writing, once `check` has passed on it; when opening could change the
+/// file (a migration, a missing final newline, an interrupted append), `check` runs first
+/// on the file read as it is, so that a failing check leaves the file untouched.
+fn open_checked(file: &Path, check: impl Fn(&Session) -> Result<()>) -> Result<Writer> {
+    must_exist(file)?;
+    if opens_unchanged(file) {
+        let w = open(file)?;
+        check(w.session())?;
+        Ok(w)
+    } else {
+        check(&preflight(file)?)?;
+        open(file)
+    }
+}
+
 /// A command that names an entry cannot run on a v1 file: its entries have no ids on
 /// disk, and pi's open (the first step of every write) draws new random ones.
 fn ids_on_disk(file: &Path, s: &Session) -> Result<()> {
@@ -181,10 +227,10 @@ pub fn append(
         })?;
         crate::message::fill_timestamp(&mut message);
     }
-    if let Some(p) = parent {
-        entry_exists(file, &preflight(file)?, p)?;
-    }
-    let mut w = open(file)?;
+    let mut w = match parent {
+        Some(p) => open_checked(file, |s| entry_exists(file, s, p))?,
+        None => open(file)?,
+    };
     if let Some(p) = parent {
         w.branch(p).map_err(crate::show::at(file))?;
     }
@@ -198,8 +244,7 @@ pub fn append(
 
 /// `pi-session label FILE ID LABEL`: an empty label clears.
 pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result<i32> {
-    entry_exists(file, &preflight(file)?, id)?;
-    let mut w = open(file)?;
+    let mut w = open_checked(file, |s| entry_exists(file, s, id))?;
     let new = w
         .append_label_change(id, (!label.is_empty()).then_some(label))
         .map_err(crate::show::doing("cannot label in", file))?;
@@ -245,9 +290,8 @@ pub fn fork(
 /// prints it. A path without a user or assistant message is refused: pi would create the
 /// file only with the first such message, which this command never writes.
 pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
-    {
-        let s = preflight(file)?;
-        entry_exists(file, &s, leaf)?;
+    let check = |s: &Session| {
+        entry_exists(file, s, leaf)?;
         let path = s.branch_path(Some(&Key::str(leaf))).map_err(crate::show::at(file))?;
         let talk = path.iter().any(|&p| {
             let r = s.record(p);
@@ -263,8 +307,9 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
                 Kind::InvalidInput
             ));
         }
-    }
-    let mut w = open(file)?;
+        Ok(())
+    };
+    let mut w = open_checked(file, check)?;
     let made = w
         .create_branched_session(leaf)
         .map_err(crate::show::doing("cannot branch", file))?;
