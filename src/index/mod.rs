@@ -1048,8 +1048,6 @@ struct Part {
     lines: u64,
     /// The file offset where the last record's line ends (its `\n`).
     last_end: u64,
-    /// The last record's `id`, when a plain string kept as its place in the line.
-    prev_id: Option<SmallVec<[u8; 36]>>,
 }
 
 impl Part {
@@ -1134,13 +1132,13 @@ impl Part {
     /// The record of a line that is JSON but not an object: no type, id or parent.
     fn non_object(&mut self, offset: u64, len: u64) {
         self.push_rec(offset, len, EntryType::NonObject);
-        self.prev_id = None;
     }
 
-    /// The record of an object line at `offset` whose fields are `f`; nothing is recorded
-    /// when a field no longer decodes.
+    /// The record of an object line at `offset` whose fields are `f`, after the record
+    /// of `prev` (its line; empty for none); nothing is recorded when a field no longer
+    /// decodes.
     #[inline(always)]
-    fn object(&mut self, line: &[u8], f: Fields, offset: u64) -> Result<(), Changed> {
+    fn object(&mut self, line: &[u8], prev: &[u8], f: Fields, offset: u64) -> Result<(), Changed> {
         let ty = entry_type(line, f.ty)?;
         let role = Role::classify(line, f.role)?;
         let at = self.recs.len();
@@ -1176,11 +1174,14 @@ impl Part {
                 .then(|| line.get(start..start + usize::from(slot & 0xFF)))
                 .flatten()
         };
-        let parent_is_prev = match (span(parent), &self.prev_id) {
-            (Some(p), Some(prev)) => !p.is_empty() && p == &prev[..],
+        // The previous record's id, read from its line (still in cache).
+        let parent_is_prev = match (span(parent), self.recs.last()) {
+            (Some(p), Some(last)) if !p.is_empty() => {
+                let s = usize::from(last.id >> 8);
+                s != 0 && prev.get(s..s + usize::from(last.id & 0xFF)) == Some(p)
+            }
             _ => false,
         };
-        self.prev_id = span(id).map(SmallVec::from_slice);
         let r = self.push_rec(offset, len as u64, ty);
         r.id = id;
         r.parent = parent;
@@ -1194,7 +1195,7 @@ impl Part {
     }
 
     /// Index one line at `offset` with (run-relative) line number `line_no`.
-    fn line(&mut self, line: &[u8], offset: u64, line_no: u64) {
+    fn line(&mut self, line: &[u8], prev: &[u8], offset: u64, line_no: u64) {
         let len = line.len() as u64;
         match scan_line(line) {
             Line::Blank => self.skip(line_no, offset, len, SkipReason::Blank),
@@ -1210,7 +1211,7 @@ impl Part {
             ),
             Line::NonObject => self.non_object(offset, len),
             Line::Object(f) => {
-                if self.object(line, f, offset).is_err() {
+                if self.object(line, prev, f, offset).is_err() {
                     self.skip(line_no, offset, len, CHANGED);
                 }
             }
@@ -1236,6 +1237,8 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
     let mut sized = false;
     let mut pos = 0usize;
     let mut line_no = 0u64;
+    // The line of the last record pushed.
+    let mut prev = 0..0;
     debug_assert!(limit <= bytes.len());
     while pos < limit {
         if !sized && pos > 0 && pos >= limit / 16 {
@@ -1248,14 +1251,23 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
         // Nearly every line is a valid object: scanning it finds its end too.
         if let Some((f, len)) = scan_object_line(&bytes[pos..]) {
             let offset = base + pos as u64;
-            if part.object(&bytes[pos..pos + len], f, offset).is_err() {
+            if part
+                .object(&bytes[pos..pos + len], &bytes[prev.clone()], f, offset)
+                .is_err()
+            {
                 part.skip(line_no, offset, len as u64, CHANGED);
+            } else {
+                prev = pos..pos + len;
             }
             pos += len + 1;
             continue;
         }
         let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
-        part.line(&bytes[pos..end], base + pos as u64, line_no);
+        let before = part.recs.len();
+        part.line(&bytes[pos..end], &bytes[prev.clone()], base + pos as u64, line_no);
+        if part.recs.len() > before {
+            prev = pos..end;
+        }
         pos = end + 1;
     }
     // Chunks are small: trimming them keeps the peak at about twice the final index.
@@ -1458,10 +1470,15 @@ mod tests {
         let mut part = Part::default();
         let mut pos = 0;
         let mut line_no = 0;
+        let mut prev = 0..0;
         while pos < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
             line_no += 1;
-            part.line(&bytes[pos..end], pos as u64, line_no);
+            let before = part.recs.len();
+            part.line(&bytes[pos..end], &bytes[prev.clone()], pos as u64, line_no);
+            if part.recs.len() > before {
+                prev = pos..end;
+            }
             pos = end + 1;
         }
         part.finish(line_no);
@@ -1469,6 +1486,15 @@ mod tests {
     }
 
     fn entries(idx: &Index, text: &[u8]) -> String {
+        // With the flag that the parent is the previous record's id, which must say so
+        // exactly then (within a run: a run's first record has no previous one).
+        let flags: Vec<bool> = (0..idx.len()).map(|k| idx.parent_is_prev(k)).collect();
+        for (k, &flag) in flags.iter().enumerate() {
+            let e = idx.get(text, k);
+            if flag {
+                assert!(k > 0 && e.parent == idx.id(text, k - 1) && e.parent.truthy(), "{k}");
+            }
+        }
         format!("{:?}", idx.iter(text).collect::<Vec<_>>())
     }
 
@@ -1593,7 +1619,7 @@ mod tests {
         };
         let id_of = |line: &[u8]| {
             let mut part = Part::default();
-            part.object(line, fields, 0)
+            part.object(line, &[], fields, 0)
                 .map(|()| index_of(part).get(line, 0).id.to_key())
         };
         assert_eq!(id_of(walked), Ok(Key::str("a")));
