@@ -9,6 +9,7 @@
 //! the block, its last line break excepted; `[..]` stands for any text within a line,
 //! `...` on a line of its own for any lines, `[CWD]` for the scratch folder).
 
+use super::readme::fenced_blocks;
 use std::path::Path;
 
 fn root() -> &'static Path {
@@ -23,33 +24,6 @@ const FIXTURES: &[(&str, &str)] = &[
     ("cycle.jsonl", "corpus/malformed/cycle-two-entries.jsonl"),
 ];
 
-struct Block {
-    lang: String,
-    /// (1-based line number, line)
-    lines: Vec<(usize, String)>,
-}
-
-fn blocks(page: &str) -> Vec<Block> {
-    let mut out = Vec::new();
-    let mut open: Option<Block> = None;
-    for (i, line) in page.lines().enumerate() {
-        if let Some(rest) = line.strip_prefix("```") {
-            match open.take() {
-                Some(b) => out.push(b),
-                None => {
-                    open = Some(Block {
-                        lang: rest.trim().to_string(),
-                        lines: Vec::new(),
-                    })
-                }
-            }
-        } else if let Some(b) = open.as_mut() {
-            b.lines.push((i + 1, line.to_string()));
-        }
-    }
-    out
-}
-
 /// A command of a console block.
 struct Step {
     line_no: usize,
@@ -60,7 +34,7 @@ struct Step {
 
 fn steps(page: &str) -> Result<Vec<Step>, String> {
     let mut steps = Vec::new();
-    for b in blocks(page).into_iter().filter(|b| b.lang == "console") {
+    for b in fenced_blocks(page).into_iter().filter(|b| b.lang == "console") {
         let mut lines = b.lines.into_iter().peekable();
         while let Some((line_no, line)) = lines.next() {
             let Some(cmd) = line.strip_prefix("$ ") else {
@@ -258,7 +232,7 @@ fn docs_cli_md_other_blocks_are_checked_too() {
     let page = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
     let home = tempfile::tempdir().expect("tempdir");
     let mut install = 0;
-    for b in blocks(&page) {
+    for b in fenced_blocks(&page) {
         match b.lang.as_str() {
             "console" => {}
             "json" => {

@@ -195,13 +195,14 @@ fn words_of(command: &str) -> Option<String> {
         .next()
 }
 
-struct Block {
-    lang: String,
-    /// (1-based line number in the README, line)
-    lines: Vec<(usize, String)>,
+/// A fenced block of a Markdown page (the README, docs/cli.md).
+pub(crate) struct Block {
+    pub(crate) lang: String,
+    /// (1-based line number in the page, line)
+    pub(crate) lines: Vec<(usize, String)>,
 }
 
-fn fenced_blocks(readme: &str) -> Vec<Block> {
+pub(crate) fn fenced_blocks(readme: &str) -> Vec<Block> {
     let mut blocks = Vec::new();
     let mut open: Option<Block> = None;
     for (i, line) in readme.lines().enumerate() {
