@@ -116,7 +116,8 @@ enum Cmd {
     Context {
         /// The session file.
         file: PathBuf,
-        /// Compute the context for this entry instead of the current leaf.
+        /// Compute the context for this entry (an id or a unique prefix of one) instead of
+        /// the current leaf.
         #[arg(short, long)]
         leaf: Option<String>,
         /// Print the context as JSON (messages, thinkingLevel, model).

@@ -312,7 +312,10 @@ pub fn context(
         if l == "null" {
             s.reset_leaf();
         } else {
-            s.branch(l).map_err(crate::show::at(path))?;
+            // An id, or a unique prefix of one (four characters or more).
+            let p = s.find_prefix(l).map_err(crate::show::at(path))?;
+            let id = s.record(p).id.to_key();
+            s.set_leaf_raw(id);
         }
     }
     let tail = if retained {
