@@ -211,6 +211,33 @@ fn a_failing_label_leaves_the_file_as_it_was() {
     fails_untouched(V3, &["label", "FILE"], None, 2);
 }
 
+/// An entry named by a short id (a unique prefix of four characters or more) is the entry
+/// whose id it begins; one that begins several ids is refused, the file untouched.
+#[test]
+fn writes_take_short_ids() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = fixture(dir.path(), "s.jsonl", "corpus/show/hostile.jsonl");
+    let out = run(dir.path(), &["label", "s.jsonl", "a0000004", "checked"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = pi_session::Session::open(&f).expect("open");
+    let label = s.label("a0000004").expect("label").map(|v| v.stringify());
+    assert_eq!(label.as_deref(), Some("\"checked\""));
+    let err = fails_untouched("corpus/show/hostile.jsonl", &["label", "FILE", "a00000", "x"], None, 2);
+    assert!(err.contains("ambiguous") && err.contains("a0000008"), "{err}");
+    fails_untouched("corpus/show/hostile.jsonl", &["branch", "FILE", "a000000"], None, 2);
+    // The label entry just written has a random id: six characters of it name it.
+    let ids = pi_session::Session::open(&f).expect("open");
+    let last = ids.record(*ids.entries().last().expect("entries")).id.to_key();
+    let short = &last.as_str().expect("a string id")[..6];
+    let out = run(dir.path(), &["label", "s.jsonl", short, "newest"], None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{short}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 /// A file without its final line break: pi's open (the first step of a write) appends
 /// one, so the arguments are checked before.
 #[test]

@@ -170,7 +170,8 @@ enum Cmd {
         /// Append the message as it is: any JSON object, no timestamp filled in.
         #[arg(long)]
         raw: bool,
-        /// Continue from this entry instead of the leaf (pi's branch(id), then the append).
+        /// Continue from this entry (an id or a unique prefix of one) instead of the leaf
+        /// (pi's branch(id), then the append).
         #[arg(short, long, value_name = "ID")]
         parent: Option<String>,
     },
@@ -178,7 +179,7 @@ enum Cmd {
     Label {
         /// The session file.
         file: PathBuf,
-        /// The entry to label.
+        /// The entry to label (its id, or a unique prefix of four characters or more).
         id: String,
         /// The label; empty clears it.
         label: String,
@@ -210,7 +211,7 @@ enum Cmd {
     Branch {
         /// The session file.
         file: PathBuf,
-        /// The last entry of the path to keep.
+        /// The last entry of the path to keep (an id or a unique prefix of one).
         leaf_id: String,
     },
     /// Finish or undo an append that a crash interrupted.

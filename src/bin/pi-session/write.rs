@@ -100,7 +100,7 @@ fn opens_unchanged(file: &Path) -> bool {
 /// The file open for writing, once `check` has passed on it; when opening could change the
 /// file (a migration, a missing final newline, an interrupted append), `check` runs first
 /// on the file read as it is, so that a failing check leaves the file untouched.
-fn open_checked(file: &Path, check: impl Fn(&Session) -> Result<()>) -> Result<Writer> {
+fn open_checked(file: &Path, check: impl FnOnce(&Session) -> Result<()>) -> Result<Writer> {
     must_exist(file)?;
     if opens_unchanged(file) {
         let w = open(file)?;
@@ -128,16 +128,18 @@ fn ids_on_disk(file: &Path, s: &Session) -> Result<()> {
     Ok(())
 }
 
-/// The entry `id` must exist in `s`.
-fn entry_exists(file: &Path, s: &Session, id: &str) -> Result<()> {
+/// The whole id of the entry `id` names in `s`: `id` itself, or the one id it begins
+/// (four characters or more, `Session::find_prefix`); several are refused (exit 2).
+fn entry_id(file: &Path, s: &Session, id: &str) -> Result<String> {
     ids_on_disk(file, s)?;
-    if s.find(id).is_none() {
-        bail!(Printable::kind(
+    match s.find_prefix(id) {
+        Ok(p) => Ok(s.record(p).id.as_str().map_or_else(|| id.to_owned(), str::to_owned)),
+        Err(e) if matches!(e.kind(), pi_session::ErrorKind::EntryNotFound { .. }) => bail!(Printable::kind(
             format!("{}: entry {} not found", escape_path(file), escape(id)),
             Kind::NotFound
-        ));
+        )),
+        Err(e) => Err(crate::show::at(file)(e)),
     }
-    Ok(())
 }
 
 /// One warning line when an append went in without its journal.
@@ -227,12 +229,16 @@ pub fn append(
         })?;
         crate::message::fill_timestamp(&mut message);
     }
+    let mut full = String::new();
     let mut w = match parent {
-        Some(p) => open_checked(file, |s| entry_exists(file, s, p))?,
+        Some(p) => open_checked(file, |s| {
+            full = entry_id(file, s, p)?;
+            Ok(())
+        })?,
         None => open(file)?,
     };
-    if let Some(p) = parent {
-        w.branch(p).map_err(crate::show::at(file))?;
+    if parent.is_some() {
+        w.branch(&full).map_err(crate::show::at(file))?;
     }
     let id = w
         .append_message(message)
@@ -244,9 +250,13 @@ pub fn append(
 
 /// `pi-session label FILE ID LABEL`: an empty label clears.
 pub fn label(file: &Path, id: &str, label: &str, out: &mut impl Write) -> Result<i32> {
-    let mut w = open_checked(file, |s| entry_exists(file, s, id))?;
+    let mut full = String::new();
+    let mut w = open_checked(file, |s| {
+        full = entry_id(file, s, id)?;
+        Ok(())
+    })?;
     let new = w
-        .append_label_change(id, (!label.is_empty()).then_some(label))
+        .append_label_change(&full, (!label.is_empty()).then_some(label))
         .map_err(crate::show::doing("cannot label in", file))?;
     note_journal(&w);
     writeln!(out, "{new}")?;
@@ -290,9 +300,10 @@ pub fn fork(
 /// prints it. A path without a user or assistant message is refused: pi would create the
 /// file only with the first such message, which this command never writes.
 pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
+    let mut full = String::new();
     let check = |s: &Session| {
-        entry_exists(file, s, leaf)?;
-        let path = s.branch_path(Some(&Key::str(leaf))).map_err(crate::show::at(file))?;
+        full = entry_id(file, s, leaf)?;
+        let path = s.branch_path(Some(&Key::str(&full))).map_err(crate::show::at(file))?;
         let talk = path.iter().any(|&p| {
             let r = s.record(p);
             r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)
@@ -302,7 +313,7 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
                 format!(
                     "{}: the path to {} holds no user or assistant message: pi writes a branched session only with its first one, so there is nothing to write",
                     escape_path(file),
-                    escape(leaf)
+                    escape(&full)
                 ),
                 Kind::InvalidInput
             ));
@@ -311,7 +322,7 @@ pub fn branch(file: &Path, leaf: &str, out: &mut impl Write) -> Result<i32> {
     };
     let mut w = open_checked(file, check)?;
     let made = w
-        .create_branched_session(leaf)
+        .create_branched_session(&full)
         .map_err(crate::show::doing("cannot branch", file))?;
     match made {
         Some(p) if w.is_flushed() => writeln!(out, "{}", escape_path(&p))?,
