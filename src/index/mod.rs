@@ -184,32 +184,32 @@ impl PartialEq<KeyRef<'_>> for Key {
 
 impl std::hash::Hash for KeyRef<'_> {
     fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
-        if let Some(b) = self.str_bytes() {
-            h.write_u8(4);
-            h.write(b);
-            h.write_u8(0xFF);
-            return;
-        }
-        match self.non_string() {
-            Some(Key::Undefined) | None => h.write_u8(0),
-            Some(Key::Null) => h.write_u8(1),
-            Some(Key::Bool(b)) => h.write_u8(2 + u8::from(*b)),
-            Some(Key::Num(bits)) => {
+        let key = match self.0 {
+            KeyRepr::Str(b) => return hash_str(b, h),
+            KeyRepr::Key(k) => k,
+        };
+        match key {
+            Key::Str(b) => hash_str(b, h),
+            Key::Undefined => h.write_u8(0),
+            Key::Null => h.write_u8(1),
+            Key::Bool(b) => h.write_u8(2 + u8::from(*b)),
+            Key::Num(bits) => {
                 h.write_u8(5);
                 h.write_u64(*bits);
             }
-            Some(Key::Unique(n)) => {
+            Key::Unique(n) => {
                 h.write_u8(6);
                 h.write_u64(*n);
             }
-            Some(Key::Str(b)) => {
-                // Not reached (`str_bytes` took strings), but hashed as a string would be.
-                h.write_u8(4);
-                h.write(b);
-                h.write_u8(0xFF);
-            }
         }
     }
+}
+
+/// A string key's hash, however it is held.
+fn hash_str<H: std::hash::Hasher>(b: &[u8], h: &mut H) {
+    h.write_u8(4);
+    h.write(b);
+    h.write_u8(0xFF);
 }
 
 impl fmt::Debug for KeyRef<'_> {
@@ -662,18 +662,26 @@ struct Run {
 }
 
 fn side<T: Copy>(v: &[(u32, T)], j: usize) -> Option<T> {
-    v.binary_search_by_key(&(j as u32), |e| e.0).ok().map(|i| v[i].1)
+    side_ref(v, j).copied()
 }
 
 fn side_ref<T>(v: &[(u32, T)], j: usize) -> Option<&T> {
     v.binary_search_by_key(&(j as u32), |e| e.0).ok().map(|i| &v[i].1)
 }
 
-/// Set `v`'s entry for `j` (kept ascending).
-fn side_set<T>(v: &mut Vec<(u32, T)>, j: usize, t: T) {
-    match v.binary_search_by_key(&(j as u32), |e| e.0) {
-        Ok(i) => v[i].1 = t,
-        Err(i) => v.insert(i, (j as u32, t)),
+/// The slot of `key` for record `j`: `undefined` and `null` by their codes, any other
+/// key set as `table`'s entry for `j` (kept ascending).
+fn side_slot(table: &mut Vec<(u32, Key)>, j: usize, key: Key) -> KeySlot {
+    match key {
+        Key::Undefined => KEY_UNDEFINED,
+        Key::Null => KEY_NULL,
+        key => {
+            match table.binary_search_by_key(&(j as u32), |e| e.0) {
+                Ok(i) => table[i].1 = key,
+                Err(i) => table.insert(i, (j as u32, key)),
+            }
+            KEY_SIDE
+        }
     }
 }
 
@@ -886,16 +894,8 @@ impl Index {
     pub(crate) fn set_keys(&mut self, k: usize, id: Key, parent: Key) {
         let (ri, j) = self.run_of(k);
         let run = &mut self.runs[ri];
-        let slot = |table: &mut Vec<(u32, Key)>, key: Key| match key {
-            Key::Undefined => KEY_UNDEFINED,
-            Key::Null => KEY_NULL,
-            key => {
-                side_set(table, j, key);
-                KEY_SIDE
-            }
-        };
-        let id = slot(&mut run.ids, id);
-        let parent = slot(&mut run.parents, parent);
+        let id = side_slot(&mut run.ids, j, id);
+        let parent = side_slot(&mut run.parents, j, parent);
         let r = &mut run.recs[j];
         r.id = id;
         r.parent = parent;
@@ -911,15 +911,7 @@ impl Index {
             let mut part = Part::default();
             for (k, id) in ids.iter().enumerate() {
                 part.push_rec((k0 * 7 + k) as u64, 0, EntryType::Other);
-                let slot = match id {
-                    Key::Undefined => KEY_UNDEFINED,
-                    Key::Null => KEY_NULL,
-                    id => {
-                        part.ids.push((k as u32, id.clone()));
-                        KEY_SIDE
-                    }
-                };
-                part.recs[k].id = slot;
+                part.run.recs[k].id = side_slot(&mut part.run.ids, k, id.clone());
             }
             part.finish(ids.len() as u64);
             idx.append_part(part);
@@ -936,23 +928,15 @@ impl Index {
         }
         self.skipped.append(&mut part.skipped);
         self.lines += part.lines;
-        if part.recs.is_empty() {
+        if part.run.recs.is_empty() {
             return;
         }
-        let n = self.len();
-        let total = n + part.recs.len();
+        let total = self.len() + part.run.recs.len();
         if self.starts.is_empty() {
             self.starts.push(0);
         }
         self.starts.push(u32::try_from(total).unwrap_or(u32::MAX));
-        self.runs.push(Run {
-            base: part.base,
-            recs: part.recs,
-            ids: part.ids,
-            parents: part.parents,
-            lens: part.lens,
-            msgs: part.msgs,
-        });
+        self.runs.push(part.run);
         self.fill_lookup();
     }
 
@@ -1038,12 +1022,8 @@ fn entry_type(line: &[u8], f: Option<Field>) -> Result<EntryType, Changed> {
 /// line numbers from 1.
 #[derive(Default)]
 struct Part {
-    base: u64,
-    recs: Vec<Rec>,
-    ids: Vec<(u32, Key)>,
-    parents: Vec<(u32, Key)>,
-    lens: Vec<(u32, u64)>,
-    msgs: Vec<(u32, RelSpan)>,
+    /// The records and side tables, as the index keeps them.
+    run: Run,
     skipped: Vec<Skipped>,
     lines: u64,
     /// The file offset where the last record's line ends (its `\n`).
@@ -1084,47 +1064,40 @@ impl Part {
                 return Ok(((start + 1) as u16) << 8 | raw.len() as u16);
             }
         }
-        Ok(match key_of(line, f, unique)? {
-            Key::Undefined => KEY_UNDEFINED,
-            Key::Null => KEY_NULL,
-            key => {
-                table.push((at as u32, key));
-                KEY_SIDE
-            }
-        })
+        Ok(side_slot(table, at, key_of(line, f, unique)?))
     }
 
     /// Push a record for the line at file offset `offset` (the first decides `base`).
     fn push_rec(&mut self, offset: u64, len: u64, ty: EntryType) -> &mut Rec {
-        if self.recs.is_empty() {
-            self.base = offset;
+        if self.run.recs.is_empty() {
+            self.run.base = offset;
         } else {
-            let k = self.recs.len() - 1;
+            let k = self.run.recs.len() - 1;
             if self.last_end + 1 == offset {
-                self.recs[k].flags |= LEN_NEXT;
+                self.run.recs[k].flags |= LEN_NEXT;
             } else {
-                let prev_len = self.last_end - self.base - u64::from(self.recs[k].off);
-                self.lens.push((k as u32, prev_len));
+                let prev_len = self.last_end - self.run.base - u64::from(self.run.recs[k].off);
+                self.run.lens.push((k as u32, prev_len));
             }
         }
         self.last_end = offset + len;
         // Lines start within a chunk of at most `MAX_CHUNK` bytes.
-        let off = u32::try_from(offset - self.base).unwrap_or(u32::MAX);
-        self.recs.push(Rec {
+        let off = u32::try_from(offset - self.run.base).unwrap_or(u32::MAX);
+        self.run.recs.push(Rec {
             off,
             id: KEY_UNDEFINED,
             parent: KEY_UNDEFINED,
             msg_start: 0,
             flags: ty_role_code(ty, Role::Missing),
         });
-        self.recs.last_mut().expect("just pushed")
+        self.run.recs.last_mut().expect("just pushed")
     }
 
     /// The last record's length goes to `lens` (nothing follows it); `lines` lines done.
     fn finish(&mut self, lines: u64) {
-        if let Some(k) = self.recs.len().checked_sub(1) {
-            let len = self.last_end - self.base - u64::from(self.recs[k].off);
-            self.lens.push((k as u32, len));
+        if let Some(k) = self.run.recs.len().checked_sub(1) {
+            let len = self.last_end - self.run.base - u64::from(self.run.recs[k].off);
+            self.run.lens.push((k as u32, len));
         }
         self.lines = lines;
     }
@@ -1141,13 +1114,14 @@ impl Part {
     fn object(&mut self, line: &[u8], prev: &[u8], f: Fields, offset: u64) -> Result<(), Changed> {
         let ty = entry_type(line, f.ty)?;
         let role = Role::classify(line, f.role)?;
-        let at = self.recs.len();
-        let (ids_before, parents_before) = (self.ids.len(), self.parents.len());
-        let slots = Part::key_slot(line, f.id, offset * 2, &mut self.ids, at)
-            .and_then(|id| Part::key_slot(line, f.parent_id, offset * 2 + 1, &mut self.parents, at).map(|p| (id, p)));
+        let at = self.run.recs.len();
+        let (ids_before, parents_before) = (self.run.ids.len(), self.run.parents.len());
+        let slots = Part::key_slot(line, f.id, offset * 2, &mut self.run.ids, at).and_then(|id| {
+            Part::key_slot(line, f.parent_id, offset * 2 + 1, &mut self.run.parents, at).map(|p| (id, p))
+        });
         let Ok((id, parent)) = slots else {
-            self.ids.truncate(ids_before);
-            self.parents.truncate(parents_before);
+            self.run.ids.truncate(ids_before);
+            self.run.parents.truncate(parents_before);
             return Err(Changed);
         };
         let len = line.len();
@@ -1156,7 +1130,7 @@ impl Part {
                 (m.start as u16, MSG_LAST)
             }
             Some(m) => {
-                self.msgs.push((at as u32, RelSpan::of(Some(m))));
+                self.run.msgs.push((at as u32, RelSpan::of(Some(m))));
                 (0, 0)
             }
             None => (0, 0),
@@ -1175,7 +1149,7 @@ impl Part {
                 .flatten()
         };
         // The previous record's id, read from its line (still in cache).
-        let parent_is_prev = match (span(parent), self.recs.last()) {
+        let parent_is_prev = match (span(parent), self.run.recs.last()) {
             (Some(p), Some(last)) if !p.is_empty() => {
                 let s = usize::from(last.id >> 8);
                 s != 0 && prev.get(s..s + usize::from(last.id & 0xFF)) == Some(p)
@@ -1244,8 +1218,9 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
         if !sized && pos > 0 && pos >= limit / 16 {
             sized = true;
             let scale = |n: usize| (n as u128 * limit as u128 * 11 / (pos as u128 * 10)) as usize + 16;
-            part.recs
-                .reserve(scale(part.recs.len()).saturating_sub(part.recs.len()));
+            part.run
+                .recs
+                .reserve(scale(part.run.recs.len()).saturating_sub(part.run.recs.len()));
         }
         line_no += 1;
         // Nearly every line is a valid object: scanning it finds its end too.
@@ -1263,17 +1238,17 @@ fn index_chunk_impl(bytes: &[u8], base: u64, limit: usize) -> Part {
             continue;
         }
         let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
-        let before = part.recs.len();
+        let before = part.run.recs.len();
         part.line(&bytes[pos..end], &bytes[prev.clone()], base + pos as u64, line_no);
-        if part.recs.len() > before {
+        if part.run.recs.len() > before {
             prev = pos..end;
         }
         pos = end + 1;
     }
     // Chunks are small: trimming them keeps the peak at about twice the final index.
-    part.recs.shrink_to_fit();
-    part.ids.shrink_to_fit();
-    part.parents.shrink_to_fit();
+    part.run.recs.shrink_to_fit();
+    part.run.ids.shrink_to_fit();
+    part.run.parents.shrink_to_fit();
     part.skipped.shrink_to_fit();
     part.finish(line_no);
     part
@@ -1422,7 +1397,7 @@ pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
     };
     index
         .runs
-        .reserve_exact(parts.iter().filter(|p| !p.recs.is_empty()).count());
+        .reserve_exact(parts.iter().filter(|p| !p.run.recs.is_empty()).count());
     // `a\n` has one line; `a\nb` two; a trailing `\n` does not start a line.
     for p in parts {
         index.append_part(p);
@@ -1474,9 +1449,9 @@ mod tests {
         while pos < bytes.len() {
             let end = memchr::memchr(b'\n', &bytes[pos..]).map_or(bytes.len(), |o| pos + o);
             line_no += 1;
-            let before = part.recs.len();
+            let before = part.run.recs.len();
             part.line(&bytes[pos..end], &bytes[prev.clone()], pos as u64, line_no);
-            if part.recs.len() > before {
+            if part.run.recs.len() > before {
                 prev = pos..end;
             }
             pos = end + 1;

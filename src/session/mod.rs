@@ -297,8 +297,10 @@ impl Session {
             self.leaf = self.index.id(bytes, last.0 as usize).to_key();
         }
         for p in self.list.iter_from(start) {
-            let e = self.index.get(bytes, p.0 as usize);
-            if e.ty == EntryType::Label {
+            // The type alone first: labels are few, and a whole record view also looks up
+            // the line number and the keys.
+            if self.index.ty(p.0 as usize) == EntryType::Label {
+                let e = self.index.get(bytes, p.0 as usize);
                 let line = line_of(bytes, &e);
                 let v = value::parse(line).map_err(|_| self.changed())?;
                 let target = key_from_value(v.get("targetId"));
