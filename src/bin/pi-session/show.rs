@@ -39,19 +39,16 @@ pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
 /// prints it (`null`, `42`), never a Rust name.
 pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
     let k = k.into();
-    if let Some(s) = k.as_str() {
-        return escape(s).into_owned();
-    }
     if let Some(bytes) = k.str_bytes() {
         return escape(&String::from_utf8_lossy(bytes)).into_owned();
     }
     match k.non_string() {
-        None | Some(Key::Undefined) => "(no id)".into(),
         Some(Key::Null) => "null".into(),
         Some(Key::Bool(b)) => b.to_string(),
         Some(Key::Num(bits)) => Value::Number(f64::from_bits(*bits)).stringify(),
-        Some(Key::Str(bytes)) => escape(&String::from_utf8_lossy(bytes)).into_owned(),
         Some(Key::Unique(_)) => "(an object or array)".into(),
+        // Strings were taken above.
+        None | Some(Key::Undefined | Key::Str(_)) => "(no id)".into(),
     }
 }
 

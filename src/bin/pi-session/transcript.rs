@@ -175,18 +175,18 @@ fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Res
                 None => "compaction".into(),
             };
             writeln!(out, "{}", head(&what, "summary"))?;
-            lines(v.get("summary"), flags, out)?;
+            content(v.get("summary"), flags, Length::Cut, out)?;
             Ok(true)
         }
         EntryType::BranchSummary => {
             writeln!(out, "{}", head("branch summary (of a branch left)", "summary"))?;
-            lines(v.get("summary"), flags, out)?;
+            content(v.get("summary"), flags, Length::Cut, out)?;
             Ok(true)
         }
         EntryType::CustomMessage => {
             let ty = v.get("customType").and_then(Value::as_str).unwrap_or("?");
             writeln!(out, "{}", head(&format!("custom message {}", escape(ty)), "custom"))?;
-            content(v.get("content"), flags, out)?;
+            content(v.get("content"), flags, Length::Whole, out)?;
             Ok(true)
         }
         EntryType::ModelChange => {
@@ -221,7 +221,7 @@ fn message(m: &Value<'_>, head: &dyn Fn(&str, &str) -> String, flags: ShowFlags,
                 _ => "assistant".into(),
             };
             writeln!(out, "{}", head(&what, role))?;
-            content(m.get("content"), flags, out)?;
+            content(m.get("content"), flags, Length::Whole, out)?;
             if let Some(e) = m.get("errorMessage").and_then(Value::as_str) {
                 writeln!(out, "{}", flags.paint(&format!("error: {}", escape(e)), ERROR))?;
             }
@@ -231,20 +231,20 @@ fn message(m: &Value<'_>, head: &dyn Fn(&str, &str) -> String, flags: ShowFlags,
             let failed = m.get("isError").is_some_and(Value::truthy);
             let what = format!("tool result {}{}", escape(name), if failed { " (error)" } else { "" });
             writeln!(out, "{}", head(&what, role))?;
-            lines(m.get("content"), flags, out)?;
+            content(m.get("content"), flags, Length::Cut, out)?;
         }
         "bashExecution" => {
             writeln!(out, "{}", head("bash", role))?;
             let command = m.get("command").and_then(Value::as_str).unwrap_or("");
             writeln!(out, "{}", flags.paint(&format!("$ {}", one_line(command)), CALL))?;
-            lines(m.get("output"), flags, out)?;
+            content(m.get("output"), flags, Length::Cut, out)?;
             if let Some(code) = m.get("exitCode").filter(|c| !matches!(c, Value::Null)) {
                 writeln!(out, "(exit {})", code.stringify())?;
             }
         }
         "branchSummary" | "compactionSummary" => {
             writeln!(out, "{}", head(&format!("{} (summary)", escape(role)), role))?;
-            lines(m.get("summary"), flags, out)?;
+            content(m.get("summary"), flags, Length::Cut, out)?;
         }
         "system" => {
             writeln!(out, "{}", head("system", role))?;
@@ -252,32 +252,42 @@ fn message(m: &Value<'_>, head: &dyn Fn(&str, &str) -> String, flags: ShowFlags,
             match (m.get("content"), m.get("sections")) {
                 (Some(Value::String(c)), Some(Value::Object(sections))) if c.as_bytes().is_empty() => {
                     for (_, text) in sections.iter() {
-                        lines(Some(text), flags, out)?;
+                        content(Some(text), flags, Length::Cut, out)?;
                     }
                 }
-                (c, _) => lines(c, flags, out)?,
+                (c, _) => content(c, flags, Length::Cut, out)?,
             }
         }
         "custom" => {
             let ty = m.get("customType").and_then(Value::as_str).unwrap_or("?");
             writeln!(out, "{}", head(&format!("custom {}", escape(ty)), role))?;
-            content(m.get("content"), flags, out)?;
+            content(m.get("content"), flags, Length::Whole, out)?;
         }
         other => {
             writeln!(out, "{}", head(&escape(other), other))?;
-            content(m.get("content"), flags, out)?;
+            content(m.get("content"), flags, Length::Whole, out)?;
         }
     }
     Ok(())
 }
 
-/// A message's `content`: a string, or blocks of text, thinking, tool calls and images.
-fn content(c: Option<&Value<'_>>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+/// How much of a text to print.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Length {
+    /// All of it (what a person wrote or the model answered).
+    Whole,
+    /// Its first lines unless `--full` (tool output, summaries).
+    Cut,
+}
+
+/// A `content` (or `summary`, `output`): a string, or blocks of text, thinking, tool
+/// calls and images.
+fn content(c: Option<&Value<'_>>, flags: ShowFlags, len: Length, out: &mut dyn Write) -> Result<()> {
     match c {
-        Some(Value::String(_)) => text(c, out),
+        Some(Value::String(_)) => text(c.and_then(Value::as_str).unwrap_or(""), flags, len, out),
         Some(Value::Array(blocks)) => {
             for b in blocks.iter() {
-                block(b, flags, out)?;
+                block(b, flags, len, out)?;
             }
             Ok(())
         }
@@ -289,14 +299,15 @@ fn content(c: Option<&Value<'_>>, flags: ShowFlags, out: &mut dyn Write) -> Resu
     }
 }
 
-fn block(b: &Value<'_>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+fn block(b: &Value<'_>, flags: ShowFlags, len: Length, out: &mut dyn Write) -> Result<()> {
+    let str_of = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("");
     match b.get("type").and_then(Value::as_str) {
-        Some("text") => text(b.get("text"), out),
+        Some("text") => text(str_of("text"), flags, len, out),
         Some("thinking") => {
-            let t = b.get("thinking").and_then(Value::as_str).unwrap_or("");
+            let t = str_of("thinking");
             if flags.thinking {
                 writeln!(out, "[thinking]")?;
-                text(b.get("thinking"), out)
+                text(t, flags, Length::Whole, out)
             } else {
                 let note = format!("[thinking: {} hidden, --thinking]", count(t.lines().count(), "line"));
                 writeln!(out, "{}", flags.paint(&note, DIM))?;
@@ -311,7 +322,7 @@ fn block(b: &Value<'_>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
         }
         Some("image") => {
             let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("image");
-            let bytes = b.get("data").and_then(Value::as_str).map_or(0, |d| d.len() / 4 * 3);
+            let bytes = str_of("data").len() / 4 * 3;
             let note = format!("[{} {}]", escape(mime), size_text(bytes as u64));
             writeln!(out, "{}", flags.paint(&note, DIM))?;
             Ok(())
@@ -323,41 +334,15 @@ fn block(b: &Value<'_>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
     }
 }
 
-/// A string printed line by line, escaped.
-fn text(t: Option<&Value<'_>>, out: &mut dyn Write) -> Result<()> {
-    if let Some(t) = t.and_then(Value::as_str) {
-        for line in t.lines() {
-            writeln!(out, "{}", escape(line))?;
-        }
-    }
-    Ok(())
-}
-
-/// Text, or a tool result's blocks, cut to their first lines (all of them with `full`).
-fn lines(t: Option<&Value<'_>>, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
-    match t {
-        Some(Value::String(_)) => cut(t.and_then(Value::as_str).unwrap_or(""), flags, out),
-        Some(Value::Array(blocks)) => {
-            for b in blocks.iter() {
-                match b.get("type").and_then(Value::as_str) {
-                    Some("text") => cut(b.get("text").and_then(Value::as_str).unwrap_or(""), flags, out)?,
-                    _ => block(b, flags, out)?,
-                }
-            }
-            Ok(())
-        }
-        Some(other) => {
-            writeln!(out, "{}", one_line(&other.stringify()))?;
-            Ok(())
-        }
-        None => Ok(()),
-    }
-}
-
-/// A text's first lines (all of them with `full`), then how many more there are.
-fn cut(t: &str, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
+/// A text line by line, escaped; cut to its first lines (then how many more there are)
+/// when `len` says so and `--full` does not.
+fn text(t: &str, flags: ShowFlags, len: Length, out: &mut dyn Write) -> Result<()> {
     let total = t.lines().count();
-    let keep = if flags.full { total } else { SHOWN_LINES.min(total) };
+    let keep = if flags.full || len == Length::Whole {
+        total
+    } else {
+        SHOWN_LINES.min(total)
+    };
     for line in t.lines().take(keep) {
         writeln!(out, "{}", escape(line))?;
     }
