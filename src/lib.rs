@@ -107,7 +107,7 @@ pub use session::entry::{
     UsageEntry,
 };
 pub use session::tree::Tree;
-pub use session::{FileChange, Migration, OpenOptions, Refresh, Session};
+pub use session::{FileChange, Migration, OpenOptions, Refresh, Session, V1Ids};
 pub use source::{ReadMode, Source};
 pub use write::journal::{
     JournalUse, MAX_JOURNAL, Recovery, WriteOptions, journal_path, pending_recovery, recover, recover_with,

@@ -282,6 +282,7 @@ fn dump_heap(p: &std::path::Path, compact: bool) -> (u64, u64, u64) {
         open: pi_session::OpenOptions {
             read_mode: ReadMode::Read,
             chunk: None,
+            v1_ids: Default::default(),
         },
         compact,
         ..Default::default()

@@ -36,6 +36,14 @@ impl Session {
             return Ok(());
         }
         // v1 -> v2: fresh ids, each entry's parent is the previous entry.
+        let mut stable;
+        let uuid4: &mut dyn FnMut() -> String = match self.opts.v1_ids {
+            crate::session::V1Ids::Random => uuid4,
+            crate::session::V1Ids::Stable => {
+                stable = stable_ids(line_of(bytes, &self.index.get(bytes, 0)));
+                &mut stable
+            }
+        };
         let mut ids: ahash::AHashSet<Key> = ahash::AHashSet::new();
         let mut prev = Key::Null;
         let n = self.index.len();
@@ -148,6 +156,27 @@ impl Session {
         o.set(JsStr::from_str("cwd"), Value::string(cwd));
         Value::Object(o)
     }
+}
+
+/// [`V1Ids::Stable`](crate::session::V1Ids)'s generator: UUID-shaped text from a
+/// splitmix64 stream seeded with the SHA-256 of the header line.
+fn stable_ids(header: &[u8]) -> impl FnMut() -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(header);
+    let mut state = u64::from_le_bytes(digest[..8].try_into().unwrap_or([0; 8]));
+    move || {
+        let (a, b) = (splitmix64(&mut state), splitmix64(&mut state));
+        uuid::Uuid::from_u64_pair(a, b).hyphenated().to_string()
+    }
+}
+
+/// The next number of the splitmix64 stream whose state is `state`.
+pub(crate) fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// pi's `generateId`: the first 8 characters of a random UUID, re-drawn on collision

@@ -32,6 +32,36 @@ pub struct OpenOptions {
     pub read_mode: ReadMode,
     /// Chunk size for parallel indexing (`None`: the default).
     pub chunk: Option<usize>,
+    /// The ids a version-1 file's entries get when it is migrated in memory (v1 files
+    /// store none): pi's random ones (the default), or ones derived from the file.
+    pub v1_ids: V1Ids,
+}
+
+/// Where the ids of a version-1 file's entries come from. Such a file stores no ids:
+/// pi's migration on open draws random ones, so they differ on every open until the file
+/// is rewritten.
+///
+/// ```
+/// use pi_session::{OpenOptions, Session, V1Ids};
+/// let v1 = br#"{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}
+/// {"type":"message","timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}
+/// "#;
+/// let opts = OpenOptions { v1_ids: V1Ids::Stable, ..OpenOptions::default() };
+/// let open = || Session::from_source(pi_session::Source::from_bytes(v1.to_vec()), opts).unwrap();
+/// let (a, b) = (open(), open());
+/// assert_eq!(a.leaf(), b.leaf());
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum V1Ids {
+    /// pi's: the first 8 characters of a random UUID v4 per entry.
+    #[default]
+    Random,
+    /// The same ids on every open of the same file: the n-th id is drawn from a generator
+    /// seeded with the SHA-256 of the header line, in pi's format (8 hex digits, re-drawn
+    /// on a collision as pi does). Read-only tools use them so that an id printed by one
+    /// command names the same entry in the next; a write that migrates the file with
+    /// them stores the ids shown before.
+    Stable,
 }
 
 /// What pi's `SessionManager.open` would do to the file. pi-session never writes while
@@ -797,6 +827,25 @@ impl Session {
             return Ok(h.clone());
         }
         self.value(EntryPos(0))
+    }
+
+    /// The header's `version` as the file stores it: `None` when it has none (a version-1
+    /// file, or a zero-byte file, which has no header yet). [`Session::header`] shows the
+    /// header as pi holds it after its migration, with `version` 3.
+    ///
+    /// ```
+    /// let s = pi_session::Session::from_bytes(
+    ///     br#"{"type":"session","id":"s1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_vec(),
+    /// ).unwrap();
+    /// assert!(s.stored_version().is_none());
+    /// assert_eq!(s.header().unwrap().get("version").map(|v| v.stringify()).as_deref(), Some("3"));
+    /// ```
+    pub fn stored_version(&self) -> Option<Value<'static>> {
+        if self.new_header.is_some() || self.index.is_empty() {
+            return None;
+        }
+        let header = value::parse(self.raw(EntryPos(0))).ok()?;
+        header.get("version").map(|v| v.clone().into_owned())
     }
 
     /// The entry with the string id `id`, or else the one entry whose id begins with it

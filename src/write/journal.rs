@@ -127,6 +127,10 @@ pub struct WriteOptions {
     pub lock_timeout: Duration,
     /// Called once, with the session file, when the lock is busy and the wait begins.
     pub on_lock_wait: Option<fn(&Path)>,
+    /// The ids a version-1 file gets when opening it for writing migrates it (pi's
+    /// random ones by default; [`V1Ids::Stable`](crate::V1Ids): the ones read-only opens
+    /// with that option showed).
+    pub v1_ids: crate::session::V1Ids,
 }
 
 impl Default for WriteOptions {
@@ -134,6 +138,7 @@ impl Default for WriteOptions {
         WriteOptions {
             lock_timeout: Duration::from_secs(10),
             on_lock_wait: None,
+            v1_ids: crate::session::V1Ids::Random,
         }
     }
 }
@@ -142,6 +147,11 @@ impl WriteOptions {
     /// These options with another lock timeout.
     pub fn with_lock_timeout(mut self, t: Duration) -> Self {
         self.lock_timeout = t;
+        self
+    }
+    /// These options with the ids a version-1 file gets when it is migrated.
+    pub fn with_v1_ids(mut self, ids: crate::session::V1Ids) -> Self {
+        self.v1_ids = ids;
         self
     }
     /// These options with a function told when a wait for the lock begins.
@@ -938,6 +948,7 @@ mod tests {
     const O: WriteOptions = WriteOptions {
         lock_timeout: Duration::from_secs(10),
         on_lock_wait: None,
+        v1_ids: crate::session::V1Ids::Random,
     };
 
     const OLD: &[u8] = b"{\"type\":\"session\",\"id\":\"s\"}\n{\"type\":\"custom\",\"id\":\"a1\"}\n";

@@ -79,13 +79,7 @@ impl Entropy {
     /// clock starts at `start_ms` and advances one second per call.
     pub fn seeded(seed: u64, start_ms: i64) -> Entropy {
         let mut state = seed ^ 0x9E37_79B9_7F4A_7C15;
-        let next = move || {
-            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let next = move || crate::session::migrate::splitmix64(&mut state);
         let rng = std::sync::Arc::new(std::sync::Mutex::new(next));
         let r4 = rng.clone();
         let r7 = rng;
@@ -296,6 +290,7 @@ impl Writer {
         let opts = OpenOptions {
             read_mode: ReadMode::Auto,
             chunk: None,
+            v1_ids: options.v1_ids,
         };
         let mut entropy = entropy;
         let (session, recovery, cwd) = if path.exists() {

@@ -37,19 +37,23 @@ impl ReaderPath {
             ReaderPath::Mmap => OpenOptions {
                 read_mode: ReadMode::Mmap,
                 chunk: None,
+                v1_ids: Default::default(),
             },
             // The incremental path's report is the whole file's, once its answers matched.
             ReaderPath::Read | ReaderPath::Incremental => OpenOptions {
                 read_mode: ReadMode::Read,
                 chunk: None,
+                v1_ids: Default::default(),
             },
             ReaderPath::ReadTinyChunks => OpenOptions {
                 read_mode: ReadMode::Read,
                 chunk: Some(7),
+                v1_ids: Default::default(),
             },
             ReaderPath::MmapOddChunks => OpenOptions {
                 read_mode: ReadMode::Mmap,
                 chunk: Some(1013),
+                v1_ids: Default::default(),
             },
         }
     }
@@ -127,6 +131,7 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
     let read = OpenOptions {
         read_mode: ReadMode::Read,
         chunk: None,
+        v1_ids: Default::default(),
     };
     let whole = Session::open_with(file, read).map_err(|e| format!("opening fails ({})", e.pi_text()))?;
     if bytes.is_empty() {
@@ -158,6 +163,7 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
     let mmap = OpenOptions {
         read_mode: ReadMode::Mmap,
         chunk: None,
+        v1_ids: Default::default(),
     };
     let mut grown =
         Session::open_with(&copy, mmap).unwrap_or_else(|e| panic!("{}: the prefix does not open: {e}", file.display()));

@@ -33,6 +33,7 @@ fn opts(mode: ReadMode) -> OpenOptions {
     OpenOptions {
         read_mode: mode,
         chunk: None,
+        v1_ids: Default::default(),
     }
 }
 

@@ -128,8 +128,9 @@ fn a_failing_append_leaves_the_file_as_it_was() {
     let msg = r#"{"role":"user","content":"hi"}"#;
     let err = fails_untouched(V3, &["append", "FILE", msg, "--parent", "nosuchid"], None, 1);
     assert_eq!(err, "pi-session: s.jsonl: entry nosuchid not found\n");
-    let err = fails_untouched(V1, &["append", "FILE", msg, "--parent", "nosuchid"], None, 2);
-    assert!(err.contains("pi-session migrate s.jsonl"), "{err}");
+    // A v1 file (which the write would migrate first) is left unmigrated.
+    let err = fails_untouched(V1, &["append", "FILE", msg, "--parent", "nosuchid"], None, 1);
+    assert_eq!(err, "pi-session: s.jsonl: entry nosuchid not found\n");
     fails_untouched(NOT_A_SESSION, &["append", "FILE", msg], None, 1);
 }
 
@@ -191,24 +192,49 @@ fn append_takes_what_pi_writes_and_raw_anything() {
 fn a_failing_label_leaves_the_file_as_it_was() {
     let err = fails_untouched(V3, &["label", "FILE", "nosuchid", "x"], None, 1);
     assert_eq!(err, "pi-session: s.jsonl: entry nosuchid not found\n");
-    // The review's case: an id taken from `tree` of a v1 file, which pi's open would
-    // rewrite with new ids.
+    // The review's case: a v1 file, which pi's open rewrites with new ids. A label for
+    // an id that names nothing leaves it as it was (not migrated).
     let dir = tempfile::tempdir().expect("tempdir");
     let f = fixture(dir.path(), "v1.jsonl", V1);
-    let tree = run(dir.path(), &["tree", "v1.jsonl"], None);
-    let shown = String::from_utf8(tree.stdout).expect("utf-8");
-    let id = shown.split_whitespace().nth(1).expect("an id").to_string();
     let before = snapshot(&f);
-    let out = run(dir.path(), &["label", "v1.jsonl", &id, "important"], None);
-    assert_eq!(out.status.code(), Some(2));
+    let out = run(dir.path(), &["label", "v1.jsonl", "0badc0de", "important"], None);
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(snapshot(&f), before);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        err.contains("version 1") && err.contains("pi-session migrate v1.jsonl"),
-        "{err}"
-    );
     fails_untouched(NOT_A_SESSION, &["label", "FILE", "a", "x"], None, 1);
     fails_untouched(V3, &["label", "FILE"], None, 2);
+}
+
+/// A v1 file's ids are the same in every read-only command and every run, and a write
+/// that migrates the file stores those ids: an id taken from `tree` labels that entry.
+#[test]
+fn v1_ids_shown_are_the_ids_written() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = fixture(dir.path(), "v1.jsonl", V1);
+    let tree = |d: &Path| String::from_utf8(run(d, &["tree", "v1.jsonl"], None).stdout).expect("utf-8");
+    let first = tree(dir.path());
+    assert_eq!(tree(dir.path()), first, "ids differ between runs");
+    let ids: Vec<String> = first
+        .lines()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .find(|w| w.len() == 8 && w.bytes().all(|c| c.is_ascii_hexdigit()))
+        })
+        .map(str::to_owned)
+        .collect();
+    assert!(ids.len() >= 2, "{first}");
+    let context = run(dir.path(), &["context", "v1.jsonl"], None);
+    let context = String::from_utf8_lossy(&context.stdout);
+    assert!(context.contains(ids.last().expect("an id").as_str()), "{context}");
+    // The label migrates the file (pi's open would) with the ids shown above.
+    let out = run(dir.path(), &["label", "v1.jsonl", &ids[0][..5], "important"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let s = pi_session::Session::open(&f).expect("open");
+    assert_eq!(s.migration(), pi_session::Migration::None);
+    for id in &ids {
+        assert!(s.find(id).is_some(), "{id} not in the migrated file");
+    }
+    let label = s.label(ids[0].as_str()).expect("label").map(|v| v.stringify());
+    assert_eq!(label.as_deref(), Some("\"important\""));
 }
 
 /// An entry named by a short id (a unique prefix of four characters or more) is the entry
@@ -281,7 +307,7 @@ fn a_failing_name_leaves_the_file_as_it_was() {
 fn a_failing_branch_leaves_the_file_as_it_was() {
     let err = fails_untouched(V3, &["branch", "FILE", "nosuchid"], None, 1);
     assert_eq!(err, "pi-session: s.jsonl: entry nosuchid not found\n");
-    fails_untouched(V1, &["branch", "FILE", "whatever"], None, 2);
+    fails_untouched(V1, &["branch", "FILE", "whatever"], None, 1);
     fails_untouched(NOT_A_SESSION, &["branch", "FILE", "a"], None, 1);
     // A path without a user or assistant message: pi writes no file for it, so the
     // command prints no path (the review's `branch big.jsonl 7409d7ae`).

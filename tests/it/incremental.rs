@@ -25,6 +25,7 @@ fn refresh_reports_a_state_update_that_failed() {
         OpenOptions {
             read_mode: ReadMode::Mmap,
             chunk: None,
+            v1_ids: Default::default(),
         },
     )
     .expect("opens");
@@ -50,6 +51,7 @@ fn refresh_reports_a_state_update_that_failed() {
         OpenOptions {
             read_mode: ReadMode::Mmap,
             chunk: None,
+            v1_ids: Default::default(),
         },
     )
     .expect("opens");

@@ -40,3 +40,48 @@ fn real_sessions_dump_like_pi() {
     }
     assert!(checked > 0, "no .jsonl files in {}", real.display());
 }
+
+/// The real sessions are v1 files: with `V1Ids::Stable` every open gives each entry the
+/// same id, all distinct; the file pi's open writes (the migration, with those ids)
+/// reopens with the very ids, in order, and the same leaf.
+#[test]
+fn real_v1_sessions_get_the_same_ids_on_every_open_and_keep_them_when_migrated() {
+    use pi_session::{OpenOptions, Session, V1Ids};
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
+    let Ok(rd) = std::fs::read_dir(&real) else {
+        eprintln!("skipped: {} is absent", real.display());
+        return;
+    };
+    let stable = OpenOptions {
+        v1_ids: V1Ids::Stable,
+        ..OpenOptions::default()
+    };
+    let ids = |s: &Session| -> Vec<String> {
+        s.entries()
+            .iter()
+            .map(|&p| s.record(p).id.as_str().expect("a string id").to_owned())
+            .collect()
+    };
+    let mut checked = 0;
+    for e in rd {
+        let file = e.expect("dir entry").path();
+        if file.extension().is_none_or(|x| x != "jsonl") {
+            continue;
+        }
+        let a = Session::open_with(&file, stable).expect("open");
+        assert_eq!(a.migration(), pi_session::Migration::FromV1, "{}", file.display());
+        let first = ids(&a);
+        assert_eq!(first, ids(&Session::open_with(&file, stable).expect("open")));
+        let distinct: std::collections::HashSet<&String> = first.iter().collect();
+        assert_eq!(distinct.len(), first.len(), "{}: ids repeat", file.display());
+        let random = Session::open(&file).expect("open");
+        assert_ne!(ids(&random), first, "{}: pi's ids are random", file.display());
+        let migrated = pi_session::dump::rewrite_text(&a).expect("rewrite");
+        let b = Session::from_bytes(migrated).expect("reopen");
+        assert_eq!(b.migration(), pi_session::Migration::None);
+        assert_eq!(ids(&b), first, "{}: migration changed the ids", file.display());
+        assert_eq!(b.leaf(), a.leaf());
+        checked += 1;
+    }
+    assert!(checked > 0, "no .jsonl files in {}", real.display());
+}

@@ -190,6 +190,7 @@ fn a_truncated_mapped_file_is_an_error_not_a_crash() {
         OpenOptions {
             read_mode: ReadMode::Mmap,
             chunk: None,
+            v1_ids: Default::default(),
         },
     )
     .expect("opens");
@@ -205,6 +206,7 @@ fn a_truncated_mapped_file_is_an_error_not_a_crash() {
         OpenOptions {
             read_mode: ReadMode::Read,
             chunk: None,
+            v1_ids: Default::default(),
         },
     )
     .expect("opens");

@@ -412,6 +412,9 @@ fn run(cli: Cli) -> Result<i32> {
             Mode::Read => ReadMode::Read,
         },
         chunk: None,
+        // An old-format file's ids are the same on every run, so that an id one command
+        // prints names the same entry in the next (and `migrate` writes these ids).
+        v1_ids: pi_session::V1Ids::Stable,
     };
     write::set_lock_wait(cli.wait);
     let mut out = io::BufWriter::with_capacity(1 << 16, stdout());

@@ -15,10 +15,10 @@ fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Er
     match Session::open_with(path, opts) {
         Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::reading(path)(e)),
         r => {
-            if let Ok(s) = &r
-                && let Some(o) = &s.index().pi_open_throws
-            {
-                eprintln!("pi-session: {}: warning: {}", path.display(), pi_throws_text(s, o));
+            if let Ok(s) = &r {
+                if let Some(o) = &s.index().pi_open_throws {
+                    eprintln!("pi-session: {}: warning: {}", escape_path(path), pi_throws_text(s, o));
+                }
             }
             Ok(r)
         }
@@ -106,8 +106,10 @@ fn migration_json(m: pi_session::Migration) -> &'static str {
 fn migration_text(m: pi_session::Migration) -> &'static str {
     match m {
         pi_session::Migration::None => "none",
-        pi_session::Migration::FromV1 => "from version 1 (new ids for every entry)",
-        pi_session::Migration::FromV2 => "from version 2",
+        pi_session::Migration::FromV1 => {
+            "to version 3, with new ids for every entry (the ids shown are derived from the file; `pi-session migrate` writes them)"
+        }
+        pi_session::Migration::FromV2 => "to version 3",
         pi_session::Migration::RewriteOnly => "a rewrite (the version is not a number)",
     }
 }
@@ -120,7 +122,8 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
     let s = open(path, opts)?.map_err(crate::show::at(path))?;
     let bytes = s.bytes().len();
     let idx = s.index();
-    let header_version = s.header().ok().and_then(|h| h.get("version").map(Value::stringify));
+    // The version the file stores (pi's open shows 3 after migrating).
+    let header_version = s.stored_version().map(|v| v.stringify());
     let leaf = s.leaf().clone();
     let mut step_errors: Vec<(&str, String)> = Vec::new();
     // The tree is independent of the branch and context walks: build it on the other
@@ -215,12 +218,13 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
         writeln!(out, "file:              {}", escape_path(path))?;
         writeln!(out, "size:              {bytes} bytes, {} lines", idx.lines)?;
         writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
-        writeln!(
-            out,
-            "header version:    {} (migration on open: {})",
-            header_version.as_deref().map_or("absent".into(), escape),
-            migration_text(s.migration())
-        )?;
+        let stored = match header_version.as_deref() {
+            Some(v) => escape(v).into_owned(),
+            None if bytes == 0 => "none (an empty file: pi writes a version 3 header into it)".into(),
+            None => "absent, i.e. version 1".into(),
+        };
+        writeln!(out, "header version:    {stored}")?;
+        writeln!(out, "migration on open: {}", migration_text(s.migration()))?;
         writeln!(out, "skipped lines:     {}", idx.skipped.len())?;
         for k in idx.skipped.iter().take(20) {
             writeln!(
@@ -308,6 +312,7 @@ pub fn context(
     out: &mut impl Write,
 ) -> Result<i32> {
     let mut s = open(path, opts)?.map_err(crate::show::at(path))?;
+    crate::show::note_old_format(path, &s);
     if let Some(l) = leaf {
         if l == "null" {
             s.reset_leaf();
@@ -370,6 +375,7 @@ pub fn context(
 /// `pi-session tree`.
 pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
     let s = open(path, opts)?.map_err(crate::show::at(path))?;
+    crate::show::note_old_format(path, &s);
     let tree = s.tree().map_err(crate::show::at(path))?;
     if tree.roots.is_empty() && !s.entries().is_empty() {
         // Entries but no root: every one has a parent, so the links form a cycle.

@@ -9,6 +9,19 @@ use pi_session::text::{escape, escape_path};
 use pi_session::{EntryType, Key, KeyRef, Session, Value};
 use std::path::Path;
 
+/// Once per run, on stderr, for a command that shows ids: a version-1 file stores no ids,
+/// so the ids shown are derived from the file (`V1Ids::Stable`): the same on every run,
+/// and the ones `pi-session migrate` (or any write) stores.
+pub(crate) fn note_old_format(file: &Path, s: &Session) {
+    if s.migration() == pi_session::Migration::FromV1 {
+        eprintln!(
+            "pi-session: {}: an old-format (version 1) file, which stores no entry ids: the ids shown are derived from the file and stay the same from run to run; `pi-session migrate {}` writes them into it",
+            escape_path(file),
+            escape_path(file)
+        );
+    }
+}
+
 /// A short one-line description of an entry for human output (escaped).
 pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
     let rec = s.record(p);

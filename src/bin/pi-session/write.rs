@@ -15,7 +15,7 @@ use crate::show::{Kind, Printable};
 use anyhow::{Context as _, Result, bail};
 use pi_session::text::{escape, escape_path};
 use pi_session::{
-    Entropy, EntryType, FileChange, JournalUse, Key, Migration, Recovery, Role, Session, Value, WriteOptions, Writer,
+    Entropy, EntryType, FileChange, JournalUse, Key, Recovery, Role, Session, Value, WriteOptions, Writer,
 };
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -41,6 +41,8 @@ fn options() -> WriteOptions {
     WriteOptions::default()
         .with_lock_timeout(LOCK_WAIT.get().copied().unwrap_or(Duration::from_secs(10)))
         .with_lock_notice(waiting)
+        // An old-format file is migrated with the ids the read-only commands showed.
+        .with_v1_ids(pi_session::V1Ids::Stable)
 }
 
 /// The file must exist: pi's open of a missing file starts a new session, which no
@@ -63,7 +65,11 @@ fn open(file: &Path) -> Result<Writer> {
 /// The file read as it is (nothing written), to check the arguments against it first.
 fn preflight(file: &Path) -> Result<Session> {
     must_exist(file)?;
-    Session::open(file).map_err(crate::show::reading(file))
+    let opts = pi_session::OpenOptions {
+        v1_ids: pi_session::V1Ids::Stable,
+        ..pi_session::OpenOptions::default()
+    };
+    Session::open_with(file, opts).map_err(crate::show::reading(file))
 }
 
 /// Whether opening `file` for writing certainly changes nothing in it, by its first line
@@ -112,26 +118,9 @@ fn open_checked(file: &Path, check: impl FnOnce(&Session) -> Result<()>) -> Resu
     }
 }
 
-/// A command that names an entry cannot run on a v1 file: its entries have no ids on
-/// disk, and pi's open (the first step of every write) draws new random ones.
-fn ids_on_disk(file: &Path, s: &Session) -> Result<()> {
-    if s.migration() == Migration::FromV1 {
-        bail!(Printable::kind(
-            format!(
-                "{}: an old-format (version 1) file: its entries get their ids only when it is migrated, so no id names one yet; run `pi-session migrate {}` first, then take ids from `pi-session tree`",
-                escape_path(file),
-                escape_path(file)
-            ),
-            Kind::InvalidInput
-        ));
-    }
-    Ok(())
-}
-
 /// The whole id of the entry `id` names in `s`: `id` itself, or the one id it begins
 /// (four characters or more, `Session::find_prefix`); several are refused (exit 2).
 fn entry_id(file: &Path, s: &Session, id: &str) -> Result<String> {
-    ids_on_disk(file, s)?;
     match s.find_prefix(id) {
         Ok(p) => Ok(s.record(p).id.as_str().map_or_else(|| id.to_owned(), str::to_owned)),
         Err(e) if matches!(e.kind(), pi_session::ErrorKind::EntryNotFound { .. }) => bail!(Printable::kind(
