@@ -15,10 +15,10 @@ fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Er
     match Session::open_with(path, opts) {
         Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::reading(path)(e)),
         r => {
-            if let Ok(s) = &r {
-                if let Some(o) = &s.index().pi_open_throws {
-                    eprintln!("pi-session: {}: warning: {}", escape_path(path), pi_throws_text(s, o));
-                }
+            if let Ok(s) = &r
+                && let Some(o) = &s.index().pi_open_throws
+            {
+                eprintln!("pi-session: {}: warning: {}", escape_path(path), pi_throws_text(s, o));
             }
             Ok(r)
         }
