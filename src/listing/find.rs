@@ -13,31 +13,108 @@ use std::path::{Path, PathBuf};
 
 /// pi's `readSessionHeader` for discovery: the first parsed line of the first MiB, when it
 /// is a header (`type` "session" and a string `id`); `None` otherwise or when unreadable.
+///
+/// It reads as far as that line only, in growing chunks (4 KiB first): pi reads the whole
+/// first MiB, which for a folder of big sessions is most of their bytes.
 pub fn read_session_header(path: &Path) -> Option<Value<'static>> {
-    const LIMIT: usize = 1 << 20;
-    let file = File::open(path).ok()?;
-    let mut buf = Vec::with_capacity(4096);
-    file.take(LIMIT as u64 + 1).read_to_end(&mut buf).ok()?;
-    let over = buf.len() > LIMIT;
-    buf.truncate(LIMIT);
+    header_from(File::open(path).ok()?, HEADER_LIMIT, 4096)
+}
+
+/// How far pi looks for the header: its first MiB.
+pub(crate) const HEADER_LIMIT: usize = 1 << 20;
+
+/// [`read_session_header`] of what `r` reads: the lines that end in the first `limit`
+/// bytes (and a last line without a line break when the input is no longer), read
+/// `first_chunk` bytes at first, twice as many each time after.
+pub(crate) fn header_from(mut r: impl Read, limit: usize, first_chunk: usize) -> Option<Value<'static>> {
+    let mut buf: Vec<u8> = Vec::new();
     let mut pos = 0;
+    let mut chunk = first_chunk.max(1);
     loop {
-        let (line, next) = match memchr::memchr(b'\n', &buf[pos..]) {
-            Some(o) => (&buf[pos..pos + o], Some(pos + o + 1)),
-            None if over => return None,
-            None => (&buf[pos..], None),
-        };
-        if let Ok(v) = crate::json::value::parse(line)
-            && v.truthy()
-        {
-            let ok = v
-                .get("type")
-                .and_then(Value::as_js_str)
-                .is_some_and(|t| t.as_bytes() == b"session")
-                && matches!(v.get("id"), Some(Value::String(_)));
-            return ok.then(|| v.into_owned());
+        // The lines complete within the first `limit` bytes.
+        while let Some(o) = memchr::memchr(b'\n', &buf[pos..buf.len().min(limit)]) {
+            if let Some(answer) = header_line(&buf[pos..pos + o]) {
+                return answer;
+            }
+            pos += o + 1;
         }
-        pos = next?;
+        if buf.len() > limit {
+            // The line goes on past the limit: pi never sees its end.
+            return None;
+        }
+        let old = buf.len();
+        buf.resize(old + chunk.min(limit + 1 - old), 0);
+        let n = loop {
+            match r.read(&mut buf[old..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        };
+        buf.truncate(old + n);
+        if n == 0 {
+            // The end: a last line without a line break.
+            return header_line(&buf[pos..]).flatten();
+        }
+        chunk = chunk.saturating_mul(2);
+    }
+}
+
+/// For a line of the first MiB: `None` when pi reads on (the line does not parse, or
+/// parses to a falsy value); else the answer, the header or `None` for no header.
+fn header_line(line: &[u8]) -> Option<Option<Value<'static>>> {
+    let v = crate::json::value::parse(line).ok().filter(Value::truthy)?;
+    let ok = v
+        .get("type")
+        .and_then(Value::as_js_str)
+        .is_some_and(|t| t.as_bytes() == b"session")
+        && matches!(v.get("id"), Some(Value::String(_)));
+    Some(ok.then(|| v.into_owned()))
+}
+
+/// A session whose header `id` begins with the prefix asked for ([`find_by_id_prefix`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct IdMatch {
+    /// The session file.
+    pub path: PathBuf,
+    /// Its header's `id`.
+    pub id: String,
+}
+
+/// Every session among the `.jsonl` files of `dirs` whose header `id` begins with
+/// `prefix` (headers only, read in parallel), in the order of `dirs` and of the files'
+/// names. When one id equals `prefix`, only the sessions with that id are returned (a
+/// whole id is never ambiguous with the longer ids it begins).
+///
+/// pi's `--session` takes "a file path or full/partial ID" and the first session that
+/// matches; callers here should refuse an answer of several sessions, as git does with a
+/// short hash that names several objects.
+pub fn find_by_id_prefix(dirs: &[PathBuf], prefix: &str) -> Vec<IdMatch> {
+    use rayon::prelude::*;
+    let files: Vec<PathBuf> = dirs
+        .iter()
+        .flat_map(|d| {
+            jsonl_names(d)
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |n| join_name(d, &n))
+        })
+        .collect();
+    let found: Vec<IdMatch> = files
+        .into_par_iter()
+        .filter_map(|path| {
+            let h = read_session_header(&path)?;
+            let id = h.get("id").and_then(Value::as_str)?;
+            id.starts_with(prefix).then(|| IdMatch {
+                id: id.to_owned(),
+                path: path.clone(),
+            })
+        })
+        .collect();
+    if found.iter().any(|m| m.id == prefix) {
+        found.into_iter().filter(|m| m.id == prefix).collect()
+    } else {
+        found
     }
 }
 

@@ -51,7 +51,7 @@ mod run;
 #[cfg(test)]
 mod twins;
 
-pub use find::{find_by_id, find_by_id_in, find_most_recent, read_session_header};
+pub use find::{IdMatch, find_by_id, find_by_id_in, find_by_id_prefix, find_most_recent, read_session_header};
 pub use read::{Scratch, read_session_info, session_info_from_bytes};
 pub use run::{list, list_all, list_dir, list_project, project_dir};
 

@@ -132,6 +132,70 @@ fn buffer() -> impl Strategy<Value = Vec<u8>> {
     })
 }
 
+/// pi's `readSessionHeader` as it reads: the whole first `limit` bytes at once, then each
+/// line in turn (the slow twin of `find::header_from`).
+fn header_twin(bytes: &[u8], limit: usize) -> Option<crate::json::Value<'static>> {
+    let over = bytes.len() > limit;
+    let buf = &bytes[..bytes.len().min(limit)];
+    let mut pos = 0;
+    loop {
+        let (line, next) = match memchr::memchr(b'\n', &buf[pos..]) {
+            Some(o) => (&buf[pos..pos + o], Some(pos + o + 1)),
+            None if over => return None,
+            None => (&buf[pos..], None),
+        };
+        if let Ok(v) = crate::json::value::parse(line)
+            && v.truthy()
+        {
+            let ok = v.get("type").and_then(crate::json::Value::as_str) == Some("session")
+                && matches!(v.get("id"), Some(crate::json::Value::String(_)));
+            return ok.then(|| v.into_owned());
+        }
+        pos = next?;
+    }
+}
+
+/// Lines a header search meets: garbage, falsy values, headers with and without an id.
+fn header_lines() -> impl Strategy<Value = Vec<u8>> {
+    let line = prop_oneof![
+        Just(r#"{"type":"session","id":"s1","cwd":"/p"}"#.to_string()),
+        Just(r#"{"type":"session","id":7}"#.to_string()),
+        Just(r#"{"type":"message","id":"a"}"#.to_string()),
+        Just("null".to_string()),
+        Just("0".to_string()),
+        Just("".to_string()),
+        "[ -~]{0,40}",
+        "x{0,300}",
+    ];
+    (prop::collection::vec(line, 0..6), any::<bool>()).prop_map(|(lines, last_break)| {
+        let mut b = lines.join("\n").into_bytes();
+        if last_break {
+            b.push(b'\n');
+        }
+        b
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The chunked header search finds what reading the first `limit` bytes at once finds,
+    /// for every limit and first chunk (lines that end just before, at and after the limit).
+    #[test]
+    fn the_header_search_reads_as_pi_reads(bytes in header_lines(), limit in 1usize..400, near in any::<prop::sample::Index>(), delta in 0usize..3, chunk in 1usize..64) {
+        // Half the cases put the limit just before, at or after a line break.
+        let breaks: Vec<usize> = memchr::memchr_iter(b'\n', &bytes).collect();
+        let limit = if breaks.is_empty() || limit % 2 == 0 {
+            limit
+        } else {
+            (breaks[near.index(breaks.len())] + delta).max(1)
+        };
+        let want = header_twin(&bytes, limit).map(|v| v.stringify());
+        let got = super::find::header_from(&bytes[..], limit, chunk).map(|v| v.stringify());
+        prop_assert_eq!(got, want);
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
