@@ -22,6 +22,7 @@ mod memory;
 mod readme;
 mod real;
 mod robustness;
+mod session_ids;
 mod show;
 #[cfg(unix)]
 mod terminal;

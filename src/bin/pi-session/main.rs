@@ -21,6 +21,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 
 mod generate;
+mod locate;
 mod ls;
 mod message;
 mod read;
@@ -79,7 +80,8 @@ enum Cmd {
     /// Print what pi computes for FILE as JSON: header, entries, leaf, branch, context, tree
     /// and name, keys sorted.
     Dump {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// Navigate to this entry first (pi's /tree); `null` resets the leaf.
         #[arg(short, long, conflicts_with = "leaf_raw")]
@@ -99,7 +101,8 @@ enum Cmd {
     },
     /// Open FILE, validate every line, build tree and context, print a summary.
     Check {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// Print the summary as JSON.
         #[arg(short, long)]
@@ -114,7 +117,8 @@ enum Cmd {
     },
     /// Print the model context for the current leaf (or --leaf).
     Context {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// Compute the context for this entry (an id or a unique prefix of one) instead of
         /// the current leaf.
@@ -134,7 +138,8 @@ enum Cmd {
         after_help = "Each message gets a header line (role, model, time in UTC, entry id, label); tool calls are one line each, tool results and summaries are cut to their first lines, images show as their type and size, thinking is hidden.\n\nExample: pi-session show s.jsonl --leaf 4bd0512f --full"
     )]
     Show {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// Show the branch ending at this entry instead of the current leaf.
         #[arg(short, long)]
@@ -154,7 +159,8 @@ enum Cmd {
     },
     /// Print the session tree with labels; the current branch is marked with `*`.
     Tree {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
     },
     /// Append a message (a JSON object, on stdin or as MESSAGE) as a child of the leaf;
@@ -163,7 +169,8 @@ enum Cmd {
         after_help = "The message must be one pi writes: a role of user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary or system, with the fields of that role (content of the right shape); a missing timestamp is filled in with the current time in milliseconds. --raw appends any JSON object as it is.\n\nExample: pi-session append s.jsonl '{\"role\":\"user\",\"content\":\"hi\"}'"
     )]
     Append {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// The message; `-` or none: read it from stdin.
         message: Option<String>,
@@ -177,7 +184,8 @@ enum Cmd {
     },
     /// Set (or, with an empty LABEL, clear) the label of entry ID.
     Label {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// The entry to label (its id, or a unique prefix of four characters or more).
         id: String,
@@ -186,14 +194,16 @@ enum Cmd {
     },
     /// Set the session's display name.
     Name {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// The name (newlines become spaces, trimmed).
         name: String,
     },
     /// Copy a session into another project's folder (pi's forkFrom); prints the new file.
     Fork {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// The working directory of the new session.
         #[arg(long)]
@@ -209,7 +219,8 @@ enum Cmd {
     /// Write a new session holding only the path to LEAF_ID (pi's createBranchedSession);
     /// prints the new file.
     Branch {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// The last entry of the path to keep (an id or a unique prefix of one).
         leaf_id: String,
@@ -218,7 +229,8 @@ enum Cmd {
     ///
     /// Every write command does this first: a torn last line is cut back to the old file; anything else is left alone.
     Recover {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
         /// Print what was done as JSON (`action`: clean, not-written, completed, truncated,
         /// stale, busy).
@@ -227,7 +239,8 @@ enum Cmd {
     },
     /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
     Migrate {
-        /// The session file.
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
         file: PathBuf,
     },
     /// List sessions as pi's /resume does, newest first (--all: every project).
@@ -252,6 +265,26 @@ enum Cmd {
 }
 
 impl Cmd {
+    /// The SESSION argument, for the commands that take one: a path, a session id or a
+    /// unique prefix of one ([`locate`]).
+    fn session_mut(&mut self) -> Option<&mut PathBuf> {
+        match self {
+            Cmd::Dump { file, .. }
+            | Cmd::Check { file, .. }
+            | Cmd::Context { file, .. }
+            | Cmd::Show { file, .. }
+            | Cmd::Tree { file, .. }
+            | Cmd::Append { file, .. }
+            | Cmd::Label { file, .. }
+            | Cmd::Name { file, .. }
+            | Cmd::Fork { file, .. }
+            | Cmd::Branch { file, .. }
+            | Cmd::Recover { file, .. }
+            | Cmd::Migrate { file, .. } => Some(file),
+            Cmd::Ls(_) | Cmd::Find(_) | Cmd::Gen(_) | Cmd::Completions { .. } | Cmd::Man { .. } => None,
+        }
+    }
+
     /// Whether a failure answers with a JSON error object on stdout (`--json`): `Some`,
     /// with the file for `check` (whose object names it).
     fn json_errors(&self) -> Option<Option<PathBuf>> {
@@ -404,7 +437,10 @@ fn message(e: &anyhow::Error) -> String {
     parts.join(": ")
 }
 
-fn run(cli: Cli) -> Result<i32> {
+fn run(mut cli: Cli) -> Result<i32> {
+    if let Some(file) = cli.cmd.session_mut() {
+        *file = locate::session(file)?;
+    }
     let open = OpenOptions {
         read_mode: match cli.read_mode {
             Mode::Auto => ReadMode::Auto,
