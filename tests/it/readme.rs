@@ -12,9 +12,10 @@
 //! - A block with a write command (`append`, `label`, ...) runs in a temp dir that is also
 //!   `HOME`, on a copy of a corpus session as `s.jsonl` and of a v1 session as
 //!   `old-v1.jsonl`; the README's entry id `8cecc1bf` stands for the id `append` printed.
-//! - The ```` ```sh ```` block of "Start here": `cargo run --release -- ARGS` runs as the
-//!   binary with ARGS and must list every session file of the agent dir, newest first;
-//!   `cargo test --release` is what runs this test, so it is not run again.
+//! - The ```` ```sh ```` blocks of "Install" and "Start here": `cargo run --release -- ARGS`
+//!   runs as the binary with ARGS and must list every session file of the agent dir,
+//!   newest first; `cargo test --release` is what runs this test, so it is not run again;
+//!   `cargo install --path .` must be run by `.ci/run` (after the tests, on their build).
 //!
 //! Every `$ ` line of the README must be one of these commands, and every fenced block in
 //! a shell language must be the "Start here" block: nothing the README tells a reader to
@@ -25,6 +26,8 @@ use std::process::{Command, Stdio};
 
 /// The entry id the README's write examples use for the entry `append` printed.
 const README_APPENDED_ID: &str = "8cecc1bf";
+/// The README's install command (`.ci/run` runs it).
+const INSTALL: &str = "cargo install --path .";
 /// The commands that write; a block holding one runs in a temp dir.
 const WRITE_COMMANDS: &[&str] = &["append", "label", "name", "branch", "fork", "migrate", "recover", "gen"];
 /// Files the write examples name, and the corpus files they are copies of.
@@ -640,6 +643,18 @@ fn run_start_here_line(line_no: usize, line: &str, home: &Path, report: &mut Rep
         report.skipped.push(format!(
             "README.md:{line_no}: `{line}` (it is the command running this test)"
         ));
+        return;
+    }
+    if line == INSTALL {
+        // A second build of the tool would not fit the test command's time: `.ci/run`
+        // runs the install after the tests (on their build) and runs what it installed.
+        report.ran += 1;
+        let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+        if !ci.lines().any(|l| l.trim_start().starts_with(INSTALL)) {
+            report
+                .failures
+                .push(format!("README.md:{line_no}: `{line}` is not run by .ci/run"));
+        }
         return;
     }
     let Some(rest) = line.strip_prefix("cargo run --release -- ") else {
