@@ -82,6 +82,11 @@ fn json_str(s: &str) -> String {
     Value::str(s).stringify()
 }
 
+/// A string as JSON, `null` for none.
+fn opt_json(s: &Option<String>) -> String {
+    s.as_deref().map_or("null".into(), json_str)
+}
+
 /// `check`'s options.
 pub struct CheckFlags {
     /// `--json`.
@@ -124,6 +129,17 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
     let idx = s.index();
     // The version the file stores (pi's open shows 3 after migrating).
     let header_version = s.stored_version().map(|v| v.stringify());
+    // Who the session is: the header's id, cwd, start time and parent session (strings, or
+    // absent when the header has none or another type).
+    let header = s.header().ok();
+    let field = |k: &str| {
+        header
+            .as_ref()
+            .and_then(|h| h.get(k))
+            .and_then(Value::as_js_str)
+            .map(|v| v.to_str_lossy().into_owned())
+    };
+    let (session_id, cwd, created, parent) = (field("id"), field("cwd"), field("timestamp"), field("parentSession"));
     let leaf = s.leaf().clone();
     let mut step_errors: Vec<(&str, String)> = Vec::new();
     // The tree is independent of the branch and context walks: build it on the other
@@ -195,8 +211,12 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
             .collect();
         writeln!(
             out,
-            "{{\"file\":{},\"session\":true,\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"piOpenThrows\":{},\"errors\":{{{}}}{}}}",
+            "{{\"file\":{},\"session\":true,\"sessionId\":{},\"cwd\":{},\"created\":{},\"parentSession\":{},\"bytes\":{bytes},\"lines\":{},\"entries\":{entries},\"distinctIds\":{},\"headerVersion\":{},\"migration\":{},\"skipped\":[{}],\"leafId\":{},\"branchLength\":{branch_len},\"contextMessages\":{ctx_messages},\"contextSourceBytes\":{ctx_source_bytes},\"treeRoots\":{roots},\"sessionName\":{},\"fileChange\":{},\"appendJournal\":{},\"piOpenThrows\":{},\"errors\":{{{}}}{}}}",
             json_str(&path.display().to_string()),
+            opt_json(&session_id),
+            opt_json(&cwd),
+            opt_json(&created),
+            opt_json(&parent),
             idx.lines,
             s.entry_count(),
             header_version.unwrap_or_else(|| "null".into()),
@@ -216,6 +236,13 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
         )?;
     } else {
         writeln!(out, "file:              {}", escape_path(path))?;
+        let text = |v: &Option<String>| v.as_deref().map_or("(none)".into(), |t| escape(t).into_owned());
+        writeln!(out, "session id:        {}", text(&session_id))?;
+        writeln!(out, "cwd:               {}", text(&cwd))?;
+        writeln!(out, "created:           {}", text(&created))?;
+        if parent.is_some() {
+            writeln!(out, "parent session:    {}", text(&parent))?;
+        }
         writeln!(out, "size:              {bytes} bytes, {} lines", idx.lines)?;
         writeln!(out, "entries:           {entries} ({} distinct ids)", s.entry_count())?;
         let stored = match header_version.as_deref() {
