@@ -84,6 +84,10 @@ pub enum ErrorKind {
         #[source]
         source: std::io::Error,
     },
+    /// A listing was cancelled through its `CancelToken` (`listing::Cancelled` converts
+    /// into this, so that `?` works across listing and opening in one function).
+    #[error("listing cancelled")]
+    Cancelled,
     /// The file is not empty but its first parsed line is not a session header
     /// (`{"type":"session","id":"..."}`); pi refuses to open it.
     #[error("{}not a pi session: the first JSON line is not a session header", prefix(path))]
@@ -210,7 +214,7 @@ impl Error {
                 format!("non-terminating: {walk}() never returns ({kind} cycle through entry {id_json})")
             }
             ErrorKind::Io { source, .. } => format!("{self}: {source}"),
-            ErrorKind::FileChanged { .. } | ErrorKind::AmbiguousId { .. } => self.to_string(),
+            ErrorKind::FileChanged { .. } | ErrorKind::AmbiguousId { .. } | ErrorKind::Cancelled => self.to_string(),
         }
     }
     pub(crate) fn with_path(mut self, p: &Path) -> Error {

@@ -260,6 +260,24 @@ impl std::fmt::Display for Cancelled {
 
 impl std::error::Error for Cancelled {}
 
+/// A cancelled listing as the crate's error ([`ErrorKind::Cancelled`](crate::ErrorKind)):
+///
+/// ```no_run
+/// fn newest_context_len() -> Result<usize, pi_session::Error> {
+///     let env = pi_session::dirs::Env::from_process(pi_session::dirs::Flavor::Pi)?;
+///     let root = pi_session::dirs::sessions_root(&env.agent_dir(None));
+///     let listing = pi_session::listing::list_all(&root, &mut Default::default())?;
+///     let Some(newest) = listing.sessions.first() else { return Ok(0) };
+///     let s = pi_session::Session::open(&newest.path)?;
+///     Ok(s.context(s.leaf())?.messages.len())
+/// }
+/// ```
+impl From<Cancelled> for crate::error::Error {
+    fn from(_: Cancelled) -> Self {
+        crate::error::ErrorKind::Cancelled.into()
+    }
+}
+
 /// A cancellation flag shared with a running listing; checked between files.
 #[derive(Clone, Debug, Default)]
 pub struct CancelToken(Arc<AtomicBool>);
