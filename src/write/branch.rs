@@ -228,3 +228,67 @@ impl Writer {
         Ok(None)
     }
 }
+
+impl Session {
+    /// pi's `serializeSessionBranch`, what pi's `/export FILE.jsonl` writes: the path
+    /// `branch` (from [`Session::branch_path`]) as a session of its own. A version-3
+    /// header with this session's id, `timestamp` (pi: the time of the export) and the cwd
+    /// as pi's open resolves it (`resolvePath(header.cwd)`, the working directory when the
+    /// header has none), then every entry of the path as pi holds it (migrated), in order,
+    /// each re-chained to the one before it (the first to `null`), labels where they are.
+    /// Unlike [`Writer::create_branched_session`] the id stays and there is no
+    /// `parentSession`: the export is the same session cut to one branch.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] when the file changed under a mapping; I/O errors of `out`.
+    ///
+    /// ```
+    /// let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    ///     {\"type\":\"label\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}\n\
+    ///     {\"type\":\"label\",\"id\":\"b1\",\"parentId\":\"a1\",\"timestamp\":\"2025-01-01T00:00:02.000Z\"}\n\
+    ///     {\"type\":\"label\",\"id\":\"c1\",\"parentId\":\"a1\",\"timestamp\":\"2025-01-01T00:00:03.000Z\"}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// let branch = s.branch_path(None).unwrap(); // a1, c1
+    /// let env = pi_session::Env::from_process(pi_session::Flavor::Pi).unwrap();
+    /// let mut out = Vec::new();
+    /// s.write_branch_jsonl(&branch, "2026-01-01T00:00:00.000Z", &env, &mut out).unwrap();
+    /// let lines: Vec<&str> = std::str::from_utf8(&out).unwrap().lines().collect();
+    /// assert_eq!(lines[0], "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}");
+    /// assert_eq!(lines.len(), 3);
+    /// assert!(lines[2].contains("\"id\":\"c1\",\"parentId\":\"a1\""));
+    /// ```
+    pub fn write_branch_jsonl(
+        &self,
+        branch: &[EntryPos],
+        timestamp: &str,
+        env: &crate::listing::dirs::Env,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        let header = self.header()?;
+        let cwd = match header.get("cwd").and_then(Value::as_str) {
+            Some(c) => env.resolve_path(Path::new(c)),
+            None => env.resolve_path(&env.cwd),
+        };
+        let mut h = Object::new();
+        set(&mut h, "type", Value::str("session"));
+        set(&mut h, "version", Value::Number(3.0));
+        put(&mut h, "id", header.get("id").cloned());
+        set(&mut h, "timestamp", Value::str(timestamp));
+        set(&mut h, "cwd", Value::string(cwd.display().to_string()));
+        out.write_all(&line_of(&Value::Object(h)))?;
+        let mut parent = Value::Null;
+        let mut line = Vec::new();
+        for &p in branch {
+            let mut v = self.value(p)?;
+            if let Value::Object(o) = &mut v {
+                o.set(JsStr::from_str("parentId"), parent);
+            }
+            line.clear();
+            crate::json::stringify::stringify_into(&mut line, &v);
+            line.push(b'\n');
+            out.write_all(&line)?;
+            parent = key_to_value(self.record(p).id);
+        }
+        Ok(())
+    }
+}
