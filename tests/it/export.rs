@@ -352,7 +352,7 @@ fn jsonl_is_pis_own_export_and_pi_reads_the_branch_back() {
         );
         // Opened again, by pi (the golden) and by us: the original branch, entry by entry.
         let orig = Session::open(&source).expect("opens");
-        let leaf = g["leaf"].as_str().map(|l| pi_session::Key::str(l));
+        let leaf = g["leaf"].as_str().map(pi_session::Key::str);
         let orig_branch = orig.branch_path(leaf.as_ref()).expect("branch");
         let back = Session::from_bytes(ours.into_bytes()).expect("reopens");
         let back_branch = back.branch_path(None).expect("branch");
