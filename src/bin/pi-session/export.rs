@@ -278,7 +278,7 @@ impl TerminalSafe<'_> {
 impl Write for TerminalSafe<'_> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let mut rest = buf;
-        while let Some(i) = memchr_newline(rest) {
+        while let Some(i) = memchr::memchr(b'\n', rest) {
             self.line.extend_from_slice(&rest[..i]);
             self.flush_line()?;
             self.out.write_all(b"\n")?;
@@ -291,10 +291,6 @@ impl Write for TerminalSafe<'_> {
     fn flush(&mut self) -> std::io::Result<()> {
         self.out.flush()
     }
-}
-
-fn memchr_newline(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
 }
 
 /// The file's name, for a heading when the session has no name.
@@ -332,16 +328,16 @@ fn md(s: &str) -> String {
     out
 }
 
-/// The longest run of `c` in `s`.
+/// The longest run of `c` in `s` (`memchr` finds each run: tool output is most of a big
+/// export, and it rarely holds a backtick).
 fn longest_run(s: &str, c: u8) -> usize {
-    let (mut best, mut run) = (0, 0);
-    for &b in s.as_bytes() {
-        if b == c {
-            run += 1;
-            best = best.max(run);
-        } else {
-            run = 0;
-        }
+    let b = s.as_bytes();
+    let (mut best, mut at) = (0, 0);
+    while let Some(i) = memchr::memchr(c, &b[at..]) {
+        let start = at + i;
+        let len = b[start..].iter().take_while(|&&x| x == c).count();
+        best = best.max(len);
+        at = start + len;
     }
     best
 }
@@ -537,27 +533,49 @@ struct Html<'w> {
 /// newline, carriage return) and DEL as their control pictures (`␛`), so that nothing
 /// of the string is markup and nothing of it is invisible.
 fn h(s: &str) -> Cow<'_, str> {
-    let special =
-        |c: char| matches!(c, '&' | '<' | '>' | '"' | '\'' | '\u{7f}') || (c < ' ' && !matches!(c, '\t' | '\n' | '\r'));
-    let Some(at) = s.find(special) else {
+    /// The bytes [`h`] replaces.
+    const HTML_SPECIAL: [bool; 256] = {
+        let mut t = [false; 256];
+        let mut c = 0;
+        while c < 0x20 {
+            t[c] = !matches!(c as u8, b'\t' | b'\n' | b'\r');
+            c += 1;
+        }
+        t[b'&' as usize] = true;
+        t[b'<' as usize] = true;
+        t[b'>' as usize] = true;
+        t[b'"' as usize] = true;
+        t[b'\'' as usize] = true;
+        t[0x7f] = true;
+        t
+    };
+    // Every byte that needs a replacement is ASCII, so the text between two of them is
+    // copied as it is (a slice of whole characters), not character by character.
+    let special = |c: &u8| HTML_SPECIAL[usize::from(*c)];
+    let b = s.as_bytes();
+    let Some(mut i) = b.iter().position(special) else {
         return Cow::Borrowed(s);
     };
-    let mut out = String::with_capacity(s.len() + 16);
-    out.push_str(&s[..at]);
-    for c in s[at..].chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            '\u{7f}' => out.push('\u{2421}'),
-            c if c < ' ' && !matches!(c, '\t' | '\n' | '\r') => {
-                out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'));
-            }
-            c => out.push(c),
+    let mut out = String::with_capacity(s.len() + s.len() / 8 + 16);
+    let mut start = 0;
+    loop {
+        out.push_str(&s[start..i]);
+        match b[i] {
+            b'&' => out.push_str("&amp;"),
+            b'<' => out.push_str("&lt;"),
+            b'>' => out.push_str("&gt;"),
+            b'"' => out.push_str("&quot;"),
+            b'\'' => out.push_str("&#39;"),
+            0x7f => out.push('\u{2421}'),
+            c => out.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}')),
+        }
+        start = i + 1;
+        match b[start..].iter().position(special) {
+            Some(j) => i = start + j,
+            None => break,
         }
     }
+    out.push_str(&s[start..]);
     Cow::Owned(out)
 }
 
@@ -731,9 +749,10 @@ impl Sink for Html<'_> {
             }
             Part::Image { mime, data } => {
                 let note = image_note(*mime, data, &hs);
-                match embeddable(*mime, data) {
-                    Some(m) if self.images => format!("<img src=\"data:{m};base64,{data}\" alt=\"{note}\">\n"),
-                    None if self.images => {
+                // Without --images the data is not looked at (only its length).
+                match self.images.then(|| embeddable(*mime, data)) {
+                    Some(Some(m)) => format!("<img src=\"data:{m};base64,{data}\" alt=\"{note}\">\n"),
+                    Some(None) => {
                         format!(
                             "<p class=\"dim\">{note} (not embedded: only PNG, JPEG, GIF and WebP images in base64 are)</p>\n"
                         )
@@ -774,6 +793,7 @@ mod tests {
         );
         assert_eq!(h("bell\u{7}\u{1b}[0m\u{7f}"), "bell\u{2407}\u{241b}[0m\u{2421}");
         assert!(matches!(h("plain\ttext\n"), Cow::Borrowed(_)));
+        assert_eq!(h("é<ü>\u{0}ß'"), "é&lt;ü&gt;\u{2400}ß&#39;");
     }
 
     #[test]
@@ -794,6 +814,8 @@ mod tests {
         assert_eq!(code_span("a`b"), "``a`b``");
         assert_eq!(code_span("`x"), "`` `x ``");
         assert_eq!(code_span("l1\nl2"), "`l1⏎l2`");
+        assert_eq!(longest_run("a``b````c`", b'`'), 4);
+        assert_eq!(longest_run("none", b'`'), 0);
     }
 
     #[test]
