@@ -450,7 +450,7 @@ impl Sink for Markdown<'_> {
             ));
         }
         if info.old_format {
-            t.push_str("> **Note:** an old-format session: its entries get new random ids each time it is read (`pi-session migrate` writes them).\n\n");
+            t.push_str("> **Note:** an old-format session: pi gives its entries new random ids when it opens it (`pi-session migrate` writes them).\n\n");
         }
         self.out.write_all(t.as_bytes())?;
         Ok(())
@@ -667,7 +667,7 @@ impl Sink for Html<'_> {
             ));
         }
         if info.old_format {
-            t.push_str("<p class=\"warn\">Note: an old-format session: its entries get new random ids each time it is read (<code>pi-session migrate</code> writes them).</p>\n");
+            t.push_str("<p class=\"warn\">Note: an old-format session: pi gives its entries new random ids when it opens it (<code>pi-session migrate</code> writes them).</p>\n");
         }
         t.push_str("</header>\n");
         self.out.write_all(t.as_bytes())?;
