@@ -308,7 +308,8 @@ struct Markdown<'w> {
 }
 
 /// Text for a Markdown line outside code: line breaks become spaces, other controls their
-/// control pictures (`␇`), and the characters
+/// control pictures (`␇`), bidirectional overrides and isolates their escapes (`\u202e`,
+/// as on a terminal: they would reorder the heading), and the characters
 /// that start markup (`` \ ` * _ [ ] < > ! & | ~ $ ``) are backslash-escaped, so a name
 /// or a label shows as it is and makes no link, tag or emphasis.
 fn md(s: &str) -> String {
@@ -318,6 +319,7 @@ fn md(s: &str) -> String {
             '\n' | '\r' => out.push(' '),
             c if c < ' ' && c != '\t' => out.push(char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}')),
             '\u{7f}' => out.push('\u{2421}'),
+            '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => out.push_str(&format!("\\\\u{:04x}", u32::from(c))),
             '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '!' | '&' | '|' | '~' | '$' => {
                 out.push('\\');
                 out.push(c);
@@ -579,8 +581,28 @@ fn h(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// [`h`], and the bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069)
+/// shown as `\u202e`, as the terminal shows them: in a page they would reorder the text
+/// around them (a label `first try \u{202e}evil` reads `first try live`).
+fn hb(s: &str) -> Cow<'_, str> {
+    let bidi = |c: char| matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    let escaped = h(s);
+    if !escaped.contains(bidi) {
+        return escaped;
+    }
+    let mut out = String::with_capacity(escaped.len() + 16);
+    for c in escaped.chars() {
+        if bidi(c) {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 fn hs(s: &str) -> String {
-    h(s).into_owned()
+    hb(s).into_owned()
 }
 
 /// Image types a page may show from a `data:` URI (no SVG: it can hold script).
@@ -604,7 +626,7 @@ const CSS: &str = r#"
     --user: #3fb950; --assistant: #58a6ff; --tool: #d29922; --summary: #bc8cff; --warn: #f85149; }
 }
 * { box-sizing: border-box; }
-body { margin: 0; background: var(--bg); color: var(--fg);
+body { margin: 0; background: var(--bg); color: var(--fg); overflow-wrap: anywhere;
   font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 main { max-width: 52rem; margin: 0 auto; padding: 1rem; }
 h1 { font-size: 1.5rem; margin: 0.5rem 0; overflow-wrap: anywhere; }
@@ -650,12 +672,12 @@ impl Sink for Html<'_> {
         t.push_str("<meta name=\"generator\" content=\"pi-session\">\n");
         t.push_str(&format!(
             "<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n<main>\n",
-            h(&title)
+            hb(&title)
         ));
-        t.push_str(&format!("<header>\n<h1 class=\"text\">{}</h1>\n<dl>\n", h(&title)));
+        t.push_str(&format!("<header>\n<h1 class=\"text\">{}</h1>\n<dl>\n", hb(&title)));
         for (k, v) in [("session", &info.id), ("cwd", &info.cwd), ("created", &info.created)] {
             if let Some(v) = v {
-                t.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", h(v)));
+                t.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", hb(v)));
             }
         }
         t.push_str("</dl>\n");
@@ -679,8 +701,8 @@ impl Sink for Html<'_> {
         writeln!(
             self.out,
             "<p class=\"warn\">entry {} could not be read: {}</p>",
-            h(id),
-            h(error)
+            hb(id),
+            hb(error)
         )?;
         Ok(())
     }
@@ -695,11 +717,11 @@ impl Sink for Html<'_> {
         self.close()?;
         let mut meta = String::new();
         if let Some(t) = &head.time {
-            meta.push_str(&format!(" · {}", h(t)));
+            meta.push_str(&format!(" · {}", hb(t)));
         }
-        meta.push_str(&format!(" · {}", h(&head.id)));
+        meta.push_str(&format!(" · {}", hb(&head.id)));
         if let Some(l) = &head.label {
-            meta.push_str(&format!(" · label: {}", h(l)));
+            meta.push_str(&format!(" · label: {}", hb(l)));
         }
         writeln!(
             self.out,
@@ -729,8 +751,8 @@ impl Sink for Html<'_> {
                 if fits_one_line(&line) {
                     format!(
                         "<div class=\"call\"><span class=\"name\">→ {}</span> <code>{}</code></div>\n",
-                        h(name),
-                        h(&line)
+                        hb(name),
+                        hb(&line)
                     )
                 } else {
                     let body: Vec<String> = args
@@ -742,7 +764,7 @@ impl Sink for Html<'_> {
                         .collect();
                     format!(
                         "<div class=\"call\"><span class=\"name\">→ {}</span><pre>{}</pre></div>\n",
-                        h(name),
+                        hb(name),
                         h(&body.join("\n"))
                     )
                 }
@@ -793,6 +815,7 @@ mod tests {
         );
         assert_eq!(h("bell\u{7}\u{1b}[0m\u{7f}"), "bell\u{2407}\u{241b}[0m\u{2421}");
         assert!(matches!(h("plain\ttext\n"), Cow::Borrowed(_)));
+        assert_eq!(hb("first try \u{202e}evil<"), "first try \\u202eevil&lt;");
         assert_eq!(h("é<ü>\u{0}ß'"), "é&lt;ü&gt;\u{2400}ß&#39;");
     }
 
@@ -835,5 +858,7 @@ mod tests {
             md("<img src=x>[a](javascript:b) *c*\nd"),
             "\\<img src=x\\>\\[a\\](javascript:b) \\*c\\* d"
         );
+        // Rendered: `a\u202eb`, the override shown, not obeyed.
+        assert_eq!(md("a\u{202e}b"), r"a\\u202eb");
     }
 }
