@@ -224,3 +224,19 @@ pub fn first_member_value_end(b: &[u8], start: usize) -> Option<usize> {
     let v = skip_ws::<ws::Line>(b, c + 1);
     skip_value::<ws::Line>(b, v).ok().map(|(e, _)| e)
 }
+
+/// [`crate::Session::write_branch_jsonl`] (`verbatim`: stored lines in stringify form
+/// copied) or its slow twin (`verbatim` false: every line decoded and stringified).
+///
+/// # Errors
+/// As [`crate::Session::write_branch_jsonl`].
+pub fn write_branch_jsonl_with(
+    s: &crate::Session,
+    branch: &[crate::EntryPos],
+    timestamp: &str,
+    env: &crate::Env,
+    out: &mut dyn std::io::Write,
+    verbatim: bool,
+) -> crate::Result<()> {
+    s.branch_jsonl(branch, timestamp, env, out, verbatim)
+}

@@ -6,7 +6,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::index::{EntryPos, EntryType, Key};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value};
-use crate::session::{Session, key_to_value};
+use crate::json::verbatim::stringify_form_member;
+use crate::session::{Migration, Session, key_to_value};
 use crate::write::fs::{create_exclusive, io_at};
 use crate::write::{Entropy, Writer, header_object, invalid_id, line_of, put, set, valid_session_id};
 use std::path::{Path, PathBuf};
@@ -226,5 +227,217 @@ impl Writer {
         }
         self.session = next;
         Ok(None)
+    }
+}
+
+impl Session {
+    /// pi's `serializeSessionBranch`, what pi's `/export FILE.jsonl` writes: the path
+    /// `branch` (from [`Session::branch_path`]) as a session of its own. A version-3
+    /// header with this session's id, `timestamp` (pi: the time of the export) and the cwd
+    /// as pi's open resolves it (`resolvePath(header.cwd)`, the working directory when the
+    /// header has none), then every entry of the path as pi holds it (migrated), in order,
+    /// each re-chained to the one before it (the first to `null`), labels where they are.
+    /// Unlike [`Writer::create_branched_session`] the id stays and there is no
+    /// `parentSession`: the export is the same session cut to one branch.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] when the file changed under a mapping; I/O errors of `out`.
+    ///
+    /// ```
+    /// let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    ///     {\"type\":\"label\",\"id\":\"a1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}\n\
+    ///     {\"type\":\"label\",\"id\":\"b1\",\"parentId\":\"a1\",\"timestamp\":\"2025-01-01T00:00:02.000Z\"}\n\
+    ///     {\"type\":\"label\",\"id\":\"c1\",\"parentId\":\"a1\",\"timestamp\":\"2025-01-01T00:00:03.000Z\"}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// let branch = s.branch_path(None).unwrap(); // a1, c1
+    /// let env = pi_session::Env::from_process(pi_session::Flavor::Pi).unwrap();
+    /// let mut out = Vec::new();
+    /// s.write_branch_jsonl(&branch, "2026-01-01T00:00:00.000Z", &env, &mut out).unwrap();
+    /// let lines: Vec<&str> = std::str::from_utf8(&out).unwrap().lines().collect();
+    /// assert_eq!(lines[0], "{\"type\":\"session\",\"version\":3,\"id\":\"s1\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}");
+    /// assert_eq!(lines.len(), 3);
+    /// assert!(lines[2].contains("\"id\":\"c1\",\"parentId\":\"a1\""));
+    /// ```
+    pub fn write_branch_jsonl(
+        &self,
+        branch: &[EntryPos],
+        timestamp: &str,
+        env: &crate::listing::dirs::Env,
+        out: &mut dyn std::io::Write,
+    ) -> Result<()> {
+        self.branch_jsonl(branch, timestamp, env, out, true)
+    }
+
+    /// [`Session::write_branch_jsonl`]; `verbatim`: copy a line that is what
+    /// `JSON.stringify` writes for it and already names the entry before it as its
+    /// parent (in a file pi wrote, nearly every line: the export then costs little more
+    /// than a copy). `false` is its slow twin: every line decoded, re-chained and
+    /// stringified, as pi does.
+    pub(crate) fn branch_jsonl(
+        &self,
+        branch: &[EntryPos],
+        timestamp: &str,
+        env: &crate::listing::dirs::Env,
+        out: &mut dyn std::io::Write,
+        verbatim: bool,
+    ) -> Result<()> {
+        let header = self.header()?;
+        let cwd = match header.get("cwd").and_then(Value::as_str) {
+            Some(c) => env.resolve_path(Path::new(c)),
+            None => env.resolve_path(&env.cwd),
+        };
+        let mut h = Object::new();
+        set(&mut h, "type", Value::str("session"));
+        set(&mut h, "version", Value::Number(3.0));
+        put(&mut h, "id", header.get("id").cloned());
+        set(&mut h, "timestamp", Value::str(timestamp));
+        set(&mut h, "cwd", Value::string(cwd.display().to_string()));
+        out.write_all(&line_of(&Value::Object(h)))?;
+        // A migrated entry is not its line (ids, parents, fields are patched in).
+        let as_stored = verbatim && matches!(self.migration(), Migration::None | Migration::RewriteOnly);
+        let null = Key::Null;
+        let mut line = Vec::new();
+        for (k, &p) in branch.iter().enumerate() {
+            let rec = self.record(p);
+            let parent_is_kept = match k {
+                0 => rec.parent == crate::index::KeyRef::from(&null),
+                _ => rec.parent == self.record(branch[k - 1]).id,
+            };
+            let raw = self.raw(p);
+            if as_stored && parent_is_kept && stringify_form_member(raw, b"parentId").is_some() {
+                out.write_all(raw)?;
+                out.write_all(b"\n")?;
+                continue;
+            }
+            let mut v = self.value(p)?;
+            if let Value::Object(o) = &mut v {
+                let parent = match k {
+                    0 => Value::Null,
+                    _ => key_to_value(self.record(branch[k - 1]).id),
+                };
+                o.set(JsStr::from_str("parentId"), parent);
+            }
+            line.clear();
+            crate::json::stringify::stringify_into(&mut line, &v);
+            line.push(b'\n');
+            out.write_all(&line)?;
+        }
+        // The copied lines were read from a mapping: they were the file's only if it
+        // has not changed.
+        self.verify()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The jsonl export's copy of stored lines against its slow twin (every line decoded,
+    //! re-chained and stringified): the same bytes for every branch of generated sessions
+    //! whose lines are in stringify form or not, chained, re-chained or rooted oddly.
+    use super::*;
+    use proptest::prelude::*;
+
+    fn env() -> crate::listing::dirs::Env {
+        crate::listing::dirs::Env::from_process(crate::listing::dirs::Flavor::Pi).expect("env")
+    }
+
+    /// Every leaf's branch exported both ways; how many lines the fast way copied.
+    pub(crate) fn both_ways(bytes: &[u8]) -> usize {
+        let Ok(s) = Session::from_bytes(bytes.to_vec()) else {
+            return 0;
+        };
+        let mut copied = 0;
+        for i in 0..s.entries_len().min(64) {
+            let Some(p) = s.entry_at(i) else { continue };
+            let Ok(branch) = s.branch_path(Some(&s.record(p).id.to_key())) else {
+                continue;
+            };
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            s.branch_jsonl(&branch, "T", &env(), &mut fast, true).expect("fast");
+            s.branch_jsonl(&branch, "T", &env(), &mut slow, false).expect("slow");
+            assert_eq!(String::from_utf8_lossy(&fast), String::from_utf8_lossy(&slow));
+            // The fast way's lines are the stored ones where it copied.
+            copied += fast
+                .split(|&b| b == b'\n')
+                .skip(1)
+                .zip(&branch)
+                .filter(|(l, q)| *l == s.raw(**q))
+                .count();
+        }
+        copied
+    }
+
+    /// A line of an entry: stringify form or not (spaces, `1.0`, `\/`, a duplicate key), its
+    /// parent by id, `null`, missing, or an id that is not there.
+    fn line(i: usize) -> impl Strategy<Value = String> {
+        let parent = prop_oneof![
+            (0..8usize).prop_map(|p| format!("\"parentId\":\"e{p}\"")),
+            Just("\"parentId\":null".to_string()),
+            Just(String::new()),
+            Just("\"parentId\":\"gone\"".to_string()),
+        ];
+        let odd = prop_oneof![
+            Just(""),
+            Just(",\"n\":1.0"),
+            Just(",\"s\":\"a\\/b\""),
+            Just(",\"x\":1,\"x\":2"),
+            Just(", \"sp\":true"),
+            Just(",\"u\":\"\\u00e9\\n\""),
+        ];
+        let ty = prop_oneof![Just("message"), Just("label"), Just("custom")];
+        (parent, odd, ty, any::<bool>()).prop_map(move |(parent, odd, ty, parent_first)| {
+            let id = format!("\"id\":\"e{i}\"");
+            let head = match (parent.is_empty(), parent_first) {
+                (true, _) => id,
+                (false, true) => format!("{parent},{id}"),
+                (false, false) => format!("{id},{parent}"),
+            };
+            let body = if ty == "message" {
+                ",\"message\":{\"role\":\"user\",\"content\":\"hi\"}"
+            } else {
+                ""
+            };
+            format!("{{\"type\":\"{ty}\",{head},\"timestamp\":\"2025-01-01T00:00:00.000Z\"{odd}{body}}}\n")
+        })
+    }
+
+    fn session() -> impl Strategy<Value = Vec<u8>> {
+        (1..8usize).prop_flat_map(|n| {
+            (0..n).map(line).collect::<Vec<_>>().prop_map(|lines| {
+                let mut out =
+                    b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n"
+                        .to_vec();
+                for l in lines {
+                    out.extend_from_slice(l.as_bytes());
+                }
+                out
+            })
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, ..ProptestConfig::default() })]
+
+        #[test]
+        fn copying_stored_lines_writes_what_decoding_writes(bytes in session()) {
+            both_ways(&bytes);
+        }
+    }
+
+    #[test]
+    fn the_fast_way_copies_lines_and_corpus_files_agree() {
+        let chain = b"{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+            {\"type\":\"label\",\"id\":\"a\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00.000Z\"}\n\
+            {\"type\":\"label\",\"id\":\"b\",\"parentId\":\"a\",\"timestamp\":\"2025-01-01T00:00:00.000Z\"}\n";
+        assert!(both_ways(chain) >= 3, "not a vacuous twin: stored lines are copied");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus");
+        for dir in ["valid", "malformed"] {
+            for e in std::fs::read_dir(root.join(dir)).expect("corpus") {
+                let p = e.expect("entry").path();
+                // The small files (some malformed ones are deep chains of many MB).
+                if p.extension().is_some_and(|x| x == "jsonl") && p.metadata().is_ok_and(|m| m.len() < 256 << 10) {
+                    both_ways(&std::fs::read(&p).expect("read"));
+                }
+            }
+        }
     }
 }

@@ -15,6 +15,7 @@ mod cli_writes;
 mod conformance;
 mod crash_safety;
 mod crashes;
+mod export;
 mod hostile_writes;
 mod incremental;
 mod listing;

@@ -20,6 +20,7 @@ use show::Kind;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+mod export;
 mod generate;
 mod locate;
 mod ls;
@@ -157,6 +158,9 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
         color: ColorChoice,
     },
+    /// Export the current branch (or --leaf's) as Markdown, a self-contained HTML page, or
+    /// a pi session file (jsonl).
+    Export(export::ExportArgs),
     /// Print the session tree with labels; the current branch is marked with `*`.
     Tree {
         /// The session: its file, or its id or a unique prefix of one.
@@ -537,6 +541,7 @@ fn run(mut cli: Cli) -> Result<i32> {
             }
             code?
         }
+        Cmd::Export(a) => export::run(&a, open, &mut out)?,
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,

@@ -51,9 +51,14 @@ pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
 /// An id key for human output (escaped): a string as it is, any other id as JavaScript
 /// prints it (`null`, `42`), never a Rust name.
 pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
+    escape(&key_raw(k)).into_owned()
+}
+
+/// [`key_text`] before escaping (for files: Markdown and HTML escape it their way).
+pub(crate) fn key_raw<'k>(k: impl Into<KeyRef<'k>>) -> String {
     let k = k.into();
     if let Some(bytes) = k.str_bytes() {
-        return escape(&String::from_utf8_lossy(bytes)).into_owned();
+        return String::from_utf8_lossy(bytes).into_owned();
     }
     match k.non_string() {
         Some(Key::Null) => "null".into(),

@@ -3,11 +3,16 @@
 //! calls on one line each, tool results and long summaries cut to a few lines, images as
 //! their type and size, thinking hidden unless asked for.
 //!
+//! The walk over the branch ([`walk`]) is the one place that decides what a message
+//! shows (which entries are messages, their titles, tool calls, images, thinking,
+//! summaries, notes); it hands the pieces, unescaped, to a [`Sink`]: the terminal
+//! transcript here, Markdown and HTML in `export.rs`. Each sink escapes for its medium.
+//!
 //! Entries are decoded one at a time as they are printed, so the first screen of a
 //! 1 GiB session shows while the rest is still unread; everything from the session is
 //! escaped for the terminal (`text::escape`, line by line).
 
-use crate::show::key_text;
+use crate::show::key_raw;
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
 use pi_session::text::{escape, escape_path};
@@ -41,12 +46,12 @@ const DIM: Style = Style::new().dimmed();
 const CALL: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Magenta)));
 const ERROR: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Red))).bold();
 
-/// The header style of a role.
-fn role_style(role: &str) -> Style {
-    let c = match role {
+/// The header style of a kind of message ([`Title::class`]).
+fn role_style(class: &str) -> Style {
+    let c = match class {
         "user" => AnsiColor::Green,
         "assistant" => AnsiColor::Cyan,
-        "toolResult" | "bashExecution" => AnsiColor::Yellow,
+        "tool" => AnsiColor::Yellow,
         _ => AnsiColor::Blue,
     };
     Style::new().fg_color(Some(Color::Ansi(c))).bold()
@@ -57,8 +62,175 @@ const SHOWN_LINES: usize = 6;
 /// The widest a one-line summary (a tool call's arguments) gets.
 const LINE_WIDTH: usize = 120;
 
-/// Print the branch of `leaf` (default: the session's leaf) of `path`.
-pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags, out: &mut dyn Write) -> Result<i32> {
+// ----- the walk: what each entry of the branch shows --------------------------------
+
+/// The session as a whole, for the top of a transcript (strings unescaped).
+pub(crate) struct Info<'a> {
+    /// The file as it was given.
+    pub path: &'a Path,
+    /// The session's name (`session_info`), if it has one.
+    pub name: Option<String>,
+    /// The header's `id`.
+    pub id: Option<String>,
+    /// The header's `cwd`.
+    pub cwd: Option<String>,
+    /// The header's `timestamp` ([`time_text`]).
+    pub created: Option<String>,
+    /// How many lines of the file are skipped (as pi skips them).
+    pub skipped: usize,
+    /// An old-format (v1/v2) file: its ids are given when it is opened.
+    pub old_format: bool,
+}
+
+/// What a message is, in the words of its header.
+pub(crate) enum Title<'a> {
+    /// An assistant message and the model that wrote it.
+    Assistant {
+        provider: Option<&'a str>,
+        model: Option<&'a str>,
+    },
+    /// A tool's result, failed or not.
+    ToolResult { name: &'a str, failed: bool },
+    /// A `!` command run by the user.
+    Bash,
+    /// A `branchSummary` or `compactionSummary` message (its role).
+    Summary(&'a str),
+    /// A system prompt.
+    System,
+    /// A `custom` message of an extension.
+    Custom(&'a str),
+    /// A message of another role (a user message: `user`).
+    Role(&'a str),
+    /// A compaction entry and the tokens it summarised.
+    Compaction(Option<String>),
+    /// A branch summary entry.
+    BranchSummary,
+    /// A `custom_message` entry.
+    CustomMessage(&'a str),
+}
+
+impl Title<'_> {
+    /// The header's words, session strings passed through `esc`.
+    pub(crate) fn words(&self, esc: &dyn Fn(&str) -> String) -> String {
+        match self {
+            Title::Assistant { provider, model } => match (provider, model) {
+                (Some(p), Some(m)) => format!("assistant ({}/{})", esc(p), esc(m)),
+                (None, Some(m)) => format!("assistant ({})", esc(m)),
+                _ => "assistant".into(),
+            },
+            Title::ToolResult { name, failed } => {
+                format!("tool result {}{}", esc(name), if *failed { " (error)" } else { "" })
+            }
+            Title::Bash => "bash".into(),
+            Title::Summary(role) => format!("{} (summary)", esc(role)),
+            Title::System => "system".into(),
+            Title::Custom(ty) => format!("custom {}", esc(ty)),
+            Title::Role(role) => esc(role),
+            Title::Compaction(Some(t)) => format!("compaction (summary of {} tokens before it)", esc(t)),
+            Title::Compaction(None) => "compaction".into(),
+            Title::BranchSummary => "branch summary (of a branch left)".into(),
+            Title::CustomMessage(ty) => format!("custom message {}", esc(ty)),
+        }
+    }
+
+    /// The kind of message, for colours and CSS classes (never a session string).
+    pub(crate) fn class(&self) -> &'static str {
+        match self {
+            Title::Assistant { .. } => "assistant",
+            Title::ToolResult { .. } | Title::Bash => "tool",
+            Title::Role("user") => "user",
+            Title::System => "system",
+            Title::Custom(_) | Title::CustomMessage(_) => "custom",
+            Title::Role(_) => "other",
+            Title::Summary(_) | Title::Compaction(_) | Title::BranchSummary => "summary",
+        }
+    }
+}
+
+/// The header of a message.
+pub(crate) struct Head<'a> {
+    pub title: Title<'a>,
+    /// The entry's time ([`time_text`], unescaped).
+    pub time: Option<String>,
+    /// The entry's id (unescaped).
+    pub id: String,
+    /// The entry's label, if it has one.
+    pub label: Option<String>,
+}
+
+/// What kind of text a text is: how much of it `show` prints, how a file sets it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Flow {
+    /// What a person wrote or a model answered: all of it, as it is.
+    Prose,
+    /// A summary or a system prompt: cut by `show`, prose in a file.
+    Summary,
+    /// A tool's or a command's output: cut by `show`, verbatim (a fenced block) in a file.
+    Output,
+}
+
+/// A piece of a message, unescaped.
+pub(crate) enum Part<'a> {
+    /// Text.
+    Text(&'a str, Flow),
+    /// A thinking block.
+    Thinking(&'a str),
+    /// A tool call: its name and arguments (`key: value` with strings as they are, the
+    /// rest as JSON; one unnamed value when the arguments are no object).
+    Call {
+        name: &'a str,
+        args: Vec<(Option<String>, String)>,
+    },
+    /// An image: its type (when given) and its base64 data (measured, never decoded).
+    Image { mime: Option<&'a str>, data: &'a str },
+    /// The command of a `bashExecution`.
+    Command(&'a str),
+    /// A command's exit code.
+    Exit(String),
+    /// An assistant's error message.
+    Error(&'a str),
+    /// Anything else, as JSON.
+    Json(String),
+}
+
+/// A one-line note between messages.
+pub(crate) enum Note<'a> {
+    /// A `model_change` entry.
+    Model { provider: &'a str, model: &'a str },
+    /// A `thinking_level_change` entry.
+    ThinkingLevel(String),
+}
+
+impl Note<'_> {
+    /// The note's words, session strings passed through `esc`.
+    pub(crate) fn words(&self, esc: &dyn Fn(&str) -> String) -> String {
+        match self {
+            Note::Model { provider, model } => format!("· model: {}/{}", esc(provider), esc(model)),
+            Note::ThinkingLevel(level) => format!("· thinking level: {}", esc(level)),
+        }
+    }
+}
+
+/// Where [`walk`] sends what it finds, in order: `start`, then per entry `unreadable`, a
+/// `note`, or a `head` followed by its `part`s, then `end`.
+pub(crate) trait Sink {
+    /// The session before its first entry.
+    fn start(&mut self, info: &Info<'_>) -> Result<()>;
+    /// An entry of the branch whose line cannot be decoded now (the file changed).
+    fn unreadable(&mut self, id: &str, error: &str) -> Result<()>;
+    /// A model or thinking level change.
+    fn note(&mut self, note: &Note<'_>) -> Result<()>;
+    /// A message begins.
+    fn head(&mut self, head: &Head<'_>) -> Result<()>;
+    /// A piece of the last message headed.
+    fn part(&mut self, part: &Part<'_>) -> Result<()>;
+    /// After the last entry; `messages` headed.
+    fn end(&mut self, messages: usize) -> Result<()>;
+}
+
+/// Open `path` and the branch of `leaf` (an id or a unique prefix of one; default: the
+/// session's leaf).
+pub(crate) fn open_branch(path: &Path, opts: OpenOptions, leaf: Option<&str>) -> Result<(Session, Vec<EntryPos>)> {
     let s = Session::open_with(path, opts).map_err(crate::show::at(path))?;
     let branch = match leaf {
         Some(id) => {
@@ -68,132 +240,105 @@ pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags
         None => s.branch_path(None),
     }
     .map_err(crate::show::at(path))?;
-    write_header(&s, path, out)?;
-    let mut shown = 0usize;
-    for &p in &branch {
-        if entry(&s, p, flags, out)? {
-            shown += 1;
-        }
-    }
-    if shown == 0 {
-        writeln!(out, "(no messages on this branch)")?;
-    }
-    s.verify().map_err(crate::show::at(path))?;
-    Ok(0)
+    Ok((s, branch))
 }
 
-fn write_header(s: &Session, path: &Path, out: &mut dyn Write) -> Result<()> {
-    let name = s.session_name().ok().flatten().map(|n| n.to_str_lossy().into_owned());
+/// The session's [`Info`].
+pub(crate) fn info<'a>(s: &Session, path: &'a Path) -> Info<'a> {
     let header = s.header().ok();
     let field = |k: &str| {
         header
             .as_ref()
             .and_then(|h| h.get(k))
             .and_then(Value::as_str)
-            .map(|v| escape(v).into_owned())
+            .map(str::to_owned)
     };
-    writeln!(
-        out,
-        "# {}",
-        name.as_deref()
-            .map_or_else(|| escape_path(path).into_owned(), |n| escape(n).into_owned())
-    )?;
-    if let Some(id) = field("id") {
-        writeln!(out, "session {id}")?;
+    Info {
+        path,
+        name: s.session_name().ok().flatten().map(|n| n.to_str_lossy().into_owned()),
+        id: field("id"),
+        cwd: field("cwd"),
+        created: time_text(header.as_ref().and_then(|h| h.get("timestamp"))),
+        skipped: s.skipped().len(),
+        old_format: !matches!(s.migration(), pi_session::Migration::None),
     }
-    if let Some(cwd) = field("cwd") {
-        writeln!(out, "cwd {cwd}")?;
-    }
-    if !s.skipped().is_empty() {
-        writeln!(
-            out,
-            "note: {} line(s) of the file are skipped, as pi skips them (`pi-session check` says why)",
-            s.skipped().len()
-        )?;
-    }
-    if !matches!(s.migration(), pi_session::Migration::None) {
-        writeln!(
-            out,
-            "note: an old-format session: pi gives its entries new random ids when it opens it (`pi-session migrate` writes them)"
-        )?;
-    }
-    Ok(())
 }
 
-/// `2025-12-01T09:01:53.680Z` as `2025-12-01 09:01:53 UTC`; anything else escaped as it is.
+/// Walk `branch` of `s` into `sink`; the number of messages headed.
+pub(crate) fn walk(s: &Session, path: &Path, branch: &[EntryPos], sink: &mut dyn Sink) -> Result<usize> {
+    sink.start(&info(s, path))?;
+    let mut shown = 0usize;
+    for &p in branch {
+        if entry(s, p, sink)? {
+            shown += 1;
+        }
+    }
+    sink.end(shown)?;
+    Ok(shown)
+}
+
+/// `2025-12-01T09:01:53.680Z` as `2025-12-01 09:01:53 UTC`; anything else as it is.
 fn time_text(v: Option<&Value<'_>>) -> Option<String> {
     let t = v?.as_str()?;
     let b = t.as_bytes();
     if b.len() >= 19 && b[10] == b'T' && t.ends_with('Z') && t.is_ascii() {
         return Some(format!("{} {} UTC", &t[..10], &t[11..19]));
     }
-    Some(escape(t).into_owned())
+    Some(t.to_owned())
 }
 
-/// One entry; `true` when it printed a message.
-fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Result<bool> {
+/// One entry; `true` when it headed a message.
+fn entry(s: &Session, p: EntryPos, sink: &mut dyn Sink) -> Result<bool> {
     let rec = s.record(p);
     let v = match s.value(p) {
         Ok(v) => v,
         Err(e) => {
-            writeln!(
-                out,
-                "\n(entry {} could not be read: {})",
-                key_text(rec.id),
-                escape(&e.to_string())
-            )?;
+            sink.unreadable(&key_raw(rec.id), &e.to_string())?;
             return Ok(false);
         }
     };
-    let id = key_text(rec.id);
+    let id = key_raw(rec.id);
     let time = time_text(v.get("timestamp"));
     let label = s
         .label_entry(rec.id)
         .and_then(|l| s.value(l).ok())
-        .and_then(|l| l.get("label").and_then(Value::as_str).map(|t| escape(t).into_owned()));
-    let head = |what: &str, role: &str| {
-        let mut h = format!("── {what}");
-        if let Some(t) = &time {
-            h.push_str(&format!(" · {t}"));
-        }
-        h.push_str(&format!(" · {id}"));
-        if let Some(l) = &label {
-            h.push_str(&format!(" · label: {l}"));
-        }
-        format!("\n{}", flags.paint(&h, role_style(role)))
+        .and_then(|l| l.get("label").and_then(Value::as_str).map(str::to_owned));
+    let mut head = |title: Title<'_>, sink: &mut dyn Sink| {
+        sink.head(&Head {
+            title,
+            time: time.clone(),
+            id: id.clone(),
+            label: label.clone(),
+        })
     };
+    let str_of = |k: &str| v.get(k).and_then(Value::as_str);
     match rec.ty {
         EntryType::Message => {
             let Some(m) = v.get("message") else { return Ok(false) };
-            message(m, &head, flags, out)?;
+            message(m, &mut head, sink)?;
             Ok(true)
         }
         EntryType::Compaction => {
-            let tokens = v.get("tokensBefore").map(Value::stringify);
-            let what = match tokens {
-                Some(t) => format!("compaction (summary of {t} tokens before it)"),
-                None => "compaction".into(),
-            };
-            writeln!(out, "{}", head(&what, "summary"))?;
-            content(v.get("summary"), flags, Length::Cut, out)?;
+            head(Title::Compaction(v.get("tokensBefore").map(Value::stringify)), sink)?;
+            content(v.get("summary"), Flow::Summary, sink)?;
             Ok(true)
         }
         EntryType::BranchSummary => {
-            writeln!(out, "{}", head("branch summary (of a branch left)", "summary"))?;
-            content(v.get("summary"), flags, Length::Cut, out)?;
+            head(Title::BranchSummary, sink)?;
+            content(v.get("summary"), Flow::Summary, sink)?;
             Ok(true)
         }
         EntryType::CustomMessage => {
-            let ty = v.get("customType").and_then(Value::as_str).unwrap_or("?");
-            writeln!(out, "{}", head(&format!("custom message {}", escape(ty)), "custom"))?;
-            content(v.get("content"), flags, Length::Whole, out)?;
+            head(Title::CustomMessage(str_of("customType").unwrap_or("?")), sink)?;
+            content(v.get("content"), Flow::Prose, sink)?;
             Ok(true)
         }
         EntryType::ModelChange => {
-            let provider = v.get("provider").and_then(Value::as_str).unwrap_or("?");
-            let model = v.get("modelId").and_then(Value::as_str).unwrap_or("?");
-            let note = format!("· model: {}/{}", escape(provider), escape(model));
-            writeln!(out, "\n{}", flags.paint(&note, DIM))?;
+            let note = Note::Model {
+                provider: str_of("provider").unwrap_or("?"),
+                model: str_of("modelId").unwrap_or("?"),
+            };
+            sink.note(&note)?;
             Ok(false)
         }
         EntryType::ThinkingLevelChange => {
@@ -201,160 +346,111 @@ fn entry(s: &Session, p: EntryPos, flags: ShowFlags, out: &mut dyn Write) -> Res
                 Some(l) => l.as_str().map_or_else(|| l.stringify(), str::to_owned),
                 None => String::new(),
             };
-            let note = format!("· thinking level: {}", escape(&level));
-            writeln!(out, "\n{}", flags.paint(&note, DIM))?;
+            sink.note(&Note::ThinkingLevel(level))?;
             Ok(false)
         }
         _ => Ok(false),
     }
 }
 
-fn message(m: &Value<'_>, head: &dyn Fn(&str, &str) -> String, flags: ShowFlags, out: &mut dyn Write) -> Result<()> {
-    let role = m.get("role").and_then(Value::as_str).unwrap_or("?");
+fn message(
+    m: &Value<'_>,
+    head: &mut dyn FnMut(Title<'_>, &mut dyn Sink) -> Result<()>,
+    sink: &mut dyn Sink,
+) -> Result<()> {
+    let str_of = |k: &str| m.get(k).and_then(Value::as_str);
+    let role = str_of("role").unwrap_or("?");
     match role {
         "assistant" => {
-            let provider = m.get("provider").and_then(Value::as_str);
-            let model = m.get("model").and_then(Value::as_str);
-            let what = match (provider, model) {
-                (Some(p), Some(m)) => format!("assistant ({}/{})", escape(p), escape(m)),
-                (None, Some(m)) => format!("assistant ({})", escape(m)),
-                _ => "assistant".into(),
+            let title = Title::Assistant {
+                provider: str_of("provider"),
+                model: str_of("model"),
             };
-            writeln!(out, "{}", head(&what, role))?;
-            content(m.get("content"), flags, Length::Whole, out)?;
-            if let Some(e) = m.get("errorMessage").and_then(Value::as_str) {
-                writeln!(out, "{}", flags.paint(&format!("error: {}", escape(e)), ERROR))?;
+            head(title, sink)?;
+            content(m.get("content"), Flow::Prose, sink)?;
+            if let Some(e) = str_of("errorMessage") {
+                sink.part(&Part::Error(e))?;
             }
         }
         "toolResult" => {
-            let name = m.get("toolName").and_then(Value::as_str).unwrap_or("?");
-            let failed = m.get("isError").is_some_and(Value::truthy);
-            let what = format!("tool result {}{}", escape(name), if failed { " (error)" } else { "" });
-            writeln!(out, "{}", head(&what, role))?;
-            content(m.get("content"), flags, Length::Cut, out)?;
+            let title = Title::ToolResult {
+                name: str_of("toolName").unwrap_or("?"),
+                failed: m.get("isError").is_some_and(Value::truthy),
+            };
+            head(title, sink)?;
+            content(m.get("content"), Flow::Output, sink)?;
         }
         "bashExecution" => {
-            writeln!(out, "{}", head("bash", role))?;
-            let command = m.get("command").and_then(Value::as_str).unwrap_or("");
-            writeln!(out, "{}", flags.paint(&format!("$ {}", one_line(command)), CALL))?;
-            content(m.get("output"), flags, Length::Cut, out)?;
+            head(Title::Bash, sink)?;
+            sink.part(&Part::Command(str_of("command").unwrap_or("")))?;
+            content(m.get("output"), Flow::Output, sink)?;
             if let Some(code) = m.get("exitCode").filter(|c| !matches!(c, Value::Null)) {
-                writeln!(out, "(exit {})", code.stringify())?;
+                sink.part(&Part::Exit(code.stringify()))?;
             }
         }
         "branchSummary" | "compactionSummary" => {
-            writeln!(out, "{}", head(&format!("{} (summary)", escape(role)), role))?;
-            content(m.get("summary"), flags, Length::Cut, out)?;
+            head(Title::Summary(role), sink)?;
+            content(m.get("summary"), Flow::Summary, sink)?;
         }
         "system" => {
-            writeln!(out, "{}", head("system", role))?;
+            head(Title::System, sink)?;
             // pi's structured system prompt keeps its text in `sections` (content empty).
             match (m.get("content"), m.get("sections")) {
                 (Some(Value::String(c)), Some(Value::Object(sections))) if c.as_bytes().is_empty() => {
                     for (_, text) in sections.iter() {
-                        content(Some(text), flags, Length::Cut, out)?;
+                        content(Some(text), Flow::Summary, sink)?;
                     }
                 }
-                (c, _) => content(c, flags, Length::Cut, out)?,
+                (c, _) => content(c, Flow::Summary, sink)?,
             }
         }
         "custom" => {
-            let ty = m.get("customType").and_then(Value::as_str).unwrap_or("?");
-            writeln!(out, "{}", head(&format!("custom {}", escape(ty)), role))?;
-            content(m.get("content"), flags, Length::Whole, out)?;
+            head(Title::Custom(str_of("customType").unwrap_or("?")), sink)?;
+            content(m.get("content"), Flow::Prose, sink)?;
         }
         other => {
-            writeln!(out, "{}", head(&escape(other), other))?;
-            content(m.get("content"), flags, Length::Whole, out)?;
+            head(Title::Role(other), sink)?;
+            content(m.get("content"), Flow::Prose, sink)?;
         }
     }
     Ok(())
-}
-
-/// How much of a text to print.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Length {
-    /// All of it (what a person wrote or the model answered).
-    Whole,
-    /// Its first lines unless `--full` (tool output, summaries).
-    Cut,
 }
 
 /// A `content` (or `summary`, `output`): a string, or blocks of text, thinking, tool
 /// calls and images.
-fn content(c: Option<&Value<'_>>, flags: ShowFlags, len: Length, out: &mut dyn Write) -> Result<()> {
+fn content(c: Option<&Value<'_>>, flow: Flow, sink: &mut dyn Sink) -> Result<()> {
     match c {
-        Some(Value::String(_)) => text(c.and_then(Value::as_str).unwrap_or(""), flags, len, out),
+        Some(Value::String(_)) => sink.part(&Part::Text(c.and_then(Value::as_str).unwrap_or(""), flow)),
         Some(Value::Array(blocks)) => {
             for b in blocks.iter() {
-                block(b, flags, len, out)?;
+                block(b, flow, sink)?;
             }
             Ok(())
         }
-        Some(other) => {
-            writeln!(out, "{}", one_line(&other.stringify()))?;
-            Ok(())
-        }
+        Some(other) => sink.part(&Part::Json(other.stringify())),
         None => Ok(()),
     }
 }
 
-fn block(b: &Value<'_>, flags: ShowFlags, len: Length, out: &mut dyn Write) -> Result<()> {
+fn block(b: &Value<'_>, flow: Flow, sink: &mut dyn Sink) -> Result<()> {
     let str_of = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("");
     match b.get("type").and_then(Value::as_str) {
-        Some("text") => text(str_of("text"), flags, len, out),
-        Some("thinking") => {
-            let t = str_of("thinking");
-            if flags.thinking {
-                writeln!(out, "[thinking]")?;
-                text(t, flags, Length::Whole, out)
-            } else {
-                let note = format!("[thinking: {} hidden, --thinking]", count(t.lines().count(), "line"));
-                writeln!(out, "{}", flags.paint(&note, DIM))?;
-                Ok(())
-            }
-        }
-        Some("toolCall") => {
-            let name = b.get("name").and_then(Value::as_str).unwrap_or("?");
-            let call = format!("→ {}({})", escape(name), one_line(&arguments(b.get("arguments"))));
-            writeln!(out, "{}", flags.paint(&call, CALL))?;
-            Ok(())
-        }
-        Some("image") => {
-            let mime = b.get("mimeType").and_then(Value::as_str).unwrap_or("image");
-            let bytes = str_of("data").len() / 4 * 3;
-            let note = format!("[{} {}]", escape(mime), size_text(bytes as u64));
-            writeln!(out, "{}", flags.paint(&note, DIM))?;
-            Ok(())
-        }
-        _ => {
-            writeln!(out, "{}", one_line(&b.stringify()))?;
-            Ok(())
-        }
+        Some("text") => sink.part(&Part::Text(str_of("text"), flow)),
+        Some("thinking") => sink.part(&Part::Thinking(str_of("thinking"))),
+        Some("toolCall") => sink.part(&Part::Call {
+            name: b.get("name").and_then(Value::as_str).unwrap_or("?"),
+            args: arguments(b.get("arguments")),
+        }),
+        Some("image") => sink.part(&Part::Image {
+            mime: b.get("mimeType").and_then(Value::as_str),
+            data: str_of("data"),
+        }),
+        _ => sink.part(&Part::Json(b.stringify())),
     }
 }
 
-/// A text line by line, escaped; cut to its first lines (then how many more there are)
-/// when `len` says so and `--full` does not.
-fn text(t: &str, flags: ShowFlags, len: Length, out: &mut dyn Write) -> Result<()> {
-    let total = t.lines().count();
-    let keep = if flags.full || len == Length::Whole {
-        total
-    } else {
-        SHOWN_LINES.min(total)
-    };
-    for line in t.lines().take(keep) {
-        writeln!(out, "{}", escape(line))?;
-    }
-    if keep < total {
-        let note = format!("({}, --full)", count(total - keep, "more line"));
-        writeln!(out, "{}", flags.paint(&note, DIM))?;
-    }
-    Ok(())
-}
-
-/// A tool call's arguments as `key: value, ...` (strings as they are, the rest as JSON).
-fn arguments(a: Option<&Value<'_>>) -> String {
+/// A tool call's arguments: `(key, value)` with strings as they are, the rest as JSON.
+fn arguments(a: Option<&Value<'_>>) -> Vec<(Option<String>, String)> {
     match a {
         Some(Value::Object(o)) => o
             .iter()
@@ -363,27 +459,34 @@ fn arguments(a: Option<&Value<'_>>) -> String {
                     Some(s) => s.to_owned(),
                     None => v.stringify(),
                 };
-                format!("{}: {v}", k.to_str_lossy())
+                (Some(k.to_str_lossy().into_owned()), v)
             })
-            .collect::<Vec<_>>()
-            .join(", "),
-        Some(v) => v.stringify(),
-        None => String::new(),
+            .collect(),
+        Some(v) => vec![(None, v.stringify())],
+        None => Vec::new(),
     }
 }
 
-/// Text on one line: newlines shown as `⏎`, escaped, cut to [`LINE_WIDTH`] characters.
-fn one_line(t: &str) -> String {
-    let flat: String = t.replace('\n', "⏎");
-    let mut cut: String = flat.chars().take(LINE_WIDTH).collect();
-    if cut.len() < flat.len() {
-        cut.push('…');
-    }
-    escape(&cut).into_owned()
+/// Arguments on one line as `key: value, ...`.
+pub(crate) fn arguments_line(args: &[(Option<String>, String)]) -> String {
+    args.iter()
+        .map(|(k, v)| match k {
+            Some(k) => format!("{k}: {v}"),
+            None => v.clone(),
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An image's placeholder: `[image/png 1.2 MB]` (the size from the base64 length; the
+/// data is never decoded), its type passed through `esc`.
+pub(crate) fn image_note(mime: Option<&str>, data: &str, esc: &dyn Fn(&str) -> String) -> String {
+    let bytes = data.len() / 4 * 3;
+    format!("[{} {}]", esc(mime.unwrap_or("image")), size_text(bytes as u64))
 }
 
 /// `1 line`, `3 lines`.
-fn count(n: usize, what: &str) -> String {
+pub(crate) fn count(n: usize, what: &str) -> String {
     if n == 1 {
         format!("1 {what}")
     } else {
@@ -397,6 +500,158 @@ fn size_text(n: u64) -> String {
         1_000..1_000_000 => format!("{:.1} KB", n as f64 / 1e3),
         _ => format!("{:.1} MB", n as f64 / 1e6),
     }
+}
+
+// ----- the terminal transcript ------------------------------------------------------
+
+/// Print the branch of `leaf` (default: the session's leaf) of `path`.
+pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags, out: &mut dyn Write) -> Result<i32> {
+    let (s, branch) = open_branch(path, opts, leaf)?;
+    walk(&s, path, &branch, &mut Terminal { out, flags })?;
+    s.verify().map_err(crate::show::at(path))?;
+    Ok(0)
+}
+
+/// The [`Sink`] of `show`: escaped text for a terminal, coloured when asked.
+struct Terminal<'w> {
+    out: &'w mut dyn Write,
+    flags: ShowFlags,
+}
+
+fn esc(s: &str) -> String {
+    escape(s).into_owned()
+}
+
+impl Terminal<'_> {
+    /// A text line by line, escaped; cut to its first lines (then how many more there
+    /// are) unless it is prose or `--full` says so.
+    fn text(&mut self, t: &str, flow: Flow) -> Result<()> {
+        let total = t.lines().count();
+        let keep = if self.flags.full || flow == Flow::Prose {
+            total
+        } else {
+            SHOWN_LINES.min(total)
+        };
+        for line in t.lines().take(keep) {
+            writeln!(self.out, "{}", escape(line))?;
+        }
+        if keep < total {
+            let note = format!("({}, --full)", count(total - keep, "more line"));
+            writeln!(self.out, "{}", self.flags.paint(&note, DIM))?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for Terminal<'_> {
+    fn start(&mut self, info: &Info<'_>) -> Result<()> {
+        let out = &mut *self.out;
+        writeln!(
+            out,
+            "# {}",
+            info.name
+                .as_deref()
+                .map_or_else(|| escape_path(info.path).into_owned(), esc)
+        )?;
+        if let Some(id) = &info.id {
+            writeln!(out, "session {}", escape(id))?;
+        }
+        if let Some(cwd) = &info.cwd {
+            writeln!(out, "cwd {}", escape(cwd))?;
+        }
+        if info.skipped > 0 {
+            writeln!(
+                out,
+                "note: {} line(s) of the file are skipped, as pi skips them (`pi-session check` says why)",
+                info.skipped
+            )?;
+        }
+        if info.old_format {
+            writeln!(
+                out,
+                "note: an old-format session: pi gives its entries new random ids when it opens it (`pi-session migrate` writes them)"
+            )?;
+        }
+        Ok(())
+    }
+
+    fn unreadable(&mut self, id: &str, error: &str) -> Result<()> {
+        writeln!(
+            self.out,
+            "\n(entry {} could not be read: {})",
+            escape(id),
+            escape(error)
+        )?;
+        Ok(())
+    }
+
+    fn note(&mut self, note: &Note<'_>) -> Result<()> {
+        writeln!(self.out, "\n{}", self.flags.paint(&note.words(&esc), DIM))?;
+        Ok(())
+    }
+
+    fn head(&mut self, head: &Head<'_>) -> Result<()> {
+        let mut h = format!("── {}", head.title.words(&esc));
+        if let Some(t) = &head.time {
+            h.push_str(&format!(" · {}", escape(t)));
+        }
+        h.push_str(&format!(" · {}", escape(&head.id)));
+        if let Some(l) = &head.label {
+            h.push_str(&format!(" · label: {}", escape(l)));
+        }
+        writeln!(self.out, "\n{}", self.flags.paint(&h, role_style(head.title.class())))?;
+        Ok(())
+    }
+
+    fn part(&mut self, part: &Part<'_>) -> Result<()> {
+        let flags = self.flags;
+        match part {
+            Part::Text(t, flow) => self.text(t, *flow)?,
+            Part::Thinking(t) => {
+                if flags.thinking {
+                    writeln!(self.out, "[thinking]")?;
+                    self.text(t, Flow::Prose)?;
+                } else {
+                    let note = format!("[thinking: {} hidden, --thinking]", count(t.lines().count(), "line"));
+                    writeln!(self.out, "{}", flags.paint(&note, DIM))?;
+                }
+            }
+            Part::Call { name, args } => {
+                let call = format!("→ {}({})", escape(name), one_line(&arguments_line(args)));
+                writeln!(self.out, "{}", flags.paint(&call, CALL))?;
+            }
+            Part::Image { mime, data } => {
+                writeln!(self.out, "{}", flags.paint(&image_note(*mime, data, &esc), DIM))?;
+            }
+            Part::Command(c) => writeln!(self.out, "{}", flags.paint(&format!("$ {}", one_line(c)), CALL))?,
+            Part::Exit(code) => writeln!(self.out, "(exit {code})")?,
+            Part::Error(e) => writeln!(self.out, "{}", flags.paint(&format!("error: {}", escape(e)), ERROR))?,
+            Part::Json(j) => writeln!(self.out, "{}", one_line(j))?,
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, messages: usize) -> Result<()> {
+        if messages == 0 {
+            writeln!(self.out, "(no messages on this branch)")?;
+        }
+        Ok(())
+    }
+}
+
+/// Text on one line: newlines shown as `⏎`, escaped, cut to [`LINE_WIDTH`] characters.
+fn one_line(t: &str) -> String {
+    escape(&one_line_raw(t)).into_owned()
+}
+
+/// [`one_line`] before escaping.
+pub(crate) fn one_line_raw(t: &str) -> String {
+    let flat: String = t.replace('\n', "⏎");
+    let mut cut: String = flat.chars().take(LINE_WIDTH).collect();
+    if cut.len() < flat.len() {
+        cut.push('…');
+    }
+    cut
 }
 
 /// `$PAGER` (default `less -FRX`: quits when the text fits one screen, keeps colours,
