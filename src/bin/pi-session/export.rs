@@ -65,8 +65,9 @@ pub(crate) enum Format {
     after_help = "The format is --format's, else the extension of -o's file (.md, .html/.htm, .jsonl), else md.\nExamples:\n  pi-session export s.jsonl -o s.md\n  pi-session export s.jsonl --format html --images -o s.html\n  pi-session export s.jsonl --leaf 4bd0512f -o branch.jsonl"
 )]
 pub(crate) struct ExportArgs {
-    /// The session file.
-    file: PathBuf,
+    /// The session: its file, or its id or a unique prefix of one.
+    #[arg(value_name = "SESSION")]
+    pub(crate) file: PathBuf,
     /// md, html or jsonl.
     #[arg(short, long, value_enum)]
     format: Option<Format>,

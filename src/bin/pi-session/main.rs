@@ -285,6 +285,7 @@ impl Cmd {
             | Cmd::Branch { file, .. }
             | Cmd::Recover { file, .. }
             | Cmd::Migrate { file, .. } => Some(file),
+            Cmd::Export(a) => Some(&mut a.file),
             Cmd::Ls(_) | Cmd::Find(_) | Cmd::Gen(_) | Cmd::Completions { .. } | Cmd::Man { .. } => None,
         }
     }

@@ -232,6 +232,7 @@ pub(crate) trait Sink {
 /// session's leaf).
 pub(crate) fn open_branch(path: &Path, opts: OpenOptions, leaf: Option<&str>) -> Result<(Session, Vec<EntryPos>)> {
     let s = Session::open_with(path, opts).map_err(crate::show::at(path))?;
+    crate::show::note_old_format(path, &s);
     let branch = match leaf {
         Some(id) => {
             let p = s.find_prefix(id).map_err(crate::show::at(path))?;
