@@ -18,6 +18,7 @@ mod crashes;
 mod hostile_writes;
 mod incremental;
 mod listing;
+mod ls;
 mod memory;
 mod readme;
 mod real;

@@ -48,6 +48,21 @@ pub struct WhereArgs {
     flavor: FlavorArg,
 }
 
+/// `ls --sort`: the order of the rows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub enum SortKey {
+    /// Latest activity, newest first (pi's order, the default).
+    Modified,
+    /// The header's time, newest first.
+    Created,
+    /// File size, largest first.
+    Size,
+    /// Message count, most first.
+    Messages,
+    /// Name or first message, A to Z (ignoring case).
+    Name,
+}
+
 /// `pi-session ls`.
 #[derive(Args)]
 pub struct LsArgs {
@@ -63,9 +78,45 @@ pub struct LsArgs {
     /// With --json: also `allMessagesText`.
     #[arg(long)]
     text: bool,
-    /// At most N sessions (the newest).
-    #[arg(long, value_name = "N")]
+    /// At most N sessions (the first N after --sort and the filters).
+    #[arg(short = 'n', long, value_name = "N")]
     limit: Option<usize>,
+    /// Order: modified (pi's order, the default), created, size, messages, name.
+    #[arg(long, value_enum, value_name = "KEY")]
+    sort: Option<SortKey>,
+    /// Reverse the order (oldest, smallest, fewest first; name Z to A).
+    #[arg(short, long)]
+    reverse: bool,
+    /// Only sessions active since DATE: a local date (2025-11-01), date and time
+    /// (2025-11-01 14:00) or an age (3d, 2w, 4mo).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only sessions last active before the end of DATE (same forms as --since; a date
+    /// includes that whole day).
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Only sessions that have a name.
+    #[arg(long)]
+    named: bool,
+    /// Also the file of each session (absolute path), as the last column.
+    #[arg(short, long)]
+    long: bool,
+    /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
+    #[arg(long)]
+    utc: bool,
+    /// Fit rows into N columns (default: $COLUMNS, else the terminal's width; piped
+    /// output is not cut). 0: never cut.
+    #[arg(short, long, value_name = "N")]
+    width: Option<usize>,
+    /// Print the header row even when stdout is no terminal.
+    #[arg(long, overrides_with = "no_header")]
+    header: bool,
+    /// No header row, even on a terminal.
+    #[arg(long, overrides_with = "header")]
+    no_header: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = crate::ColorChoice::Auto)]
+    color: crate::ColorChoice,
     /// Also list the files that were skipped, and why, on stderr.
     #[arg(long)]
     show_skipped: bool,
@@ -126,9 +177,20 @@ fn resolve(w: &WhereArgs) -> Result<Resolved> {
 /// Run `pi-session ls`; returns the exit code.
 ///
 /// # Errors
-/// Output errors.
+/// Output errors; a `--since`/`--until` value that is no date (a usage error).
 pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let r = resolve(&a.place)?;
+    let zone = crate::when::Zone::new(a.utc);
+    let now = crate::when::now_ms();
+    let bound = |v: &Option<String>, end: bool| -> Result<Option<f64>> {
+        v.as_deref().map(|d| zone.bound(d, now, end)).transpose().map_err(|e| {
+            anyhow::anyhow!(crate::show::Printable::kind(
+                escape(&e).into_owned(),
+                crate::show::Kind::Usage
+            ))
+        })
+    };
+    let (since, until) = (bound(&a.since, false)?, bound(&a.until, true)?);
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -172,6 +234,10 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if listing.sessions.is_empty() && listing.problems.is_empty() {
         eprintln!("pi-session: no sessions in {}", escape_path(&what));
     }
+    if listing.sessions.is_empty() && !a.all {
+        // pi's picker: "No sessions in current folder. Press Tab to view all."
+        eprintln!("pi-session: `pi-session ls --all` lists the sessions of every project");
+    }
     // Skipped files are listed with --show-skipped; a file rewritten while it was read
     // always is (it is not listed, and never silently).
     let mut unshown = 0;
@@ -185,60 +251,111 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if unshown > 0 && std::io::stderr().is_terminal() {
         eprintln!("pi-session: {unshown} file(s) skipped (--show-skipped lists them)");
     }
-    let n = a.limit.unwrap_or(usize::MAX).min(listing.sessions.len());
-    // Rows are formatted in parallel, in pieces of 256, and written in order.
-    use rayon::prelude::*;
-    let pieces: Vec<Vec<u8>> = listing.sessions[..n]
-        .par_chunks(256)
-        .map(|chunk| {
-            let mut buf = Vec::with_capacity(chunk.len() * 512);
-            for s in chunk {
-                if a.json {
-                    s.write_json_line(a.text, &mut buf);
-                } else {
-                    table_row(s, &mut buf);
-                }
-            }
-            buf
-        })
+    let found = listing.sessions.len();
+    let mut sessions: Vec<&listing::SessionInfo> = listing
+        .sessions
+        .iter()
+        .filter(|s| !a.named || s.name.is_some())
+        .filter(|s| since.is_none_or(|t| s.modified >= t) && until.is_none_or(|t| s.modified < t))
         .collect();
-    for p in pieces {
-        out.write_all(&p)?;
+    // Sizes only where they are shown or sorted by: one stat per session, in parallel.
+    use rayon::prelude::*;
+    let want_sizes = !a.json || a.sort == Some(SortKey::Size);
+    let sizes: Vec<Option<u64>> = if want_sizes {
+        sessions
+            .par_iter()
+            .map(|s| std::fs::metadata(&s.path).ok().map(|m| m.len()))
+            .collect()
+    } else {
+        vec![None; sessions.len()]
+    };
+    let mut rows: Vec<(&listing::SessionInfo, Option<u64>)> = sessions.drain(..).zip(sizes).collect();
+    sort_rows(&mut rows, a.sort, a.reverse);
+    rows.truncate(a.limit.unwrap_or(usize::MAX));
+    if rows.is_empty() && found > 0 {
+        eprintln!("pi-session: none of the {found} session(s) matches");
+    }
+    if a.json {
+        // In pieces of 256, formatted in parallel and written in order.
+        let pieces: Vec<Vec<u8>> = rows
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut buf = Vec::with_capacity(chunk.len() * 512);
+                for (s, _) in chunk {
+                    s.write_json_line(a.text, &mut buf);
+                }
+                buf
+            })
+            .collect();
+        for p in pieces {
+            out.write_all(&p)?;
+        }
+    } else if !rows.is_empty() {
+        let stdout_tty = std::io::stdout().is_terminal();
+        let look = table::Look {
+            width: terminal_width(a.width),
+            header: if a.header {
+                true
+            } else if a.no_header {
+                false
+            } else {
+                stdout_tty
+            },
+            long: a.long,
+            color: match a.color {
+                crate::ColorChoice::Always => true,
+                crate::ColorChoice::Never => false,
+                crate::ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && stdout_tty,
+            },
+        };
+        let home = (r.env.home.as_os_str().len() > 1).then_some(r.env.home.as_path());
+        table::write(&rows, &zone, now, home, &look, out)?;
     }
     // As `grep`: nothing listed is the answer no.
-    Ok(if n == 0 { 1 } else { 0 })
+    Ok(if rows.is_empty() { 1 } else { 0 })
 }
 
-fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {
-    let modified = s
-        .modified_iso()
-        .map(|d| d.get(..16).unwrap_or(&d).replace('T', " "))
-        .unwrap_or_else(|| "(invalid date)   ".into());
-    let title = match &s.name {
-        Some(n) => n.to_str_lossy().into_owned(),
-        None => s.first_message.to_str_lossy().into_owned(),
-    };
-    // One line per session: line breaks and tabs become spaces, then the first 60
-    // characters, other controls escaped.
-    let title: String = title
-        .chars()
-        .map(|c| {
-            if matches!(c, '\t' | '\n' | '\r' | '\u{b}' | '\u{c}') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .take(60)
-        .collect();
-    let _ = writeln!(
-        buf,
-        "{modified}  {:>5}  {:<60}  {}  {}",
-        s.message_count,
-        escape(&title),
-        escape(&s.cwd.to_str_lossy()),
-        escape_path(&s.path)
-    );
+/// The rows in the order `--sort` (stable: ties keep pi's order) and `--reverse` ask for.
+fn sort_rows(rows: &mut [(&listing::SessionInfo, Option<u64>)], key: Option<SortKey>, reverse: bool) {
+    // Newest (largest) first; an invalid date (NaN) last.
+    let desc = |x: f64, y: f64| y.partial_cmp(&x).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()));
+    match key {
+        None => {}
+        Some(SortKey::Modified) => rows.sort_by(|a, b| desc(a.0.modified, b.0.modified)),
+        Some(SortKey::Created) => rows.sort_by(|a, b| desc(a.0.created, b.0.created)),
+        Some(SortKey::Size) => rows.sort_by(|a, b| b.1.cmp(&a.1)),
+        Some(SortKey::Messages) => rows.sort_by(|a, b| b.0.message_count.cmp(&a.0.message_count)),
+        Some(SortKey::Name) => rows.sort_by_cached_key(|r| table::title_of(r.0).0.to_lowercase()),
+    }
+    if reverse {
+        rows.reverse();
+    }
+}
+
+/// The width to fit rows into: `--width` (0: none), else `$COLUMNS`, else the width of
+/// the terminal on stdout; `None` (nothing cut) when piped.
+fn terminal_width(arg: Option<usize>) -> Option<usize> {
+    if let Some(w) = arg {
+        return (w > 0).then_some(w);
+    }
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    #[cfg(unix)]
+    {
+        let fd = std::io::stdout();
+        if rustix::termios::isatty(&fd)
+            && let Ok(ws) = rustix::termios::tcgetwinsize(&fd)
+            && ws.ws_col > 0
+        {
+            return Some(usize::from(ws.ws_col));
+        }
+    }
+    None
 }
 
 /// Run `pi-session find ID`: pi's `findById` in the project's folder, then every folder
@@ -273,4 +390,541 @@ fn find_anywhere(env: &Env, root: &Path, id: &str) -> Option<PathBuf> {
         .collect();
     dirs.sort();
     dirs.iter().find_map(|d| listing::find_by_id_in(env, d, id, None))
+}
+
+/// The `ls` table: columns fitted to a width by display width.
+pub(crate) mod table {
+    use super::width::{Cell, fit, measure};
+    use crate::when::{Zone, age};
+    use pi_session::listing::SessionInfo;
+    use pi_session::text::{escape, escape_path};
+    use std::io::Write;
+    use std::path::Path;
+    use unicode_width::UnicodeWidthStr;
+
+    /// How the table looks.
+    pub struct Look {
+        /// The width to fit rows into; `None`: nothing is cut.
+        pub width: Option<usize>,
+        /// A header row first.
+        pub header: bool,
+        /// The path column.
+        pub long: bool,
+        /// Names in colour, the header in bold.
+        pub color: bool,
+    }
+
+    /// A title column without a known width is padded to at most this many columns (a
+    /// longer title pushes the rest of its row to the right, and is printed whole).
+    const UNCUT_TITLE: usize = 60;
+    /// The narrowest a title is cut to.
+    const MIN_TITLE: usize = 10;
+    /// Between two columns.
+    const GAP: &str = "  ";
+
+    /// The session's title: its name (`true`) or first message, as pi's picker shows it:
+    /// control characters as spaces, trimmed.
+    pub fn title_of(s: &SessionInfo) -> (String, bool) {
+        let (text, named) = match &s.name {
+            Some(n) => (n.to_str_lossy(), true),
+            None => (s.first_message.to_str_lossy(), false),
+        };
+        let is_c0 = |c: char| c < ' ' || c == '\u{7f}';
+        let t: String = text
+            .trim_matches(|c: char| c.is_whitespace() || is_c0(c) || c == '\u{feff}')
+            .chars()
+            .map(|c| if is_c0(c) { ' ' } else { c })
+            .collect();
+        (t, named)
+    }
+
+    /// `~/…` for a path inside `home` (pi's `shortenHomePath`), else the path.
+    fn shorten(p: &str, home: Option<&Path>) -> String {
+        let path = Path::new(p);
+        if let Some(h) = home
+            && path.is_absolute()
+            && let Ok(rest) = path.strip_prefix(h)
+        {
+            return if rest.as_os_str().is_empty() {
+                "~".into()
+            } else {
+                format!("~/{}", rest.to_string_lossy())
+            };
+        }
+        p.to_owned()
+    }
+
+    /// The short id: the first 8 characters of a string id, a JSON value as JSON, `-`
+    /// for none.
+    fn short_id(s: &SessionInfo) -> String {
+        match &s.id {
+            Some(pi_session::Value::String(id)) => {
+                let id = id.to_str_lossy();
+                let end = id.char_indices().nth(8).map_or(id.len(), |(i, _)| i);
+                escape(&id[..end]).into_owned()
+            }
+            Some(v) => {
+                let j = v.stringify();
+                let end = j.char_indices().nth(8).map_or(j.len(), |(i, _)| i);
+                escape(&j[..end]).into_owned()
+            }
+            None => "-".into(),
+        }
+    }
+
+    /// `512B`, `1.2K`, `34K`, `1.2M`, `3.0G`: powers of 1024, one decimal under 10, `?`
+    /// when the file could not be stat'ed.
+    pub fn human_size(n: Option<u64>) -> String {
+        let Some(n) = n else { return "?".into() };
+        if n < 1024 {
+            return format!("{n}B");
+        }
+        let mut v = n as f64;
+        for unit in ["K", "M", "G", "T", "P"] {
+            v /= 1024.0;
+            // Rounded as printed: 1023.96K is 1.0M.
+            if (v * 10.0).round() / 10.0 < 10.0 {
+                return format!("{v:.1}{unit}");
+            }
+            if v.round() < 1024.0 || unit == "P" {
+                return format!("{v:.0}{unit}");
+            }
+        }
+        unreachable!("the loop returns at P")
+    }
+
+    /// What a row shows, before it is fitted.
+    struct Row {
+        id: String,
+        modified: String,
+        age: String,
+        msgs: String,
+        size: String,
+        title: String,
+        named: bool,
+        cwd: String,
+        path: String,
+    }
+
+    /// Writes the table of `rows` (session and file size).
+    ///
+    /// # Errors
+    /// Output errors.
+    pub fn write(
+        rows: &[(&SessionInfo, Option<u64>)],
+        zone: &Zone,
+        now: f64,
+        home: Option<&Path>,
+        look: &Look,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        use rayon::prelude::*;
+        // The widest a title or cwd can be shown: nothing is measured beyond it.
+        let cap = look.width.unwrap_or(usize::MAX);
+        let cells: Vec<Row> = rows
+            .par_iter()
+            .map(|&(s, size)| {
+                let (title, named) = title_of(s);
+                Row {
+                    id: short_id(s),
+                    modified: zone.local(s.modified).unwrap_or_else(|| {
+                        if s.modified.is_nan() {
+                            "(invalid date)"
+                        } else {
+                            "(out of range)"
+                        }
+                        .into()
+                    }),
+                    age: age(s.modified, now),
+                    msgs: s.message_count.to_string(),
+                    size: human_size(size),
+                    title,
+                    named,
+                    cwd: shorten(&s.cwd.to_str_lossy(), home),
+                    path: if look.long {
+                        escape_path(&std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone())).into_owned()
+                    } else {
+                        String::new()
+                    },
+                }
+            })
+            .collect();
+        let modified_title = if look.header {
+            // The zone once: its abbreviations over the rows shown (CET/CEST across a
+            // change of summer time).
+            let mut names: Vec<String> = Vec::new();
+            for (s, _) in rows {
+                if let Some(a) = zone.abbreviation(s.modified)
+                    && !names.contains(&a)
+                {
+                    names.push(a);
+                }
+            }
+            if names.is_empty() {
+                names.push(zone.abbreviation(now).unwrap_or_else(|| "UTC".into()));
+            }
+            format!("MODIFIED ({})", names.join("/"))
+        } else {
+            String::new()
+        };
+        let head = |h: &str| if look.header { h.width() } else { 0 };
+        let col =
+            |h: &str, f: &dyn Fn(&Row) -> &str| cells.iter().map(|r| f(r).width()).max().unwrap_or(0).max(head(h));
+        let w_id = col("ID", &|r| &r.id);
+        let w_mod = col(&modified_title, &|r| &r.modified);
+        let w_age = col("AGE", &|r| &r.age);
+        let w_msgs = col("MSGS", &|r| &r.msgs);
+        let w_size = col("SIZE", &|r| &r.size);
+        let w_path = if look.long { col("PATH", &|r| &r.path) } else { 0 };
+        // A title is its 2-column marker (`* ` for a name) and its text.
+        let nat_title = cells
+            .par_iter()
+            .map(|r| 2 + measure(&r.title, cap))
+            .max()
+            .unwrap_or(0)
+            .max(head("  TITLE"));
+        let nat_cwd = cells
+            .par_iter()
+            .map(|r| measure(&r.cwd, cap))
+            .max()
+            .unwrap_or(0)
+            .max(head("CWD"));
+        let fixed = w_id + w_mod + w_age + w_msgs + w_size + 5 * GAP.len();
+        let path_part = if look.long { GAP.len() + w_path } else { 0 };
+        let (w_title, w_cwd) = match look.width {
+            None => (nat_title.min(2 + UNCUT_TITLE), nat_cwd),
+            Some(w) => {
+                let rest = w.saturating_sub(fixed + GAP.len() + path_part);
+                if nat_title + nat_cwd <= rest {
+                    (nat_title, nat_cwd)
+                } else {
+                    // The cwd gets a third (at least 12 columns, no more than it needs),
+                    // the title the rest (at least MIN_TITLE, no more than it needs),
+                    // the cwd what the title leaves. Below about 60 columns the row is
+                    // wider than `w`, and with --long by the path.
+                    let c = nat_cwd.min((rest / 3).max(12));
+                    let t = rest.saturating_sub(c).max(2 + MIN_TITLE).min(nat_title);
+                    let c = nat_cwd.min(rest.saturating_sub(t));
+                    (t, c)
+                }
+            }
+        };
+        let (bold, yellow) = if look.color {
+            let b = anstyle::Style::new().bold();
+            let y = anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Yellow.into()));
+            (Some(b), Some(y))
+        } else {
+            (None, None)
+        };
+        let mut text = String::new();
+        if look.header {
+            let mut line = String::new();
+            push_left(&mut line, "ID", w_id);
+            line.push_str(GAP);
+            push_left(&mut line, &modified_title, w_mod);
+            line.push_str(GAP);
+            push_right(&mut line, "AGE", w_age);
+            line.push_str(GAP);
+            push_right(&mut line, "MSGS", w_msgs);
+            line.push_str(GAP);
+            push_right(&mut line, "SIZE", w_size);
+            line.push_str(GAP);
+            let last = !look.long;
+            push_cell(&mut line, &fit("  TITLE", w_title, true), w_title, false);
+            line.push_str(GAP);
+            push_cell(&mut line, &fit("CWD", w_cwd, true), w_cwd, last);
+            if look.long {
+                line.push_str(GAP);
+                line.push_str("PATH");
+            }
+            let line = line.trim_end();
+            match bold {
+                Some(b) => text.push_str(&format!("{b}{line}{b:#}\n")),
+                None => {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+        out.write_all(text.as_bytes())?;
+        let cut = look.width.is_some();
+        let pieces: Vec<String> = cells
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut buf = String::with_capacity(chunk.len() * 160);
+                for r in chunk {
+                    push_left(&mut buf, &r.id, w_id);
+                    buf.push_str(GAP);
+                    push_left(&mut buf, &r.modified, w_mod);
+                    buf.push_str(GAP);
+                    push_right(&mut buf, &r.age, w_age);
+                    buf.push_str(GAP);
+                    push_right(&mut buf, &r.msgs, w_msgs);
+                    buf.push_str(GAP);
+                    push_right(&mut buf, &r.size, w_size);
+                    buf.push_str(GAP);
+                    buf.push_str(if r.named { "* " } else { "  " });
+                    let t = fit(&r.title, w_title.saturating_sub(2), cut);
+                    match yellow {
+                        Some(y) if r.named => {
+                            buf.push_str(&format!("{y}{}{y:#}", t.text));
+                            pad(&mut buf, w_title.saturating_sub(2), t.width);
+                        }
+                        _ => push_cell(&mut buf, &t, w_title.saturating_sub(2), false),
+                    }
+                    buf.push_str(GAP);
+                    let c = super::width::fit_left(&r.cwd, w_cwd, cut);
+                    push_cell(&mut buf, &c, w_cwd, !look.long);
+                    if look.long {
+                        buf.push_str(GAP);
+                        buf.push_str(&r.path);
+                    }
+                    let kept = buf.trim_end_matches(' ').len();
+                    buf.truncate(kept);
+                    buf.push('\n');
+                }
+                buf
+            })
+            .collect();
+        for p in pieces {
+            out.write_all(p.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn pad(buf: &mut String, to: usize, have: usize) {
+        for _ in have..to {
+            buf.push(' ');
+        }
+    }
+
+    /// Text already escaped (an id, a date, a number, a path) left-aligned in `w`.
+    fn push_left(buf: &mut String, s: &str, w: usize) {
+        buf.push_str(s);
+        pad(buf, w, s.width());
+    }
+
+    /// Text already escaped, right-aligned in `w`.
+    fn push_right(buf: &mut String, s: &str, w: usize) {
+        pad(buf, w, s.width());
+        buf.push_str(s);
+    }
+
+    /// A fitted cell, padded to `w` unless it is the last of its row.
+    fn push_cell(buf: &mut String, c: &Cell, w: usize, last: bool) {
+        buf.push_str(&c.text);
+        if !last {
+            pad(buf, w, c.width);
+        }
+    }
+}
+
+/// Display width: what a terminal gives a text, counted in clusters.
+///
+/// A cluster is a character with the zero-width characters after it (combining marks,
+/// variation selectors, ZWJ and the character a ZWJ joins, emoji modifiers, a second
+/// regional indicator), measured whole by `unicode-width`, so an emoji ZWJ sequence
+/// (`👩‍💻`) is 2 columns, `e` + U+0301 is 1 and a CJK character 2, and a cut never splits
+/// one. Text is measured and cut in its escaped form (`pi_session::text::escape`: a C1
+/// control or a bidi override prints as `\u009b`, 6 columns), escaped cluster by cluster.
+pub(crate) mod width {
+    use pi_session::text::escape;
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+    /// A text fitted to a width.
+    pub struct Cell {
+        /// What to print (escaped).
+        pub text: String,
+        /// Its display width.
+        pub width: usize,
+    }
+
+    fn is_ri(c: char) -> bool {
+        ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
+    }
+
+    /// Calls `f` with each cluster of `s` (escaped) and its width, until `f` says stop.
+    fn clusters(s: &str, mut f: impl FnMut(&str, usize) -> bool) {
+        let mut start = 0;
+        let mut prev: Option<char> = None;
+        // A cluster that is one regional indicator so far (a flag takes two).
+        let mut lone_ri = false;
+        let flush = |from: usize, to: usize, f: &mut dyn FnMut(&str, usize) -> bool| {
+            let e = escape(&s[from..to]);
+            let w = e.width();
+            f(&e, w)
+        };
+        for (i, c) in s.char_indices() {
+            let joins = match prev {
+                None => true,
+                Some(p) => {
+                    c.width() == Some(0)
+                        || p == '\u{200d}'
+                        || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)
+                        || (lone_ri && is_ri(c))
+                }
+            };
+            if !joins {
+                if !flush(start, i, &mut f) {
+                    return;
+                }
+                start = i;
+                lone_ri = is_ri(c);
+            } else if prev.is_none() {
+                lone_ri = is_ri(c);
+            } else {
+                lone_ri = false;
+            }
+            prev = Some(c);
+        }
+        if start < s.len() {
+            flush(start, s.len(), &mut f);
+        }
+    }
+
+    /// The display width of `s` escaped, counted up to `cap + 1` (a text wider than
+    /// `cap` gives more than `cap`, without being read to its end).
+    pub fn measure(s: &str, cap: usize) -> usize {
+        let mut total = 0usize;
+        clusters(s, |_, w| {
+            total += w;
+            total <= cap
+        });
+        total
+    }
+
+    /// `s` escaped, cut to `w` columns with `…` at the end when it is wider and `cut`.
+    pub fn fit(s: &str, w: usize, cut: bool) -> Cell {
+        let full = measure(s, w);
+        if full <= w || !cut {
+            let text = escape(s).into_owned();
+            let width = if full <= w { full } else { measure(s, usize::MAX) };
+            return Cell { text, width };
+        }
+        let mut text = String::new();
+        let mut width = 0;
+        let room = w.saturating_sub(1);
+        clusters(s, |e, cw| {
+            if width + cw > room {
+                return false;
+            }
+            text.push_str(e);
+            width += cw;
+            true
+        });
+        if w > 0 {
+            text.push('…');
+            width += 1;
+        }
+        Cell { text, width }
+    }
+
+    /// `s` escaped, cut to `w` columns at its start, `…` first, when it is wider and
+    /// `cut`: the end of a path names the project.
+    pub fn fit_left(s: &str, w: usize, cut: bool) -> Cell {
+        let full = measure(s, w);
+        if full <= w || !cut {
+            let width = if full <= w { full } else { measure(s, usize::MAX) };
+            return Cell {
+                text: escape(s).into_owned(),
+                width,
+            };
+        }
+        let mut all: Vec<(String, usize)> = Vec::new();
+        clusters(s, |e, cw| {
+            all.push((e.to_owned(), cw));
+            true
+        });
+        let room = w.saturating_sub(1);
+        let mut width = 0;
+        let mut from = all.len();
+        while from > 0 && width + all[from - 1].1 <= room {
+            from -= 1;
+            width += all[from].1;
+        }
+        let mut text = String::from(if w > 0 { "…" } else { "" });
+        for (e, _) in &all[from..] {
+            text.push_str(e);
+        }
+        Cell {
+            text,
+            width: width + usize::from(w > 0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table::human_size;
+    use super::width::{fit, fit_left, measure};
+
+    #[test]
+    fn display_widths_of_wide_combining_and_joined_text() {
+        assert_eq!(measure("abc", usize::MAX), 3);
+        assert_eq!(measure("日本語", usize::MAX), 6, "CJK: 2 columns each");
+        assert_eq!(measure("e\u{301}te\u{301}", usize::MAX), 3, "combining accents: none");
+        assert_eq!(measure("👩\u{200d}💻", usize::MAX), 2, "a ZWJ sequence is one emoji");
+        assert_eq!(measure("👨\u{200d}👩\u{200d}👧", usize::MAX), 2);
+        assert_eq!(measure("👍\u{1f3fd}", usize::MAX), 2, "a skin tone joins its emoji");
+        assert_eq!(measure("\u{1f1ef}\u{1f1f5}", usize::MAX), 2, "a flag");
+        assert_eq!(measure("☺\u{fe0f}", usize::MAX), 2, "emoji presentation");
+        // Escaped as printed: a bidi override is `\u202e`, a backslash `\\`.
+        assert_eq!(measure("\u{202e}x", usize::MAX), 7);
+        assert_eq!(measure("a\\b", usize::MAX), 4);
+        // Counting stops past the cap.
+        assert_eq!(measure(&"x".repeat(10_000), 5), 6);
+    }
+
+    #[test]
+    fn cuts_never_split_a_character_or_a_sequence() {
+        let c = fit("日本語のテキスト", 7, true);
+        assert_eq!((c.text.as_str(), c.width), ("日本語…", 7));
+        let c = fit("日本語のテキスト", 8, true);
+        assert_eq!(
+            (c.text.as_str(), c.width),
+            ("日本語…", 7),
+            "no room for half a character"
+        );
+        let c = fit("Cafe\u{301} au lait", 6, true);
+        assert_eq!(
+            (c.text.as_str(), c.width),
+            ("Cafe\u{301} …", 6),
+            "the accent stays on its e"
+        );
+        let c = fit("ab👩\u{200d}💻cd", 5, true);
+        assert_eq!((c.text.as_str(), c.width), ("ab👩\u{200d}💻…", 5));
+        let c = fit("ab👩\u{200d}💻cd", 4, true);
+        assert_eq!((c.text.as_str(), c.width), ("ab…", 3), "the sequence is cut whole");
+        let c = fit("\u{1f1ef}\u{1f1f5}\u{1f1eb}\u{1f1f7}", 3, true);
+        assert_eq!((c.text.as_str(), c.width), ("\u{1f1ef}\u{1f1f5}…", 3), "flags in pairs");
+        let c = fit("short", 10, true);
+        assert_eq!((c.text.as_str(), c.width), ("short", 5));
+        let c = fit("long text", 4, false);
+        assert_eq!((c.text.as_str(), c.width), ("long text", 9), "not cut without a width");
+        let c = fit("x\u{1b}y\u{202e}", 20, true);
+        assert_eq!(c.text, "x\\x1by\\u202e", "escaped");
+        let c = fit_left("/home/u/src/project", 9, true);
+        assert_eq!((c.text.as_str(), c.width), ("…/project", 9));
+        let c = fit_left("/srv/日本語", 6, true);
+        assert_eq!((c.text.as_str(), c.width), ("…本語", 5));
+    }
+
+    #[test]
+    fn sizes_as_people_read_them() {
+        for (n, want) in [
+            (Some(0), "0B"),
+            (Some(1023), "1023B"),
+            (Some(1024), "1.0K"),
+            (Some(1260), "1.2K"),
+            (Some(10 * 1024 - 52), "9.9K"),
+            (Some(10 * 1024 - 10), "10K"),
+            (Some(1024 * 1024 - 1), "1.0M"),
+            (Some(1_258_291), "1.2M"),
+            (Some(300 << 20), "300M"),
+            (Some(3 << 30), "3.0G"),
+            (None, "?"),
+        ] {
+            assert_eq!(human_size(n), want, "{n:?}");
+        }
+    }
 }

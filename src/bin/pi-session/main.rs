@@ -26,6 +26,7 @@ mod message;
 mod read;
 mod show;
 mod transcript;
+mod when;
 mod write;
 
 /// `--version`: the crate's version and the format it reads and writes.
