@@ -323,8 +323,8 @@ fn sort_rows(rows: &mut [(&listing::SessionInfo, Option<u64>)], key: Option<Sort
         None => {}
         Some(SortKey::Modified) => rows.sort_by(|a, b| desc(a.0.modified, b.0.modified)),
         Some(SortKey::Created) => rows.sort_by(|a, b| desc(a.0.created, b.0.created)),
-        Some(SortKey::Size) => rows.sort_by(|a, b| b.1.cmp(&a.1)),
-        Some(SortKey::Messages) => rows.sort_by(|a, b| b.0.message_count.cmp(&a.0.message_count)),
+        Some(SortKey::Size) => rows.sort_by_key(|r| std::cmp::Reverse(r.1)),
+        Some(SortKey::Messages) => rows.sort_by_key(|r| std::cmp::Reverse(r.0.message_count)),
         Some(SortKey::Name) => rows.sort_by_cached_key(|r| table::title_of(r.0).0.to_lowercase()),
     }
     if reverse {
@@ -398,6 +398,7 @@ pub(crate) mod table {
     use crate::when::{Zone, age};
     use pi_session::listing::SessionInfo;
     use pi_session::text::{escape, escape_path};
+    use std::borrow::Cow;
     use std::io::Write;
     use std::path::Path;
     use unicode_width::UnicodeWidthStr;
@@ -424,17 +425,28 @@ pub(crate) mod table {
 
     /// The session's title: its name (`true`) or first message, as pi's picker shows it:
     /// control characters as spaces, trimmed.
-    pub fn title_of(s: &SessionInfo) -> (String, bool) {
+    pub fn title_of(s: &SessionInfo) -> (Cow<'_, str>, bool) {
         let (text, named) = match &s.name {
             Some(n) => (n.to_str_lossy(), true),
             None => (s.first_message.to_str_lossy(), false),
         };
         let is_c0 = |c: char| c < ' ' || c == '\u{7f}';
-        let t: String = text
-            .trim_matches(|c: char| c.is_whitespace() || is_c0(c) || c == '\u{feff}')
-            .chars()
-            .map(|c| if is_c0(c) { ' ' } else { c })
-            .collect();
+        let cut = |t: &str| -> (usize, usize) {
+            let inner = t.trim_matches(|c: char| c.is_whitespace() || is_c0(c) || c == '\u{feff}');
+            let from = inner.as_ptr() as usize - t.as_ptr() as usize;
+            (from, from + inner.len())
+        };
+        let (from, to) = cut(&text);
+        let inner_has_c0 = text.as_bytes()[from..to].iter().any(|&b| b < b' ' || b == 0x7f);
+        let t = match text {
+            Cow::Borrowed(b) if !inner_has_c0 => Cow::Borrowed(&b[from..to]),
+            other => Cow::Owned(
+                other[from..to]
+                    .chars()
+                    .map(|c| if is_c0(c) { ' ' } else { c })
+                    .collect(),
+            ),
+        };
         (t, named)
     }
 
@@ -494,13 +506,13 @@ pub(crate) mod table {
     }
 
     /// What a row shows, before it is fitted.
-    struct Row {
+    struct Row<'a> {
         id: String,
         modified: String,
         age: String,
         msgs: String,
         size: String,
-        title: String,
+        title: Cow<'a, str>,
         named: bool,
         cwd: String,
         path: String,
@@ -519,9 +531,10 @@ pub(crate) mod table {
         out: &mut impl Write,
     ) -> std::io::Result<()> {
         use rayon::prelude::*;
-        // The widest a title or cwd can be shown: nothing is measured beyond it.
-        let cap = look.width.unwrap_or(usize::MAX);
-        let cells: Vec<Row> = rows
+        // The widest a title or cwd can be shown (or padded to): nothing is measured
+        // beyond it.
+        let cap = look.width.unwrap_or(2 + UNCUT_TITLE);
+        let cells: Vec<Row<'_>> = rows
             .par_iter()
             .map(|&(s, size)| {
                 let (title, named) = title_of(s);
@@ -568,8 +581,9 @@ pub(crate) mod table {
             String::new()
         };
         let head = |h: &str| if look.header { h.width() } else { 0 };
-        let col =
-            |h: &str, f: &dyn Fn(&Row) -> &str| cells.iter().map(|r| f(r).width()).max().unwrap_or(0).max(head(h));
+        let col = |h: &str, f: &dyn for<'r> Fn(&'r Row<'_>) -> &'r str| {
+            cells.iter().map(|r| f(r).width()).max().unwrap_or(0).max(head(h))
+        };
         let w_id = col("ID", &|r| &r.id);
         let w_mod = col(&modified_title, &|r| &r.modified);
         let w_age = col("AGE", &|r| &r.age);
@@ -585,7 +599,7 @@ pub(crate) mod table {
             .max(head("  TITLE"));
         let nat_cwd = cells
             .par_iter()
-            .map(|r| measure(&r.cwd, cap))
+            .map(|r| measure(&r.cwd, look.width.unwrap_or(usize::MAX)))
             .max()
             .unwrap_or(0)
             .max(head("CWD"));
@@ -785,6 +799,12 @@ pub(crate) mod width {
     /// The display width of `s` escaped, counted up to `cap + 1` (a text wider than
     /// `cap` gives more than `cap`, without being read to its end).
     pub fn measure(s: &str, cap: usize) -> usize {
+        // Printable ASCII without a backslash is one column a byte.
+        let head = &s.as_bytes()[..s.len().min(cap.saturating_add(1))];
+        if head.iter().all(|&b| (b' '..0x7f).contains(&b) && b != b'\\') && (head.len() == s.len() || head.len() > cap)
+        {
+            return head.len();
+        }
         let mut total = 0usize;
         clusters(s, |_, w| {
             total += w;
@@ -797,9 +817,11 @@ pub(crate) mod width {
     pub fn fit(s: &str, w: usize, cut: bool) -> Cell {
         let full = measure(s, w);
         if full <= w || !cut {
-            let text = escape(s).into_owned();
-            let width = if full <= w { full } else { measure(s, usize::MAX) };
-            return Cell { text, width };
+            // (Past `w`, `full` is only known to be more: nothing pads such a cell.)
+            return Cell {
+                text: escape(s).into_owned(),
+                width: full,
+            };
         }
         let mut text = String::new();
         let mut width = 0;
@@ -824,10 +846,9 @@ pub(crate) mod width {
     pub fn fit_left(s: &str, w: usize, cut: bool) -> Cell {
         let full = measure(s, w);
         if full <= w || !cut {
-            let width = if full <= w { full } else { measure(s, usize::MAX) };
             return Cell {
                 text: escape(s).into_owned(),
-                width,
+                width: full,
             };
         }
         let mut all: Vec<(String, usize)> = Vec::new();
@@ -900,7 +921,8 @@ mod tests {
         let c = fit("short", 10, true);
         assert_eq!((c.text.as_str(), c.width), ("short", 5));
         let c = fit("long text", 4, false);
-        assert_eq!((c.text.as_str(), c.width), ("long text", 9), "not cut without a width");
+        assert_eq!(c.text, "long text", "not cut without a width");
+        assert!(c.width > 4, "measured as far as padding needs");
         let c = fit("x\u{1b}y\u{202e}", 20, true);
         assert_eq!(c.text, "x\\x1by\\u202e", "escaped");
         let c = fit_left("/home/u/src/project", 9, true);

@@ -299,7 +299,9 @@ pub(crate) enum GenCmd {
     },
     /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
     Tree {
-        /// The sessions root to create.
+        /// The sessions root to create (an agent dir's `sessions/`: `gen tree DIR/sessions`,
+        /// then `ls --all --agent-dir DIR`).
+        #[arg(value_name = "SESSIONS_ROOT")]
         root: PathBuf,
         /// Number of session files.
         #[arg(long, default_value_t = 1000)]

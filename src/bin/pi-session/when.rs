@@ -96,7 +96,9 @@ impl Zone {
             return Ok(now_ms - ms);
         }
         let bad = || format!("{s:?} is no date (YYYY-MM-DD, YYYY-MM-DD HH:MM or an age such as 3d)");
-        if let Ok(d) = t.parse::<Date>() {
+        // (jiff reads a date out of a date and time too: a time decides.)
+        let has_time = t.contains([' ', 'T', 't']);
+        if !has_time && let Ok(d) = t.parse::<Date>() {
             let d = if end {
                 d.tomorrow().map_err(|e| e.to_string())?
             } else {
