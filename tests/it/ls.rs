@@ -314,3 +314,88 @@ fn long_adds_the_absolute_path() {
         "{plain}"
     );
 }
+
+/// `--tree`: pi's threaded view by `parentSession`; a parent cycle (where pi recurses
+/// without end) is cut.
+#[test]
+fn tree_threads_forks_under_their_parents() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("agent/sessions/--p--");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let now: f64 = NOW_MS.parse().expect("ms");
+    let hour = 3_600_000.0;
+    let file = |n: &str| dir.join(format!("{n}.jsonl"));
+    let write = |n: &str, ago_h: f64, parent: Option<&str>| {
+        let ms = now - ago_h * hour;
+        let iso = |ms: f64| {
+            let out = Command::new("date")
+                .args(["-u", "-d", &format!("@{}", ms / 1000.0), "+%Y-%m-%dT%H:%M:%S.000Z"])
+                .output()
+                .expect("date");
+            String::from_utf8(out.stdout).expect("UTF-8").trim().to_string()
+        };
+        let parent = parent.map_or(String::new(), |p| {
+            format!(
+                ",\"parentSession\":{}",
+                serde_json::Value::from(file(p).to_str().expect("UTF-8"))
+            )
+        });
+        let text = format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{n}0000000-x\",\"timestamp\":\"{t}\",\"cwd\":\"/p\"{parent}}}\n\
+             {{\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"{t}\",\"message\":{{\"role\":\"user\",\"content\":\"session {n}\",\"timestamp\":{ms}}}}}\n",
+            t = iso(ms)
+        );
+        std::fs::write(file(n), text).expect("write");
+    };
+    write("a", 24.0, None);
+    write("b", 2.0, Some("a"));
+    write("c", 5.0, Some("a"));
+    write("d", 1.0, Some("b"));
+    write("e", 3.0, Some("gone"));
+    write("x", 240.0, Some("y"));
+    write("y", 216.0, Some("x"));
+    let run = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(["ls", "--all", "--width", "80", "--agent-dir"])
+            .arg(tmp.path().join("agent"))
+            .args(args)
+            .env("PI_SESSION_NOW_MS", NOW_MS)
+            .env("TZ", "UTC")
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).expect("UTF-8")
+    };
+    let t = run(&["--tree"]);
+    // The title cell: after the size column (`…B  `), up to the end of the title.
+    let cells: Vec<&str> = t
+        .lines()
+        .map(|l| {
+            let start = l.find("B  ").expect("a size") + 3;
+            let end = l.find("session ").expect("a title") + "session x".len();
+            &l[start..end]
+        })
+        .collect();
+    assert_eq!(
+        cells,
+        [
+            "  session a",
+            "├─   session b",
+            "│  └─   session d",
+            "└─   session c",
+            "  session e",
+            "  session y",
+            "└─   session x",
+        ],
+        "{t}"
+    );
+    // Without --tree: pi's flat order.
+    let flat = run(&[]);
+    assert_eq!(
+        ids(&flat),
+        [
+            "d0000000", "b0000000", "e0000000", "c0000000", "a0000000", "y0000000", "x0000000"
+        ]
+    );
+    assert!(flat.lines().all(|l| !l.contains('─')));
+}

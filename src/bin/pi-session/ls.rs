@@ -85,8 +85,12 @@ pub struct LsArgs {
     #[arg(long, value_enum, value_name = "KEY")]
     sort: Option<SortKey>,
     /// Reverse the order (oldest, smallest, fewest first; name Z to A).
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "tree")]
     reverse: bool,
+    /// Threaded: a session forked or branched from another under it (by `parentSession`),
+    /// as pi's picker shows them; each level ordered by its latest activity.
+    #[arg(short, long, conflicts_with = "sort")]
+    tree: bool,
     /// Only sessions active since DATE: a local date (2025-11-01), date and time
     /// (2025-11-01 14:00) or an age (3d, 2w, 4mo).
     #[arg(long, value_name = "DATE")]
@@ -269,8 +273,15 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     } else {
         vec![None; sessions.len()]
     };
-    let mut rows: Vec<(&listing::SessionInfo, Option<u64>)> = sessions.drain(..).zip(sizes).collect();
+    let mut rows: Vec<Listed<'_>> = sessions
+        .drain(..)
+        .zip(sizes)
+        .map(|(s, n)| (s, n, String::new()))
+        .collect();
     sort_rows(&mut rows, a.sort, a.reverse);
+    if a.tree {
+        rows = thread(rows);
+    }
     rows.truncate(a.limit.unwrap_or(usize::MAX));
     if rows.is_empty() && found > 0 {
         eprintln!("pi-session: none of the {found} session(s) matches");
@@ -281,7 +292,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
             .par_chunks(256)
             .map(|chunk| {
                 let mut buf = Vec::with_capacity(chunk.len() * 512);
-                for (s, _) in chunk {
+                for (s, _, _) in chunk {
                     s.write_json_line(a.text, &mut buf);
                 }
                 buf
@@ -315,8 +326,126 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     Ok(if rows.is_empty() { 1 } else { 0 })
 }
 
+/// A row: the session, its file's size, its `--tree` prefix (`│  ├─ `).
+type Listed<'a> = (&'a listing::SessionInfo, Option<u64>, String);
+
+/// pi's threaded view (`buildSessionTree`, `flattenSessionTree`): a session whose
+/// `parentSession` names another listed session (the same file after resolving symlinks)
+/// goes under it; roots and children by the latest activity of their subtree, newest
+/// first (ties in the order given). A parent cycle, where pi recurses without end, is
+/// cut: its first session becomes a root.
+fn thread(rows: Vec<Listed<'_>>) -> Vec<Listed<'_>> {
+    use std::collections::HashMap;
+    let key = |p: &Path| {
+        std::fs::canonicalize(p).unwrap_or_else(|_| {
+            pi_session::dirs::lexical_normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+        })
+    };
+    let keys: Vec<PathBuf> = rows.iter().map(|r| key(&r.0.path)).collect();
+    let mut by_key: HashMap<&Path, usize> = HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        by_key.insert(k, i);
+    }
+    let parent: Vec<Option<usize>> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match &r.0.parent_session_path {
+            Some(pi_session::Value::String(p)) if !p.is_empty() => {
+                let p = PathBuf::from(&*p.to_str_lossy());
+                by_key.get(key(&p).as_path()).copied().filter(|&j| j != i)
+            }
+            _ => None,
+        })
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
+    let mut roots = Vec::new();
+    for (i, p) in parent.iter().enumerate() {
+        match p {
+            Some(j) => children[*j].push(i),
+            None => roots.push(i),
+        }
+    }
+    // Sessions on a parent cycle reach no root: the first of each becomes one.
+    let mut seen = vec![false; rows.len()];
+    fn mark(from: usize, children: &[Vec<usize>], seen: &mut [bool]) {
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if !std::mem::replace(&mut seen[n], true) {
+                stack.extend(&children[n]);
+            }
+        }
+    }
+    for &r in &roots {
+        mark(r, &children, &mut seen);
+    }
+    for i in 0..rows.len() {
+        if !seen[i] {
+            roots.push(i);
+            if let Some(j) = parent[i] {
+                children[j].retain(|&c| c != i);
+            }
+            mark(i, &children, &mut seen);
+        }
+    }
+    // Latest activity of each subtree (an invalid date counts as none), children first.
+    let mut latest: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            if r.0.modified.is_nan() {
+                f64::NEG_INFINITY
+            } else {
+                r.0.modified
+            }
+        })
+        .collect();
+    let mut order = Vec::with_capacity(rows.len());
+    let mut stack: Vec<usize> = roots.clone();
+    while let Some(n) = stack.pop() {
+        order.push(n);
+        stack.extend(&children[n]);
+    }
+    for &n in order.iter().rev() {
+        for &c in &children[n] {
+            latest[n] = latest[n].max(latest[c]);
+        }
+    }
+    let by_latest =
+        |v: &mut Vec<usize>| v.sort_by(|&x, &y| latest[y].partial_cmp(&latest[x]).unwrap_or(std::cmp::Ordering::Equal));
+    by_latest(&mut roots);
+    for c in &mut children {
+        by_latest(c);
+    }
+    // Flattened with pi's prefixes: `│  ` or `   ` for each ancestor below the top,
+    // then `├─ ` or `└─ `.
+    let mut out_order: Vec<(usize, String)> = Vec::with_capacity(rows.len());
+    let mut stack: Vec<(usize, usize, bool, String)> =
+        roots.iter().rev().map(|&r| (r, 0, true, String::new())).collect();
+    while let Some((n, depth, last, above)) = stack.pop() {
+        let prefix = if depth == 0 {
+            String::new()
+        } else {
+            format!("{above}{}", if last { "└─ " } else { "├─ " })
+        };
+        let below = if depth == 0 {
+            String::new()
+        } else {
+            format!("{above}{}", if last { "   " } else { "│  " })
+        };
+        let kids = &children[n];
+        for (k, &c) in kids.iter().enumerate().rev() {
+            stack.push((c, depth + 1, k + 1 == kids.len(), below.clone()));
+        }
+        out_order.push((n, prefix));
+    }
+    let mut rows: Vec<Option<Listed<'_>>> = rows.into_iter().map(Some).collect();
+    out_order
+        .into_iter()
+        .filter_map(|(n, prefix)| rows[n].take().map(|(s, size, _)| (s, size, prefix)))
+        .collect()
+}
+
 /// The rows in the order `--sort` (stable: ties keep pi's order) and `--reverse` ask for.
-fn sort_rows(rows: &mut [(&listing::SessionInfo, Option<u64>)], key: Option<SortKey>, reverse: bool) {
+fn sort_rows(rows: &mut [Listed<'_>], key: Option<SortKey>, reverse: bool) {
     // Newest (largest) first; an invalid date (NaN) last.
     let desc = |x: f64, y: f64| y.partial_cmp(&x).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()));
     match key {
@@ -507,6 +636,7 @@ pub(crate) mod table {
 
     /// What a row shows, before it is fitted.
     struct Row<'a> {
+        prefix: &'a str,
         id: String,
         modified: String,
         age: String,
@@ -523,7 +653,7 @@ pub(crate) mod table {
     /// # Errors
     /// Output errors.
     pub fn write(
-        rows: &[(&SessionInfo, Option<u64>)],
+        rows: &[(&SessionInfo, Option<u64>, String)],
         zone: &Zone,
         now: f64,
         home: Option<&Path>,
@@ -536,9 +666,11 @@ pub(crate) mod table {
         let cap = look.width.unwrap_or(2 + UNCUT_TITLE);
         let cells: Vec<Row<'_>> = rows
             .par_iter()
-            .map(|&(s, size)| {
+            .map(|(s, size, prefix)| {
+                let (s, size) = (*s, *size);
                 let (title, named) = title_of(s);
                 Row {
+                    prefix: prefix.as_str(),
                     id: short_id(s),
                     modified: zone.local(s.modified).unwrap_or_else(|| {
                         if s.modified.is_nan() {
@@ -566,7 +698,7 @@ pub(crate) mod table {
             // The zone once: its abbreviations over the rows shown (CET/CEST across a
             // change of summer time).
             let mut names: Vec<String> = Vec::new();
-            for (s, _) in rows {
+            for (s, _, _) in rows {
                 if let Some(a) = zone.abbreviation(s.modified)
                     && !names.contains(&a)
                 {
@@ -593,7 +725,7 @@ pub(crate) mod table {
         // A title is its 2-column marker (`* ` for a name) and its text.
         let nat_title = cells
             .par_iter()
-            .map(|r| 2 + measure(&r.title, cap))
+            .map(|r| r.prefix.width() + 2 + measure(&r.title, cap))
             .max()
             .unwrap_or(0)
             .max(head("  TITLE"));
@@ -677,14 +809,16 @@ pub(crate) mod table {
                     buf.push_str(GAP);
                     push_right(&mut buf, &r.size, w_size);
                     buf.push_str(GAP);
+                    buf.push_str(r.prefix);
                     buf.push_str(if r.named { "* " } else { "  " });
-                    let t = fit(&r.title, w_title.saturating_sub(2), cut);
+                    let room = w_title.saturating_sub(2 + r.prefix.width());
+                    let t = fit(&r.title, room, cut);
                     match yellow {
                         Some(y) if r.named => {
                             buf.push_str(&format!("{y}{}{y:#}", t.text));
-                            pad(&mut buf, w_title.saturating_sub(2), t.width);
+                            pad(&mut buf, room, t.width);
                         }
-                        _ => push_cell(&mut buf, &t, w_title.saturating_sub(2), false),
+                        _ => push_cell(&mut buf, &t, room, false),
                     }
                     buf.push_str(GAP);
                     let c = super::width::fit_left(&r.cwd, w_cwd, cut);
