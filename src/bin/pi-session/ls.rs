@@ -262,22 +262,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         .filter(|s| !a.named || s.name.is_some())
         .filter(|s| since.is_none_or(|t| s.modified >= t) && until.is_none_or(|t| s.modified < t))
         .collect();
-    // Sizes only where they are shown or sorted by: one stat per session, in parallel.
-    use rayon::prelude::*;
-    let want_sizes = !a.json || a.sort == Some(SortKey::Size);
-    let sizes: Vec<Option<u64>> = if want_sizes {
-        sessions
-            .par_iter()
-            .map(|s| std::fs::metadata(&s.path).ok().map(|m| m.len()))
-            .collect()
-    } else {
-        vec![None; sessions.len()]
-    };
-    let mut rows: Vec<Listed<'_>> = sessions
-        .drain(..)
-        .zip(sizes)
-        .map(|(s, n)| (s, n, String::new()))
-        .collect();
+    let mut rows: Vec<Listed<'_>> = sessions.drain(..).map(|s| (s, s.bytes, String::new())).collect();
     sort_rows(&mut rows, a.sort, a.reverse);
     if a.tree {
         rows = thread(rows);
@@ -287,6 +272,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         eprintln!("pi-session: none of the {found} session(s) matches");
     }
     if a.json {
+        use rayon::prelude::*;
         // In pieces of 256, formatted in parallel and written in order.
         let pieces: Vec<Vec<u8>> = rows
             .par_chunks(256)
@@ -326,8 +312,8 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     Ok(if rows.is_empty() { 1 } else { 0 })
 }
 
-/// A row: the session, its file's size, its `--tree` prefix (`│  ├─ `).
-type Listed<'a> = (&'a listing::SessionInfo, Option<u64>, String);
+/// A row: the session, its file's size (as read), its `--tree` prefix (`│  ├─ `).
+type Listed<'a> = (&'a listing::SessionInfo, u64, String);
 
 /// pi's threaded view (`buildSessionTree`, `flattenSessionTree`): a session whose
 /// `parentSession` names another listed session (the same file after resolving symlinks)
@@ -613,10 +599,8 @@ pub(crate) mod table {
         }
     }
 
-    /// `512B`, `1.2K`, `34K`, `1.2M`, `3.0G`: powers of 1024, one decimal under 10, `?`
-    /// when the file could not be stat'ed.
-    pub fn human_size(n: Option<u64>) -> String {
-        let Some(n) = n else { return "?".into() };
+    /// `512B`, `1.2K`, `34K`, `1.2M`, `3.0G`: powers of 1024, one decimal under 10.
+    pub fn human_size(n: u64) -> String {
         if n < 1024 {
             return format!("{n}B");
         }
@@ -653,7 +637,7 @@ pub(crate) mod table {
     /// # Errors
     /// Output errors.
     pub fn write(
-        rows: &[(&SessionInfo, Option<u64>, String)],
+        rows: &[(&SessionInfo, u64, String)],
         zone: &Zone,
         now: f64,
         home: Option<&Path>,
@@ -797,7 +781,8 @@ pub(crate) mod table {
         let pieces: Vec<String> = cells
             .par_chunks(256)
             .map(|chunk| {
-                let mut buf = String::with_capacity(chunk.len() * 160);
+                let bytes: usize = chunk.iter().map(|r| r.title.len() + r.cwd.len() + r.path.len()).sum();
+                let mut buf = String::with_capacity(bytes + chunk.len() * 64);
                 for r in chunk {
                     push_left(&mut buf, &r.id, w_id);
                     buf.push_str(GAP);
@@ -877,12 +862,13 @@ pub(crate) mod table {
 /// control or a bidi override prints as `\u009b`, 6 columns), escaped cluster by cluster.
 pub(crate) mod width {
     use pi_session::text::escape;
+    use std::borrow::Cow;
     use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
     /// A text fitted to a width.
-    pub struct Cell {
-        /// What to print (escaped).
-        pub text: String,
+    pub struct Cell<'a> {
+        /// What to print (escaped; the text itself when nothing needed escaping or cutting).
+        pub text: Cow<'a, str>,
         /// Its display width.
         pub width: usize,
     }
@@ -948,12 +934,12 @@ pub(crate) mod width {
     }
 
     /// `s` escaped, cut to `w` columns with `…` at the end when it is wider and `cut`.
-    pub fn fit(s: &str, w: usize, cut: bool) -> Cell {
+    pub fn fit(s: &str, w: usize, cut: bool) -> Cell<'_> {
         let full = measure(s, w);
         if full <= w || !cut {
             // (Past `w`, `full` is only known to be more: nothing pads such a cell.)
             return Cell {
-                text: escape(s).into_owned(),
+                text: escape(s),
                 width: full,
             };
         }
@@ -972,16 +958,19 @@ pub(crate) mod width {
             text.push('…');
             width += 1;
         }
-        Cell { text, width }
+        Cell {
+            text: Cow::Owned(text),
+            width,
+        }
     }
 
     /// `s` escaped, cut to `w` columns at its start, `…` first, when it is wider and
     /// `cut`: the end of a path names the project.
-    pub fn fit_left(s: &str, w: usize, cut: bool) -> Cell {
+    pub fn fit_left(s: &str, w: usize, cut: bool) -> Cell<'_> {
         let full = measure(s, w);
         if full <= w || !cut {
             return Cell {
-                text: escape(s).into_owned(),
+                text: escape(s),
                 width: full,
             };
         }
@@ -1002,7 +991,7 @@ pub(crate) mod width {
             text.push_str(e);
         }
         Cell {
-            text,
+            text: Cow::Owned(text),
             width: width + usize::from(w > 0),
         }
     }
@@ -1033,52 +1022,43 @@ mod tests {
     #[test]
     fn cuts_never_split_a_character_or_a_sequence() {
         let c = fit("日本語のテキスト", 7, true);
-        assert_eq!((c.text.as_str(), c.width), ("日本語…", 7));
+        assert_eq!((&*c.text, c.width), ("日本語…", 7));
         let c = fit("日本語のテキスト", 8, true);
-        assert_eq!(
-            (c.text.as_str(), c.width),
-            ("日本語…", 7),
-            "no room for half a character"
-        );
+        assert_eq!((&*c.text, c.width), ("日本語…", 7), "no room for half a character");
         let c = fit("Cafe\u{301} au lait", 6, true);
-        assert_eq!(
-            (c.text.as_str(), c.width),
-            ("Cafe\u{301} …", 6),
-            "the accent stays on its e"
-        );
+        assert_eq!((&*c.text, c.width), ("Cafe\u{301} …", 6), "the accent stays on its e");
         let c = fit("ab👩\u{200d}💻cd", 5, true);
-        assert_eq!((c.text.as_str(), c.width), ("ab👩\u{200d}💻…", 5));
+        assert_eq!((&*c.text, c.width), ("ab👩\u{200d}💻…", 5));
         let c = fit("ab👩\u{200d}💻cd", 4, true);
-        assert_eq!((c.text.as_str(), c.width), ("ab…", 3), "the sequence is cut whole");
+        assert_eq!((&*c.text, c.width), ("ab…", 3), "the sequence is cut whole");
         let c = fit("\u{1f1ef}\u{1f1f5}\u{1f1eb}\u{1f1f7}", 3, true);
-        assert_eq!((c.text.as_str(), c.width), ("\u{1f1ef}\u{1f1f5}…", 3), "flags in pairs");
+        assert_eq!((&*c.text, c.width), ("\u{1f1ef}\u{1f1f5}…", 3), "flags in pairs");
         let c = fit("short", 10, true);
-        assert_eq!((c.text.as_str(), c.width), ("short", 5));
+        assert_eq!((&*c.text, c.width), ("short", 5));
         let c = fit("long text", 4, false);
         assert_eq!(c.text, "long text", "not cut without a width");
         assert!(c.width > 4, "measured as far as padding needs");
         let c = fit("x\u{1b}y\u{202e}", 20, true);
         assert_eq!(c.text, "x\\x1by\\u202e", "escaped");
         let c = fit_left("/home/u/src/project", 9, true);
-        assert_eq!((c.text.as_str(), c.width), ("…/project", 9));
+        assert_eq!((&*c.text, c.width), ("…/project", 9));
         let c = fit_left("/srv/日本語", 6, true);
-        assert_eq!((c.text.as_str(), c.width), ("…本語", 5));
+        assert_eq!((&*c.text, c.width), ("…本語", 5));
     }
 
     #[test]
     fn sizes_as_people_read_them() {
         for (n, want) in [
-            (Some(0), "0B"),
-            (Some(1023), "1023B"),
-            (Some(1024), "1.0K"),
-            (Some(1260), "1.2K"),
-            (Some(10 * 1024 - 52), "9.9K"),
-            (Some(10 * 1024 - 10), "10K"),
-            (Some(1024 * 1024 - 1), "1.0M"),
-            (Some(1_258_291), "1.2M"),
-            (Some(300 << 20), "300M"),
-            (Some(3 << 30), "3.0G"),
-            (None, "?"),
+            (0, "0B"),
+            (1023, "1023B"),
+            (1024, "1.0K"),
+            (1260, "1.2K"),
+            (10 * 1024 - 52, "9.9K"),
+            (10 * 1024 - 10, "10K"),
+            (1024 * 1024 - 1, "1.0M"),
+            (1_258_291, "1.2M"),
+            (300 << 20, "300M"),
+            (3 << 30, "3.0G"),
         ] {
             assert_eq!(human_size(n), want, "{n:?}");
         }
