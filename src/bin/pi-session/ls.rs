@@ -9,6 +9,13 @@
 //! (pi's `path` is then lossy, U+FFFD for each bad sequence, naming no file) has one more
 //! field after `path`: `pathBytes`, the exact bytes of the path as an array of numbers.
 //!
+//! The table (docs/cli.md, "`ls`: the sessions, as a table"): `ID` (8 characters of the
+//! session id), `MODIFIED` in the local zone ([`crate::when`]), `AGE` as pi's picker,
+//! `MSGS`, `SIZE`, `TITLE` (a name marked `* `), `CWD` (`~/…`), and with `--long` `PATH`;
+//! a header on a terminal; title and cwd fitted to the terminal's width by display width
+//! ([`width`]), nothing cut when piped. `--sort`, `--reverse`, `--tree` (pi's threaded
+//! view), the filters and `--limit` apply to `--json` too.
+//!
 //! The table (and every message) prints strings from sessions and file names escaped
 //! (`pi_session::text`): a file name by its exact bytes, `\xe9` for a byte that is not
 //! UTF-8, which `printf '%b'` turns back into the name.
@@ -65,6 +72,9 @@ pub enum SortKey {
 
 /// `pi-session ls`.
 #[derive(Args)]
+#[command(
+    after_help = "Columns: ID (the session id's first 8 characters), MODIFIED (local time; --utc), AGE (as pi's /resume picker), MSGS, SIZE, TITLE (a name is marked `*`, else the first message), CWD; PATH with --long. On a terminal: a header row, and rows cut to its width by display width; piped: no header and nothing cut (--header, --width N).\n\nExamples:\n  pi-session ls --all --since 2d --sort size\n  pi-session ls --cwd ~/src/app --named --long\n  pi-session ls --all --tree --limit 20"
+)]
 pub struct LsArgs {
     #[command(flatten)]
     place: WhereArgs,
