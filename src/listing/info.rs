@@ -91,7 +91,7 @@ pub(super) fn build(
             }
         }
     }
-    finish(path, st, mtime_ms, &scratch.all)
+    finish(path, st, mtime_ms, &scratch.all, walk.len() as u64)
 }
 
 /// The end of the line starting at or before `from` (pi's readline ends a line at `\n`,
@@ -277,7 +277,7 @@ fn message_text(
 }
 
 /// The [`SessionInfo`] from the header and what the lines gave.
-fn finish(path: &Path, st: State, mtime_ms: f64, all: &[u8]) -> Result<SessionInfo, SkipFileReason> {
+fn finish(path: &Path, st: State, mtime_ms: f64, all: &[u8], bytes: u64) -> Result<SessionInfo, SkipFileReason> {
     let Some(header) = st.header else {
         return Err(SkipFileReason::NotSession);
     };
@@ -307,6 +307,7 @@ fn finish(path: &Path, st: State, mtime_ms: f64, all: &[u8]) -> Result<SessionIn
             .first_message
             .unwrap_or_else(|| JsStr::from_str("(no messages)").into_owned()),
         all_messages_text: JsStr(all.to_vec().into()),
+        bytes,
     })
 }
 

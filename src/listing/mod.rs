@@ -85,6 +85,8 @@ pub struct SessionInfo {
     pub first_message: JsStr<'static>,
     /// Text of every user and assistant message, joined by a space.
     pub all_messages_text: JsStr<'static>,
+    /// The bytes read: the file's size when it was listed (not one of pi's fields).
+    pub bytes: u64,
 }
 
 impl SessionInfo {

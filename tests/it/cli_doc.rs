@@ -93,6 +93,10 @@ fn check_page(page: &str) -> Vec<String> {
             .current_dir(&dir)
             .env("HOME", &home)
             .env("NO_COLOR", "1")
+            // `ls` prints local times and ages: the page shows them in UTC, on 2025-11-25.
+            .env("TZ", "UTC")
+            .env("PI_SESSION_NOW_MS", "1764086880000")
+            .env_remove("COLUMNS")
             .env_remove("PI_CODING_AGENT_DIR")
             .env_remove("PI_CODING_AGENT_SESSION_DIR")
             .stdin(std::process::Stdio::null())

@@ -17,6 +17,7 @@ fn run(args: &[&std::ffi::OsStr]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pi-session"))
         .arg("export")
         .args(args)
+        .env("TZ", "UTC")
         .output()
         .expect("run pi-session")
 }

@@ -19,6 +19,7 @@ mod export;
 mod hostile_writes;
 mod incremental;
 mod listing;
+mod ls;
 mod memory;
 mod readme;
 mod real;

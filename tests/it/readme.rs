@@ -372,6 +372,10 @@ fn run(args: &[String], stdin: Option<&str>, cwd: &Path, home: &Path) -> Output 
     c.args(args)
         .current_dir(cwd)
         .env("HOME", home)
+        // `ls` prints local times and ages: the README shows them in UTC, on 2025-11-25.
+        .env("TZ", "UTC")
+        .env("PI_SESSION_NOW_MS", "1764086880000")
+        .env_remove("COLUMNS")
         .stdin(if stdin.is_some() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -690,7 +694,8 @@ fn run_start_here_line(line_no: usize, line: &str, home: &Path, report: &mut Rep
     if args.first().map(String::as_str) != Some("ls") {
         return;
     }
-    // `ls --all --agent-dir D`: every session file under D/sessions, newest first.
+    // `ls --all --agent-dir D`: every session file under D/sessions, newest first: a row
+    // starts with the session's short id (the file name's id, 8 characters) and its time.
     let Some(agent) = args
         .iter()
         .position(|a| a == "--agent-dir")
@@ -701,21 +706,26 @@ fn run_start_here_line(line_no: usize, line: &str, home: &Path, report: &mut Rep
         ));
         return;
     };
-    let mut want = Vec::new();
-    jsonl_files(&root().join(agent).join("sessions"), &mut want);
-    let mut want: Vec<String> = want
-        .iter()
-        .map(|p| p.strip_prefix(root()).expect("under the root").display().to_string())
-        .collect();
+    let mut files = Vec::new();
+    jsonl_files(&root().join(agent).join("sessions"), &mut files);
+    let short_id = |p: &PathBuf| {
+        let stem = p
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let id = stem.rsplit('_').next().unwrap_or_default().to_string();
+        id.chars().take(8).collect::<String>()
+    };
+    let mut want: Vec<String> = files.iter().map(short_id).collect();
     want.sort();
     let rows: Vec<&str> = out.stdout.lines().collect();
     let mut listed: Vec<String> = rows
         .iter()
-        .filter_map(|r| r.split_whitespace().last())
+        .filter_map(|r| r.split_whitespace().next())
         .map(str::to_string)
         .collect();
     listed.sort();
-    let dates: Vec<&str> = rows.iter().map(|r| r.get(..16).unwrap_or(r)).collect();
+    let dates: Vec<&str> = rows.iter().map(|r| r.get(10..26).unwrap_or(r)).collect();
     let newest_first = dates.windows(2).all(|w| w[0] >= w[1]);
     if want.is_empty() || listed != want || rows.len() != want.len() || !newest_first {
         report.failures.push(format!(

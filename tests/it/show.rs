@@ -12,10 +12,16 @@ fn root() -> PathBuf {
 }
 
 fn show(file: &Path, args: &[&str]) -> String {
+    show_in(file, args, "UTC")
+}
+
+/// [`show`] with the time zone `tz`.
+fn show_in(file: &Path, args: &[&str], tz: &str) -> String {
     let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
         .arg("show")
         .arg(file)
         .args(args)
+        .env("TZ", tz)
         .output()
         .expect("run pi-session");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -125,4 +131,23 @@ fn real_sessions_read_as_transcripts() {
         // No line carries an image's base64 or a whole file: long outputs are cut.
         assert!(got.lines().all(|l| l.len() < 20_000), "{}", f.display());
     }
+}
+
+/// Message times are in the local zone (TZ), named by its abbreviation; `--utc` prints UTC.
+#[test]
+fn times_are_local_unless_utc() {
+    let f = root().join("corpus/valid/branches.jsonl");
+    let header = |t: &str| t.lines().find(|l| l.starts_with("── user")).map(str::to_owned);
+    assert_eq!(
+        header(&show_in(&f, &[], "Asia/Tokyo")).as_deref(),
+        Some("── user · 2025-03-14 18:00:07 JST · dd48b9ed")
+    );
+    assert_eq!(
+        header(&show_in(&f, &[], "America/New_York")).as_deref(),
+        Some("── user · 2025-03-14 05:00:07 EDT · dd48b9ed")
+    );
+    assert_eq!(
+        header(&show_in(&f, &["--utc"], "Asia/Tokyo")).as_deref(),
+        Some("── user · 2025-03-14 09:00:07 UTC · dd48b9ed")
+    );
 }

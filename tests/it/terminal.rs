@@ -257,7 +257,7 @@ fn printed_file_names_give_the_exact_bytes_back() {
     let ls = run_inert(
         {
             let mut cmd = bin();
-            cmd.args(["ls", "--all", "--agent-dir"]).arg(&c.agent);
+            cmd.args(["ls", "--all", "--long", "--agent-dir"]).arg(&c.agent);
             cmd
         },
         b"",

@@ -16,6 +16,35 @@ fn parse_size(s: &str) -> Result<u64> {
     Ok((n * mult as f64) as u64)
 }
 
+/// What lists a generated tree: `ls --agent-dir DIR` reads `DIR/sessions`, so a tree
+/// written to `DIR/sessions` is listed by `pi-session ls --all --agent-dir DIR`; one written
+/// elsewhere by no `ls` (`--session-dir` is a flat folder, not one of project folders).
+fn ls_hint(root: &std::path::Path) -> String {
+    use pi_session::text::escape_path;
+    match (root.file_name(), root.parent()) {
+        (Some(n), Some(parent)) if n == "sessions" => {
+            let dir = if parent.as_os_str().is_empty() {
+                ".".into()
+            } else {
+                escape_path(parent)
+            };
+            let plain = dir
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"/._-+,:@".contains(&b));
+            let dir = if plain {
+                dir.into_owned()
+            } else {
+                format!("'{}'", dir.replace('\'', "'\\''"))
+            };
+            format!("list it with: pi-session ls --all --agent-dir {dir}")
+        }
+        _ => format!(
+            "`pi-session ls --agent-dir DIR` lists DIR/sessions: to list this tree with `ls`, generate it as DIR/sessions (`pi-session gen tree DIR/sessions`), not as {}",
+            escape_path(root)
+        ),
+    }
+}
+
 /// `pi-session gen`.
 pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
     use pi_session::generator::{Mix, SessionSpec, TreeSpec, write_session, write_sessions_tree};
@@ -68,7 +97,32 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
                 st.folders,
                 st.bytes
             )?;
+            eprintln!("pi-session: {}", ls_hint(&root));
         }
     }
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ls_hint;
+    use std::path::Path;
+
+    #[test]
+    fn the_hint_names_the_agent_dir_of_a_sessions_root() {
+        assert_eq!(
+            ls_hint(Path::new("gt/sessions")),
+            "list it with: pi-session ls --all --agent-dir gt"
+        );
+        assert_eq!(
+            ls_hint(Path::new("sessions")),
+            "list it with: pi-session ls --all --agent-dir ."
+        );
+        assert_eq!(
+            ls_hint(Path::new("/tmp/my dir/sessions")),
+            "list it with: pi-session ls --all --agent-dir '/tmp/my dir'"
+        );
+        assert!(ls_hint(Path::new("gt")).contains("generate it as DIR/sessions"));
+        assert!(!ls_hint(Path::new("x\u{1b}[2J/sessions")).contains('\u{1b}'));
+    }
 }

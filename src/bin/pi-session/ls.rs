@@ -9,6 +9,13 @@
 //! (pi's `path` is then lossy, U+FFFD for each bad sequence, naming no file) has one more
 //! field after `path`: `pathBytes`, the exact bytes of the path as an array of numbers.
 //!
+//! The table (docs/cli.md, "`ls`: the sessions, as a table"): `ID` (8 characters of the
+//! session id), `MODIFIED` in the local zone ([`crate::when`]), `AGE` as pi's picker,
+//! `MSGS`, `SIZE`, `TITLE` (a name marked `* `), `CWD` (`~/…`), and with `--long` `PATH`;
+//! a header on a terminal; title and cwd fitted to the terminal's width by display width
+//! ([`width`]), nothing cut when piped. `--sort`, `--reverse`, `--tree` (pi's threaded
+//! view), the filters and `--limit` apply to `--json` too.
+//!
 //! The table (and every message) prints strings from sessions and file names escaped
 //! (`pi_session::text`): a file name by its exact bytes, `\xe9` for a byte that is not
 //! UTF-8, which `printf '%b'` turns back into the name.
@@ -48,8 +55,26 @@ pub struct WhereArgs {
     flavor: FlavorArg,
 }
 
+/// `ls --sort`: the order of the rows.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub enum SortKey {
+    /// Latest activity, newest first (pi's order, the default).
+    Modified,
+    /// The header's time, newest first.
+    Created,
+    /// File size, largest first.
+    Size,
+    /// Message count, most first.
+    Messages,
+    /// Name or first message, A to Z (ignoring case).
+    Name,
+}
+
 /// `pi-session ls`.
 #[derive(Args)]
+#[command(
+    after_help = "Columns: ID (the session id's first 8 characters), MODIFIED (local time; --utc), AGE (as pi's /resume picker), MSGS, SIZE, TITLE (a name is marked `*`, else the first message), CWD; PATH with --long. On a terminal: a header row, and rows cut to its width by display width; piped: no header and nothing cut (--header, --width N).\n\nExamples:\n  pi-session ls --all --since 2d --sort size\n  pi-session ls --cwd ~/src/app --named --long\n  pi-session ls --all --tree --limit 20"
+)]
 pub struct LsArgs {
     #[command(flatten)]
     place: WhereArgs,
@@ -63,9 +88,49 @@ pub struct LsArgs {
     /// With --json: also `allMessagesText`.
     #[arg(long)]
     text: bool,
-    /// At most N sessions (the newest).
-    #[arg(long, value_name = "N")]
+    /// At most N sessions (the first N after --sort and the filters).
+    #[arg(short = 'n', long, value_name = "N")]
     limit: Option<usize>,
+    /// Order: modified (pi's order, the default), created, size, messages, name.
+    #[arg(long, value_enum, value_name = "KEY")]
+    sort: Option<SortKey>,
+    /// Reverse the order (oldest, smallest, fewest first; name Z to A).
+    #[arg(short, long, conflicts_with = "tree")]
+    reverse: bool,
+    /// Threaded: a session forked or branched from another under it (by `parentSession`),
+    /// as pi's picker shows them; each level ordered by its latest activity.
+    #[arg(short, long, conflicts_with = "sort")]
+    tree: bool,
+    /// Only sessions active since DATE: a local date (2025-11-01), date and time
+    /// (2025-11-01 14:00) or an age (3d, 2w, 4mo).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only sessions last active before the end of DATE (same forms as --since; a date
+    /// includes that whole day).
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Only sessions that have a name.
+    #[arg(long)]
+    named: bool,
+    /// Also the file of each session (absolute path), as the last column.
+    #[arg(short, long)]
+    long: bool,
+    /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
+    #[arg(long)]
+    utc: bool,
+    /// Fit rows into N columns (default: $COLUMNS, else the terminal's width; piped
+    /// output is not cut). 0: never cut.
+    #[arg(short, long, value_name = "N")]
+    width: Option<usize>,
+    /// Print the header row even when stdout is no terminal.
+    #[arg(long, overrides_with = "no_header")]
+    header: bool,
+    /// No header row, even on a terminal.
+    #[arg(long, overrides_with = "header")]
+    no_header: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = crate::ColorChoice::Auto)]
+    color: crate::ColorChoice,
     /// Also list the files that were skipped, and why, on stderr.
     #[arg(long)]
     show_skipped: bool,
@@ -126,9 +191,20 @@ fn resolve(w: &WhereArgs) -> Result<Resolved> {
 /// Run `pi-session ls`; returns the exit code.
 ///
 /// # Errors
-/// Output errors.
+/// Output errors; a `--since`/`--until` value that is no date (a usage error).
 pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let r = resolve(&a.place)?;
+    let zone = crate::when::Zone::new(a.utc);
+    let now = crate::when::now_ms();
+    let bound = |v: &Option<String>, end: bool| -> Result<Option<f64>> {
+        v.as_deref().map(|d| zone.bound(d, now, end)).transpose().map_err(|e| {
+            anyhow::anyhow!(crate::show::Printable::kind(
+                escape(&e).into_owned(),
+                crate::show::Kind::Usage
+            ))
+        })
+    };
+    let (since, until) = (bound(&a.since, false)?, bound(&a.until, true)?);
     let bar = std::io::stderr().is_terminal().then(|| {
         let b = indicatif::ProgressBar::new(0);
         b.set_style(
@@ -172,6 +248,10 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if listing.sessions.is_empty() && listing.problems.is_empty() {
         eprintln!("pi-session: no sessions in {}", escape_path(&what));
     }
+    if listing.sessions.is_empty() && !a.all {
+        // pi's picker: "No sessions in current folder. Press Tab to view all."
+        eprintln!("pi-session: `pi-session ls --all` lists the sessions of every project");
+    }
     // Skipped files are listed with --show-skipped; a file rewritten while it was read
     // always is (it is not listed, and never silently).
     let mut unshown = 0;
@@ -185,60 +265,222 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if unshown > 0 && std::io::stderr().is_terminal() {
         eprintln!("pi-session: {unshown} file(s) skipped (--show-skipped lists them)");
     }
-    let n = a.limit.unwrap_or(usize::MAX).min(listing.sessions.len());
-    // Rows are formatted in parallel, in pieces of 256, and written in order.
-    use rayon::prelude::*;
-    let pieces: Vec<Vec<u8>> = listing.sessions[..n]
-        .par_chunks(256)
-        .map(|chunk| {
-            let mut buf = Vec::with_capacity(chunk.len() * 512);
-            for s in chunk {
-                if a.json {
-                    s.write_json_line(a.text, &mut buf);
-                } else {
-                    table_row(s, &mut buf);
-                }
-            }
-            buf
-        })
+    let found = listing.sessions.len();
+    let mut sessions: Vec<&listing::SessionInfo> = listing
+        .sessions
+        .iter()
+        .filter(|s| !a.named || s.name.is_some())
+        .filter(|s| since.is_none_or(|t| s.modified >= t) && until.is_none_or(|t| s.modified < t))
         .collect();
-    for p in pieces {
-        out.write_all(&p)?;
+    let mut rows: Vec<Listed<'_>> = sessions.drain(..).map(|s| (s, s.bytes, String::new())).collect();
+    sort_rows(&mut rows, a.sort, a.reverse);
+    if a.tree {
+        rows = thread(rows);
+    }
+    rows.truncate(a.limit.unwrap_or(usize::MAX));
+    if rows.is_empty() && found > 0 {
+        eprintln!("pi-session: none of the {found} session(s) matches");
+    }
+    if a.json {
+        use rayon::prelude::*;
+        // In pieces of 256, formatted in parallel and written in order.
+        let pieces: Vec<Vec<u8>> = rows
+            .par_chunks(256)
+            .map(|chunk| {
+                let mut buf = Vec::with_capacity(chunk.len() * 512);
+                for (s, _, _) in chunk {
+                    s.write_json_line(a.text, &mut buf);
+                }
+                buf
+            })
+            .collect();
+        for p in pieces {
+            out.write_all(&p)?;
+        }
+    } else if !rows.is_empty() {
+        let stdout_tty = std::io::stdout().is_terminal();
+        let look = table::Look {
+            width: terminal_width(a.width),
+            header: if a.header {
+                true
+            } else if a.no_header {
+                false
+            } else {
+                stdout_tty
+            },
+            long: a.long,
+            color: match a.color {
+                crate::ColorChoice::Always => true,
+                crate::ColorChoice::Never => false,
+                crate::ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && stdout_tty,
+            },
+        };
+        let home = (r.env.home.as_os_str().len() > 1).then_some(r.env.home.as_path());
+        table::write(&rows, &zone, now, home, &look, out)?;
     }
     // As `grep`: nothing listed is the answer no.
-    Ok(if n == 0 { 1 } else { 0 })
+    Ok(if rows.is_empty() { 1 } else { 0 })
 }
 
-fn table_row(s: &listing::SessionInfo, buf: &mut Vec<u8>) {
-    let modified = s
-        .modified_iso()
-        .map(|d| d.get(..16).unwrap_or(&d).replace('T', " "))
-        .unwrap_or_else(|| "(invalid date)   ".into());
-    let title = match &s.name {
-        Some(n) => n.to_str_lossy().into_owned(),
-        None => s.first_message.to_str_lossy().into_owned(),
+/// A row: the session, its file's size (as read), its `--tree` prefix (`│  ├─ `).
+type Listed<'a> = (&'a listing::SessionInfo, u64, String);
+
+/// pi's threaded view (`buildSessionTree`, `flattenSessionTree`): a session whose
+/// `parentSession` names another listed session (the same file after resolving symlinks)
+/// goes under it; roots and children by the latest activity of their subtree, newest
+/// first (ties in the order given). A parent cycle, where pi recurses without end, is
+/// cut: its first session becomes a root.
+fn thread(rows: Vec<Listed<'_>>) -> Vec<Listed<'_>> {
+    use std::collections::HashMap;
+    let key = |p: &Path| {
+        std::fs::canonicalize(p).unwrap_or_else(|_| {
+            pi_session::dirs::lexical_normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
+        })
     };
-    // One line per session: line breaks and tabs become spaces, then the first 60
-    // characters, other controls escaped.
-    let title: String = title
-        .chars()
-        .map(|c| {
-            if matches!(c, '\t' | '\n' | '\r' | '\u{b}' | '\u{c}') {
-                ' '
+    let keys: Vec<PathBuf> = rows.iter().map(|r| key(&r.0.path)).collect();
+    let mut by_key: HashMap<&Path, usize> = HashMap::new();
+    for (i, k) in keys.iter().enumerate() {
+        by_key.insert(k, i);
+    }
+    let parent: Vec<Option<usize>> = rows
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match &r.0.parent_session_path {
+            Some(pi_session::Value::String(p)) if !p.is_empty() => {
+                let p = PathBuf::from(&*p.to_str_lossy());
+                by_key.get(key(&p).as_path()).copied().filter(|&j| j != i)
+            }
+            _ => None,
+        })
+        .collect();
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
+    let mut roots = Vec::new();
+    for (i, p) in parent.iter().enumerate() {
+        match p {
+            Some(j) => children[*j].push(i),
+            None => roots.push(i),
+        }
+    }
+    // Sessions on a parent cycle reach no root: the first of each becomes one.
+    let mut seen = vec![false; rows.len()];
+    fn mark(from: usize, children: &[Vec<usize>], seen: &mut [bool]) {
+        let mut stack = vec![from];
+        while let Some(n) = stack.pop() {
+            if !std::mem::replace(&mut seen[n], true) {
+                stack.extend(&children[n]);
+            }
+        }
+    }
+    for &r in &roots {
+        mark(r, &children, &mut seen);
+    }
+    for i in 0..rows.len() {
+        if !seen[i] {
+            roots.push(i);
+            if let Some(j) = parent[i] {
+                children[j].retain(|&c| c != i);
+            }
+            mark(i, &children, &mut seen);
+        }
+    }
+    // Latest activity of each subtree (an invalid date counts as none), children first.
+    let mut latest: Vec<f64> = rows
+        .iter()
+        .map(|r| {
+            if r.0.modified.is_nan() {
+                f64::NEG_INFINITY
             } else {
-                c
+                r.0.modified
             }
         })
-        .take(60)
         .collect();
-    let _ = writeln!(
-        buf,
-        "{modified}  {:>5}  {:<60}  {}  {}",
-        s.message_count,
-        escape(&title),
-        escape(&s.cwd.to_str_lossy()),
-        escape_path(&s.path)
-    );
+    let mut order = Vec::with_capacity(rows.len());
+    let mut stack: Vec<usize> = roots.clone();
+    while let Some(n) = stack.pop() {
+        order.push(n);
+        stack.extend(&children[n]);
+    }
+    for &n in order.iter().rev() {
+        for &c in &children[n] {
+            latest[n] = latest[n].max(latest[c]);
+        }
+    }
+    let by_latest =
+        |v: &mut Vec<usize>| v.sort_by(|&x, &y| latest[y].partial_cmp(&latest[x]).unwrap_or(std::cmp::Ordering::Equal));
+    by_latest(&mut roots);
+    for c in &mut children {
+        by_latest(c);
+    }
+    // Flattened with pi's prefixes: `│  ` or `   ` for each ancestor below the top,
+    // then `├─ ` or `└─ `.
+    let mut out_order: Vec<(usize, String)> = Vec::with_capacity(rows.len());
+    let mut stack: Vec<(usize, usize, bool, String)> =
+        roots.iter().rev().map(|&r| (r, 0, true, String::new())).collect();
+    while let Some((n, depth, last, above)) = stack.pop() {
+        let prefix = if depth == 0 {
+            String::new()
+        } else {
+            format!("{above}{}", if last { "└─ " } else { "├─ " })
+        };
+        let below = if depth == 0 {
+            String::new()
+        } else {
+            format!("{above}{}", if last { "   " } else { "│  " })
+        };
+        let kids = &children[n];
+        for (k, &c) in kids.iter().enumerate().rev() {
+            stack.push((c, depth + 1, k + 1 == kids.len(), below.clone()));
+        }
+        out_order.push((n, prefix));
+    }
+    let mut rows: Vec<Option<Listed<'_>>> = rows.into_iter().map(Some).collect();
+    out_order
+        .into_iter()
+        .filter_map(|(n, prefix)| rows[n].take().map(|(s, size, _)| (s, size, prefix)))
+        .collect()
+}
+
+/// The rows in the order `--sort` (stable: ties keep pi's order) and `--reverse` ask for.
+fn sort_rows(rows: &mut [Listed<'_>], key: Option<SortKey>, reverse: bool) {
+    // Newest (largest) first; an invalid date (NaN) last.
+    let desc = |x: f64, y: f64| y.partial_cmp(&x).unwrap_or_else(|| x.is_nan().cmp(&y.is_nan()));
+    match key {
+        None => {}
+        Some(SortKey::Modified) => rows.sort_by(|a, b| desc(a.0.modified, b.0.modified)),
+        Some(SortKey::Created) => rows.sort_by(|a, b| desc(a.0.created, b.0.created)),
+        Some(SortKey::Size) => rows.sort_by_key(|r| std::cmp::Reverse(r.1)),
+        Some(SortKey::Messages) => rows.sort_by_key(|r| std::cmp::Reverse(r.0.message_count)),
+        Some(SortKey::Name) => rows.sort_by_cached_key(|r| table::title_of(r.0).0.to_lowercase()),
+    }
+    if reverse {
+        rows.reverse();
+    }
+}
+
+/// The width to fit rows into: `--width` (0: none), else `$COLUMNS`, else the width of
+/// the terminal on stdout; `None` (nothing cut) when piped.
+fn terminal_width(arg: Option<usize>) -> Option<usize> {
+    if let Some(w) = arg {
+        return (w > 0).then_some(w);
+    }
+    if let Some(c) = std::env::var("COLUMNS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+        .filter(|&c| c > 0)
+    {
+        return Some(c);
+    }
+    #[cfg(unix)]
+    {
+        let fd = std::io::stdout();
+        if rustix::termios::isatty(&fd)
+            && let Ok(ws) = rustix::termios::tcgetwinsize(&fd)
+            && ws.ws_col > 0
+        {
+            return Some(usize::from(ws.ws_col));
+        }
+    }
+    None
 }
 
 /// Run `pi-session find ID`: pi's `findById` in the project's folder, then every folder
@@ -273,4 +515,562 @@ fn find_anywhere(env: &Env, root: &Path, id: &str) -> Option<PathBuf> {
         .collect();
     dirs.sort();
     dirs.iter().find_map(|d| listing::find_by_id_in(env, d, id, None))
+}
+
+/// The `ls` table: columns fitted to a width by display width.
+pub(crate) mod table {
+    use super::width::{Cell, fit, measure};
+    use crate::when::{Zone, age};
+    use pi_session::listing::SessionInfo;
+    use pi_session::text::{escape, escape_path};
+    use std::borrow::Cow;
+    use std::io::Write;
+    use std::path::Path;
+    use unicode_width::UnicodeWidthStr;
+
+    /// How the table looks.
+    pub struct Look {
+        /// The width to fit rows into; `None`: nothing is cut.
+        pub width: Option<usize>,
+        /// A header row first.
+        pub header: bool,
+        /// The path column.
+        pub long: bool,
+        /// Names in colour, the header in bold.
+        pub color: bool,
+    }
+
+    /// A title column without a known width is padded to at most this many columns (a
+    /// longer title pushes the rest of its row to the right, and is printed whole).
+    const UNCUT_TITLE: usize = 60;
+    /// The narrowest a title is cut to.
+    const MIN_TITLE: usize = 10;
+    /// Between two columns.
+    const GAP: &str = "  ";
+
+    /// The session's title: its name (`true`) or first message, as pi's picker shows it:
+    /// control characters as spaces, trimmed.
+    pub fn title_of(s: &SessionInfo) -> (Cow<'_, str>, bool) {
+        let (text, named) = match &s.name {
+            Some(n) => (n.to_str_lossy(), true),
+            None => (s.first_message.to_str_lossy(), false),
+        };
+        let is_c0 = |c: char| c < ' ' || c == '\u{7f}';
+        let cut = |t: &str| -> (usize, usize) {
+            let inner = t.trim_matches(|c: char| c.is_whitespace() || is_c0(c) || c == '\u{feff}');
+            let from = inner.as_ptr() as usize - t.as_ptr() as usize;
+            (from, from + inner.len())
+        };
+        let (from, to) = cut(&text);
+        let inner_has_c0 = text.as_bytes()[from..to].iter().any(|&b| b < b' ' || b == 0x7f);
+        let t = match text {
+            Cow::Borrowed(b) if !inner_has_c0 => Cow::Borrowed(&b[from..to]),
+            other => Cow::Owned(
+                other[from..to]
+                    .chars()
+                    .map(|c| if is_c0(c) { ' ' } else { c })
+                    .collect(),
+            ),
+        };
+        (t, named)
+    }
+
+    /// `~/…` for a path inside `home` (pi's `shortenHomePath`), else the path.
+    fn shorten(p: &str, home: Option<&Path>) -> String {
+        let path = Path::new(p);
+        if let Some(h) = home
+            && path.is_absolute()
+            && let Ok(rest) = path.strip_prefix(h)
+        {
+            return if rest.as_os_str().is_empty() {
+                "~".into()
+            } else {
+                format!("~/{}", rest.to_string_lossy())
+            };
+        }
+        p.to_owned()
+    }
+
+    /// The short id: the first 8 characters of a string id, a JSON value as JSON, `-`
+    /// for none.
+    fn short_id(s: &SessionInfo) -> String {
+        match &s.id {
+            Some(pi_session::Value::String(id)) => {
+                let id = id.to_str_lossy();
+                let end = id.char_indices().nth(8).map_or(id.len(), |(i, _)| i);
+                escape(&id[..end]).into_owned()
+            }
+            Some(v) => {
+                let j = v.stringify();
+                let end = j.char_indices().nth(8).map_or(j.len(), |(i, _)| i);
+                escape(&j[..end]).into_owned()
+            }
+            None => "-".into(),
+        }
+    }
+
+    /// `512B`, `1.2K`, `34K`, `1.2M`, `3.0G`: powers of 1024, one decimal under 10.
+    pub fn human_size(n: u64) -> String {
+        if n < 1024 {
+            return format!("{n}B");
+        }
+        let mut v = n as f64;
+        for unit in ["K", "M", "G", "T", "P"] {
+            v /= 1024.0;
+            // Rounded as printed: 1023.96K is 1.0M.
+            if (v * 10.0).round() / 10.0 < 10.0 {
+                return format!("{v:.1}{unit}");
+            }
+            if v.round() < 1024.0 || unit == "P" {
+                return format!("{v:.0}{unit}");
+            }
+        }
+        unreachable!("the loop returns at P")
+    }
+
+    /// What a row shows, before it is fitted.
+    struct Row<'a> {
+        prefix: &'a str,
+        id: String,
+        modified: String,
+        age: String,
+        msgs: String,
+        size: String,
+        title: Cow<'a, str>,
+        named: bool,
+        cwd: String,
+        path: String,
+    }
+
+    /// Writes the table of `rows` (session and file size).
+    ///
+    /// # Errors
+    /// Output errors.
+    pub fn write(
+        rows: &[(&SessionInfo, u64, String)],
+        zone: &Zone,
+        now: f64,
+        home: Option<&Path>,
+        look: &Look,
+        out: &mut impl Write,
+    ) -> std::io::Result<()> {
+        use rayon::prelude::*;
+        // The widest a title or cwd can be shown (or padded to): nothing is measured
+        // beyond it.
+        let cap = look.width.unwrap_or(2 + UNCUT_TITLE);
+        let cells: Vec<Row<'_>> = rows
+            .par_iter()
+            .map(|(s, size, prefix)| {
+                let (s, size) = (*s, *size);
+                let (title, named) = title_of(s);
+                Row {
+                    prefix: prefix.as_str(),
+                    id: short_id(s),
+                    modified: zone.local(s.modified).unwrap_or_else(|| {
+                        if s.modified.is_nan() {
+                            "(invalid date)"
+                        } else {
+                            "(out of range)"
+                        }
+                        .into()
+                    }),
+                    age: age(s.modified, now),
+                    msgs: s.message_count.to_string(),
+                    size: human_size(size),
+                    title,
+                    named,
+                    cwd: shorten(&s.cwd.to_str_lossy(), home),
+                    path: if look.long {
+                        escape_path(&std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone())).into_owned()
+                    } else {
+                        String::new()
+                    },
+                }
+            })
+            .collect();
+        let modified_title = if look.header {
+            // The zone once: its abbreviations over the rows shown (CET/CEST across a
+            // change of summer time).
+            let mut names: Vec<String> = Vec::new();
+            for (s, _, _) in rows {
+                if let Some(a) = zone.abbreviation(s.modified)
+                    && !names.contains(&a)
+                {
+                    names.push(a);
+                }
+            }
+            if names.is_empty() {
+                names.push(zone.abbreviation(now).unwrap_or_else(|| "UTC".into()));
+            }
+            format!("MODIFIED ({})", names.join("/"))
+        } else {
+            String::new()
+        };
+        let head = |h: &str| if look.header { h.width() } else { 0 };
+        let col = |h: &str, f: &dyn for<'r> Fn(&'r Row<'_>) -> &'r str| {
+            cells.iter().map(|r| f(r).width()).max().unwrap_or(0).max(head(h))
+        };
+        let w_id = col("ID", &|r| &r.id);
+        let w_mod = col(&modified_title, &|r| &r.modified);
+        let w_age = col("AGE", &|r| &r.age);
+        let w_msgs = col("MSGS", &|r| &r.msgs);
+        let w_size = col("SIZE", &|r| &r.size);
+        let w_path = if look.long { col("PATH", &|r| &r.path) } else { 0 };
+        // A title is its 2-column marker (`* ` for a name) and its text.
+        let nat_title = cells
+            .par_iter()
+            .map(|r| r.prefix.width() + 2 + measure(&r.title, cap))
+            .max()
+            .unwrap_or(0)
+            .max(head("  TITLE"));
+        let nat_cwd = cells
+            .par_iter()
+            .map(|r| measure(&r.cwd, look.width.unwrap_or(usize::MAX)))
+            .max()
+            .unwrap_or(0)
+            .max(head("CWD"));
+        let fixed = w_id + w_mod + w_age + w_msgs + w_size + 5 * GAP.len();
+        let path_part = if look.long { GAP.len() + w_path } else { 0 };
+        let (w_title, w_cwd) = match look.width {
+            None => (nat_title.min(2 + UNCUT_TITLE), nat_cwd),
+            Some(w) => {
+                let rest = w.saturating_sub(fixed + GAP.len() + path_part);
+                if nat_title + nat_cwd <= rest {
+                    (nat_title, nat_cwd)
+                } else {
+                    // The cwd gets a third (at least 12 columns, no more than it needs),
+                    // the title the rest (at least MIN_TITLE, no more than it needs),
+                    // the cwd what the title leaves. Below about 60 columns the row is
+                    // wider than `w`, and with --long by the path.
+                    let c = nat_cwd.min((rest / 3).max(12));
+                    let t = rest.saturating_sub(c).max(2 + MIN_TITLE).min(nat_title);
+                    let c = nat_cwd.min(rest.saturating_sub(t));
+                    (t, c)
+                }
+            }
+        };
+        let (bold, yellow) = if look.color {
+            let b = anstyle::Style::new().bold();
+            let y = anstyle::Style::new().fg_color(Some(anstyle::AnsiColor::Yellow.into()));
+            (Some(b), Some(y))
+        } else {
+            (None, None)
+        };
+        let mut text = String::new();
+        if look.header {
+            let mut line = String::new();
+            push_left(&mut line, "ID", w_id);
+            line.push_str(GAP);
+            push_left(&mut line, &modified_title, w_mod);
+            line.push_str(GAP);
+            push_right(&mut line, "AGE", w_age);
+            line.push_str(GAP);
+            push_right(&mut line, "MSGS", w_msgs);
+            line.push_str(GAP);
+            push_right(&mut line, "SIZE", w_size);
+            line.push_str(GAP);
+            let last = !look.long;
+            push_cell(&mut line, &fit("  TITLE", w_title, true), w_title, false);
+            line.push_str(GAP);
+            push_cell(&mut line, &fit("CWD", w_cwd, true), w_cwd, last);
+            if look.long {
+                line.push_str(GAP);
+                line.push_str("PATH");
+            }
+            let line = line.trim_end();
+            match bold {
+                Some(b) => text.push_str(&format!("{b}{line}{b:#}\n")),
+                None => {
+                    text.push_str(line);
+                    text.push('\n');
+                }
+            }
+        }
+        out.write_all(text.as_bytes())?;
+        let cut = look.width.is_some();
+        let pieces: Vec<String> = cells
+            .par_chunks(256)
+            .map(|chunk| {
+                let bytes: usize = chunk.iter().map(|r| r.title.len() + r.cwd.len() + r.path.len()).sum();
+                let mut buf = String::with_capacity(bytes + chunk.len() * 64);
+                for r in chunk {
+                    push_left(&mut buf, &r.id, w_id);
+                    buf.push_str(GAP);
+                    push_left(&mut buf, &r.modified, w_mod);
+                    buf.push_str(GAP);
+                    push_right(&mut buf, &r.age, w_age);
+                    buf.push_str(GAP);
+                    push_right(&mut buf, &r.msgs, w_msgs);
+                    buf.push_str(GAP);
+                    push_right(&mut buf, &r.size, w_size);
+                    buf.push_str(GAP);
+                    buf.push_str(r.prefix);
+                    buf.push_str(if r.named { "* " } else { "  " });
+                    let room = w_title.saturating_sub(2 + r.prefix.width());
+                    let t = fit(&r.title, room, cut);
+                    match yellow {
+                        Some(y) if r.named => {
+                            buf.push_str(&format!("{y}{}{y:#}", t.text));
+                            pad(&mut buf, room, t.width);
+                        }
+                        _ => push_cell(&mut buf, &t, room, false),
+                    }
+                    buf.push_str(GAP);
+                    let c = super::width::fit_left(&r.cwd, w_cwd, cut);
+                    push_cell(&mut buf, &c, w_cwd, !look.long);
+                    if look.long {
+                        buf.push_str(GAP);
+                        buf.push_str(&r.path);
+                    }
+                    let kept = buf.trim_end_matches(' ').len();
+                    buf.truncate(kept);
+                    buf.push('\n');
+                }
+                buf
+            })
+            .collect();
+        for p in pieces {
+            out.write_all(p.as_bytes())?;
+        }
+        Ok(())
+    }
+
+    fn pad(buf: &mut String, to: usize, have: usize) {
+        for _ in have..to {
+            buf.push(' ');
+        }
+    }
+
+    /// Text already escaped (an id, a date, a number, a path) left-aligned in `w`.
+    fn push_left(buf: &mut String, s: &str, w: usize) {
+        buf.push_str(s);
+        pad(buf, w, s.width());
+    }
+
+    /// Text already escaped, right-aligned in `w`.
+    fn push_right(buf: &mut String, s: &str, w: usize) {
+        pad(buf, w, s.width());
+        buf.push_str(s);
+    }
+
+    /// A fitted cell, padded to `w` unless it is the last of its row.
+    fn push_cell(buf: &mut String, c: &Cell, w: usize, last: bool) {
+        buf.push_str(&c.text);
+        if !last {
+            pad(buf, w, c.width);
+        }
+    }
+}
+
+/// Display width: what a terminal gives a text, counted in clusters.
+///
+/// A cluster is a character with the zero-width characters after it (combining marks,
+/// variation selectors, ZWJ and the character a ZWJ joins, emoji modifiers, a second
+/// regional indicator), measured whole by `unicode-width`, so an emoji ZWJ sequence
+/// (`👩‍💻`) is 2 columns, `e` + U+0301 is 1 and a CJK character 2, and a cut never splits
+/// one. Text is measured and cut in its escaped form (`pi_session::text::escape`: a C1
+/// control or a bidi override prints as `\u009b`, 6 columns), escaped cluster by cluster.
+pub(crate) mod width {
+    use pi_session::text::escape;
+    use std::borrow::Cow;
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+    /// A text fitted to a width.
+    pub struct Cell<'a> {
+        /// What to print (escaped; the text itself when nothing needed escaping or cutting).
+        pub text: Cow<'a, str>,
+        /// Its display width.
+        pub width: usize,
+    }
+
+    fn is_ri(c: char) -> bool {
+        ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
+    }
+
+    /// Calls `f` with each cluster of `s` (escaped) and its width, until `f` says stop.
+    fn clusters(s: &str, mut f: impl FnMut(&str, usize) -> bool) {
+        let mut start = 0;
+        let mut prev: Option<char> = None;
+        // A cluster that is one regional indicator so far (a flag takes two).
+        let mut lone_ri = false;
+        let flush = |from: usize, to: usize, f: &mut dyn FnMut(&str, usize) -> bool| {
+            let e = escape(&s[from..to]);
+            let w = e.width();
+            f(&e, w)
+        };
+        for (i, c) in s.char_indices() {
+            let joins = match prev {
+                None => true,
+                Some(p) => {
+                    c.width() == Some(0)
+                        || p == '\u{200d}'
+                        || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)
+                        || (lone_ri && is_ri(c))
+                }
+            };
+            if !joins {
+                if !flush(start, i, &mut f) {
+                    return;
+                }
+                start = i;
+                lone_ri = is_ri(c);
+            } else if prev.is_none() {
+                lone_ri = is_ri(c);
+            } else {
+                lone_ri = false;
+            }
+            prev = Some(c);
+        }
+        if start < s.len() {
+            flush(start, s.len(), &mut f);
+        }
+    }
+
+    /// The display width of `s` escaped, counted up to `cap + 1` (a text wider than
+    /// `cap` gives more than `cap`, without being read to its end).
+    pub fn measure(s: &str, cap: usize) -> usize {
+        // Printable ASCII without a backslash is one column a byte.
+        let head = &s.as_bytes()[..s.len().min(cap.saturating_add(1))];
+        if head.iter().all(|&b| (b' '..0x7f).contains(&b) && b != b'\\') && (head.len() == s.len() || head.len() > cap)
+        {
+            return head.len();
+        }
+        let mut total = 0usize;
+        clusters(s, |_, w| {
+            total += w;
+            total <= cap
+        });
+        total
+    }
+
+    /// `s` escaped, cut to `w` columns with `…` at the end when it is wider and `cut`.
+    pub fn fit(s: &str, w: usize, cut: bool) -> Cell<'_> {
+        let full = measure(s, w);
+        if full <= w || !cut {
+            // (Past `w`, `full` is only known to be more: nothing pads such a cell.)
+            return Cell {
+                text: escape(s),
+                width: full,
+            };
+        }
+        let mut text = String::new();
+        let mut width = 0;
+        let room = w.saturating_sub(1);
+        clusters(s, |e, cw| {
+            if width + cw > room {
+                return false;
+            }
+            text.push_str(e);
+            width += cw;
+            true
+        });
+        if w > 0 {
+            text.push('…');
+            width += 1;
+        }
+        Cell {
+            text: Cow::Owned(text),
+            width,
+        }
+    }
+
+    /// `s` escaped, cut to `w` columns at its start, `…` first, when it is wider and
+    /// `cut`: the end of a path names the project.
+    pub fn fit_left(s: &str, w: usize, cut: bool) -> Cell<'_> {
+        let full = measure(s, w);
+        if full <= w || !cut {
+            return Cell {
+                text: escape(s),
+                width: full,
+            };
+        }
+        let mut all: Vec<(String, usize)> = Vec::new();
+        clusters(s, |e, cw| {
+            all.push((e.to_owned(), cw));
+            true
+        });
+        let room = w.saturating_sub(1);
+        let mut width = 0;
+        let mut from = all.len();
+        while from > 0 && width + all[from - 1].1 <= room {
+            from -= 1;
+            width += all[from].1;
+        }
+        let mut text = String::from(if w > 0 { "…" } else { "" });
+        for (e, _) in &all[from..] {
+            text.push_str(e);
+        }
+        Cell {
+            text: Cow::Owned(text),
+            width: width + usize::from(w > 0),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table::human_size;
+    use super::width::{fit, fit_left, measure};
+
+    #[test]
+    fn display_widths_of_wide_combining_and_joined_text() {
+        assert_eq!(measure("abc", usize::MAX), 3);
+        assert_eq!(measure("日本語", usize::MAX), 6, "CJK: 2 columns each");
+        assert_eq!(measure("e\u{301}te\u{301}", usize::MAX), 3, "combining accents: none");
+        assert_eq!(measure("👩\u{200d}💻", usize::MAX), 2, "a ZWJ sequence is one emoji");
+        assert_eq!(measure("👨\u{200d}👩\u{200d}👧", usize::MAX), 2);
+        assert_eq!(measure("👍\u{1f3fd}", usize::MAX), 2, "a skin tone joins its emoji");
+        assert_eq!(measure("\u{1f1ef}\u{1f1f5}", usize::MAX), 2, "a flag");
+        assert_eq!(measure("☺\u{fe0f}", usize::MAX), 2, "emoji presentation");
+        // Escaped as printed: a bidi override is `\u202e`, a backslash `\\`.
+        assert_eq!(measure("\u{202e}x", usize::MAX), 7);
+        assert_eq!(measure("a\\b", usize::MAX), 4);
+        // Counting stops past the cap.
+        assert_eq!(measure(&"x".repeat(10_000), 5), 6);
+    }
+
+    #[test]
+    fn cuts_never_split_a_character_or_a_sequence() {
+        let c = fit("日本語のテキスト", 7, true);
+        assert_eq!((&*c.text, c.width), ("日本語…", 7));
+        let c = fit("日本語のテキスト", 8, true);
+        assert_eq!((&*c.text, c.width), ("日本語…", 7), "no room for half a character");
+        let c = fit("Cafe\u{301} au lait", 6, true);
+        assert_eq!((&*c.text, c.width), ("Cafe\u{301} …", 6), "the accent stays on its e");
+        let c = fit("ab👩\u{200d}💻cd", 5, true);
+        assert_eq!((&*c.text, c.width), ("ab👩\u{200d}💻…", 5));
+        let c = fit("ab👩\u{200d}💻cd", 4, true);
+        assert_eq!((&*c.text, c.width), ("ab…", 3), "the sequence is cut whole");
+        let c = fit("\u{1f1ef}\u{1f1f5}\u{1f1eb}\u{1f1f7}", 3, true);
+        assert_eq!((&*c.text, c.width), ("\u{1f1ef}\u{1f1f5}…", 3), "flags in pairs");
+        let c = fit("short", 10, true);
+        assert_eq!((&*c.text, c.width), ("short", 5));
+        let c = fit("long text", 4, false);
+        assert_eq!(c.text, "long text", "not cut without a width");
+        assert!(c.width > 4, "measured as far as padding needs");
+        let c = fit("x\u{1b}y\u{202e}", 20, true);
+        assert_eq!(c.text, "x\\x1by\\u202e", "escaped");
+        let c = fit_left("/home/u/src/project", 9, true);
+        assert_eq!((&*c.text, c.width), ("…/project", 9));
+        let c = fit_left("/srv/日本語", 6, true);
+        assert_eq!((&*c.text, c.width), ("…本語", 5));
+    }
+
+    #[test]
+    fn sizes_as_people_read_them() {
+        for (n, want) in [
+            (0, "0B"),
+            (1023, "1023B"),
+            (1024, "1.0K"),
+            (1260, "1.2K"),
+            (10 * 1024 - 52, "9.9K"),
+            (10 * 1024 - 10, "10K"),
+            (1024 * 1024 - 1, "1.0M"),
+            (1_258_291, "1.2M"),
+            (300 << 20, "300M"),
+            (3 << 30, "3.0G"),
+        ] {
+            assert_eq!(human_size(n), want, "{n:?}");
+        }
+    }
 }

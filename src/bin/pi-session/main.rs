@@ -28,6 +28,7 @@ mod message;
 mod read;
 mod show;
 mod transcript;
+mod when;
 mod write;
 
 /// `--version`: the crate's version and the format it reads and writes.
@@ -136,7 +137,7 @@ enum Cmd {
     /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
     /// through $PAGER (default `less -FRX`) on a terminal.
     #[command(
-        after_help = "Each message gets a header line (role, model, time in UTC, entry id, label); tool calls are one line each, tool results and summaries are cut to their first lines, images show as their type and size, thinking is hidden.\n\nExample: pi-session show s.jsonl --leaf 4bd0512f --full"
+        after_help = "Each message gets a header line (role, model, local time (--utc: UTC), entry id, label); tool calls are one line each, tool results and summaries are cut to their first lines, images show as their type and size, thinking is hidden.\n\nExample: pi-session show s.jsonl --leaf 4bd0512f --full"
     )]
     Show {
         /// The session: its file, or its id or a unique prefix of one.
@@ -157,6 +158,9 @@ enum Cmd {
         /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
         color: ColorChoice,
+        /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
+        #[arg(long)]
+        utc: bool,
     },
     /// Export the current branch (or --leaf's) as Markdown, a self-contained HTML page, or
     /// a pi session file (jsonl).
@@ -336,7 +340,9 @@ pub(crate) enum GenCmd {
     },
     /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
     Tree {
-        /// The sessions root to create.
+        /// The sessions root to create (an agent dir's `sessions/`: `gen tree DIR/sessions`,
+        /// then `ls --all --agent-dir DIR`).
+        #[arg(value_name = "SESSIONS_ROOT")]
         root: PathBuf,
         /// Number of session files.
         #[arg(long, default_value_t = 1000)]
@@ -522,7 +528,9 @@ fn run(mut cli: Cli) -> Result<i32> {
             thinking,
             no_pager,
             color,
+            utc,
         } => {
+            when::set_transcript_zone(utc);
             let mut pager = (!no_pager).then(transcript::Pager::start).flatten();
             let color = match color {
                 ColorChoice::Always => true,
@@ -542,7 +550,10 @@ fn run(mut cli: Cli) -> Result<i32> {
             }
             code?
         }
-        Cmd::Export(a) => export::run(&a, open, &mut out)?,
+        Cmd::Export(a) => {
+            when::set_transcript_zone(a.utc);
+            export::run(&a, open, &mut out)?
+        }
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,

@@ -278,14 +278,15 @@ pub(crate) fn walk(s: &Session, path: &Path, branch: &[EntryPos], sink: &mut dyn
     Ok(shown)
 }
 
-/// `2025-12-01T09:01:53.680Z` as `2025-12-01 09:01:53 UTC`; anything else as it is.
+/// `2025-12-01T09:01:53.680Z` in the local zone (`--utc`: UTC), as
+/// `2025-12-01 10:01:53 CET`; anything else as it is.
 fn time_text(v: Option<&Value<'_>>) -> Option<String> {
     let t = v?.as_str()?;
-    let b = t.as_bytes();
-    if b.len() >= 19 && b[10] == b'T' && t.ends_with('Z') && t.is_ascii() {
-        return Some(format!("{} {} UTC", &t[..10], &t[11..19]));
-    }
-    Some(t.to_owned())
+    Some(
+        crate::when::transcript_zone()
+            .stamp_iso(t)
+            .unwrap_or_else(|| t.to_owned()),
+    )
 }
 
 /// One entry; `true` when it headed a message.
