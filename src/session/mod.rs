@@ -604,6 +604,45 @@ impl Session {
         self.value_in(bytes, pos)
     }
 
+    /// Selected members of a `message` entry's `message` object, each decoded alone:
+    /// the other members (a tool result's output, an image's data) are skipped, not
+    /// decoded. `Ok(None)` when the entry has no `message`; a `message` that is not an
+    /// object gives no members. `hookMessage` reads as `custom` after migration, as in
+    /// [`Session::value`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`].
+    ///
+    /// ```
+    /// # let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    /// # {\"type\":\"message\",\"id\":\"4bd0512f\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":[{\"type\":\"text\",\"text\":\"big\"}]}}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// let m = s.message_members_of(s.find("4bd0512f").unwrap(), &["toolCallId", "isError"]).unwrap().unwrap();
+    /// assert_eq!(m[0].as_ref().and_then(pi_session::Value::as_str), Some("c1"));
+    /// assert!(m[1].is_none());
+    /// ```
+    pub fn message_members_of(&self, pos: EntryPos, keys: &[&str]) -> Result<Option<Vec<Option<Value<'_>>>>> {
+        let bytes = self.check()?;
+        Ok(self.message_members(bytes, pos, keys)?.map(|(_, v)| v))
+    }
+
+    /// An entry's `timestamp` member, decoded alone (`None`: missing).
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`].
+    ///
+    /// ```
+    /// # let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    /// # {\"type\":\"label\",\"id\":\"4bd0512f\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// let t = s.entry_timestamp(s.find("4bd0512f").unwrap()).unwrap();
+    /// assert_eq!(t.as_ref().and_then(pi_session::Value::as_str), Some("2025-01-01T00:00:01.000Z"));
+    /// ```
+    pub fn entry_timestamp(&self, pos: EntryPos) -> Result<Option<Value<'_>>> {
+        let bytes = self.check()?;
+        Ok(self.timestamp_in(bytes, pos))
+    }
+
     pub(crate) fn value_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Value<'a>> {
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let e = self.record(pos);

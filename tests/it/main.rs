@@ -25,6 +25,7 @@ mod robustness;
 mod show;
 #[cfg(unix)]
 mod terminal;
+mod tree;
 mod views;
 mod writer_api;
 mod writes;

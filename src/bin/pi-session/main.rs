@@ -26,6 +26,7 @@ mod message;
 mod read;
 mod show;
 mod transcript;
+mod tree;
 mod write;
 
 /// `--version`: the crate's version and the format it reads and writes.
@@ -152,11 +153,10 @@ enum Cmd {
         #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
         color: ColorChoice,
     },
-    /// Print the session tree with labels; the current branch is marked with `*`.
-    Tree {
-        /// The session file.
-        file: PathBuf,
-    },
+    /// Draw the conversation's shape as pi's /tree does: one line an entry (role and
+    /// text cut to the terminal), the current branch marked `*` (`@` its leaf); --json
+    /// for scripts.
+    Tree(tree::TreeArgs),
     /// Append a message (a JSON object, on stdin or as MESSAGE) as a child of the leaf;
     /// prints its id.
     #[command(
@@ -259,6 +259,7 @@ impl Cmd {
             Cmd::Check { json: true, file, .. } => Some(Some(file.clone())),
             Cmd::Context { json: true, .. } | Cmd::Recover { json: true, .. } => Some(None),
             Cmd::Ls(a) if a.json() => Some(None),
+            Cmd::Tree(a) if a.json => Some(None),
             _ => None,
         }
     }
@@ -470,7 +471,7 @@ fn run(cli: Cli) -> Result<i32> {
             json,
             retained_tail,
         } => read::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
-        Cmd::Tree { file } => read::tree(&file, open, &mut out)?,
+        Cmd::Tree(a) => tree::run(&a, open, &mut out)?,
         Cmd::Show {
             file,
             leaf,
