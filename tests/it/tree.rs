@@ -344,3 +344,58 @@ fn real_sessions_have_every_entry_once_with_its_parent() {
         assert_eq!(all.lines().count(), seen);
     }
 }
+
+/// The member reads `tree` takes its text from agree with the whole entry decoded (their
+/// slow twin), on every corpus file.
+#[test]
+fn member_reads_agree_with_the_whole_entry() {
+    use pi_session::{EntryType, Session, Value};
+    let keys = [
+        "role",
+        "content",
+        "stopReason",
+        "errorMessage",
+        "toolCallId",
+        "toolName",
+        "command",
+        "nope",
+    ];
+    let mut dirs = vec![
+        root().join("corpus/valid"),
+        root().join("corpus/malformed"),
+        root().join("corpus/tree"),
+    ];
+    dirs.push(root().join("../shared/corpus/real"));
+    let mut checked = 0;
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(&d) else { continue };
+        for e in rd {
+            let f = e.expect("entry").path();
+            let Ok(s) = Session::open(&f) else { continue };
+            for &p in s.entries() {
+                let whole = s.value(p).expect("decodes");
+                let ts = s.entry_timestamp(p).expect("reads");
+                assert_eq!(ts.as_ref(), whole.get("timestamp"), "{}: {p:?}", f.display());
+                if s.record(p).ty != EntryType::Message {
+                    continue;
+                }
+                let got = s.message_members_of(p, &keys).expect("reads");
+                match whole.get("message") {
+                    None => assert!(got.is_none(), "{}", f.display()),
+                    Some(m) => {
+                        let got = got.expect("a message");
+                        for (k, v) in keys.iter().zip(&got) {
+                            let want = match m {
+                                Value::Object(_) => m.get(k),
+                                _ => None,
+                            };
+                            assert_eq!(v.as_ref(), want, "{}: {p:?} {k}", f.display());
+                        }
+                    }
+                }
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 200, "{checked}");
+}

@@ -1189,7 +1189,8 @@ mod tests {
             format_call("read", Some(&args), Some("/home/u")),
             "[read: ~/src/a.rs:3-4]"
         );
-        let bash = Value::parse(format!(r#"{{"command":"echo {}"}}"#, "y".repeat(60)).as_bytes()).unwrap();
+        let text = format!(r#"{{"command":"echo {}"}}"#, "y".repeat(60));
+        let bash = Value::parse(text.as_bytes()).unwrap();
         let f = format_call("bash", Some(&bash), None);
         assert!(f.starts_with("[bash: echo yyy") && f.ends_with("...]"), "{f}");
         let other = Value::parse(br#"{"q":1}"#).unwrap();
