@@ -399,3 +399,46 @@ fn member_reads_agree_with_the_whole_entry() {
     }
     assert!(checked > 200, "{checked}");
 }
+
+/// On a terminal (a pty from util-linux `script`; skipped without it): the terminal's
+/// width (`stty cols`) or `$COLUMNS` cuts the lines, the text goes through `$PAGER`
+/// unless `--no-pager`, colour unless NO_COLOR.
+#[cfg(unix)]
+#[test]
+fn on_a_terminal_it_fits_pages_and_colours() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("skipped: no `script`");
+        return;
+    }
+    let file = root().join("corpus/tree/conversation.jsonl");
+    let pty = |setup: &str, args: &str| {
+        let cmd = format!(
+            "stty cols 44; {setup} '{}' tree '{}' {args}",
+            env!("CARGO_BIN_EXE_pi-session"),
+            file.display()
+        );
+        let out = Command::new("script")
+            .args(["-q", "-e", "-c", &cmd, "/dev/null"])
+            .env_remove("COLUMNS")
+            .env("HOME", "/home/u")
+            .output()
+            .expect("script");
+        assert!(
+            out.status.success(),
+            "{cmd}: {:?} {} {}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("UTF-8").replace('\r', "")
+    };
+    let paged = pty("env -u COLUMNS NO_COLOR=1 PAGER='sed s/^/P:/'", "");
+    assert!(paged.lines().count() > 10 && paged.lines().all(|l| l.starts_with("P:")), "{paged}");
+    assert!(paged.lines().all(|l| l.width() <= 44 + 2), "{paged}");
+    assert!(paged.contains('…') && !paged.contains('\u{1b}'));
+    let columns = pty("env COLUMNS=30 NO_COLOR=1 PAGER='sed s/^/P:/'", "--no-pager");
+    assert!(columns.lines().all(|l| !l.starts_with("P:") && l.width() <= 30), "{columns}");
+    let colored = pty("env -u NO_COLOR -u COLUMNS", "--no-pager");
+    assert!(colored.contains('\u{1b}'), "{colored}");
+    assert_eq!(strip_sgr(&colored), pty("env -u COLUMNS NO_COLOR=1", "--no-pager"));
+}
