@@ -640,6 +640,26 @@ impl Session {
     /// ```
     pub fn entry_timestamp(&self, pos: EntryPos) -> Result<Option<Value<'_>>> {
         let bytes = self.check()?;
+        let e = self.record(pos);
+        // A message entry's line is mostly its `message`, whose span the index knows: the
+        // members are read from a copy of the line with that value replaced by `null`
+        // (same members, same order), so a tool's output or an image is not walked.
+        // `timestamp_in`, which walks the whole line, is its twin (tests/it/tree.rs,
+        // fuzz target `member_reads`).
+        if e.ty == EntryType::Message
+            && let Some((s, end)) = e.message.get()
+            && end - s > 64
+        {
+            let line = line_of(bytes, &e);
+            let (Some(head), Some(tail)) = (line.get(..s), line.get(end..)) else {
+                return Err(self.changed());
+            };
+            let short = [head, b"null", tail].concat();
+            let Some(f) = self.field(&short, index::RelSpan::NONE, "timestamp") else {
+                return Ok(None);
+            };
+            return Ok(value::parse(f.raw(&short)).ok().map(Value::into_owned));
+        }
         Ok(self.timestamp_in(bytes, pos))
     }
 

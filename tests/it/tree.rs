@@ -433,12 +433,81 @@ fn on_a_terminal_it_fits_pages_and_colours() {
         String::from_utf8(out.stdout).expect("UTF-8").replace('\r', "")
     };
     let paged = pty("env -u COLUMNS NO_COLOR=1 PAGER='sed s/^/P:/'", "");
-    assert!(paged.lines().count() > 10 && paged.lines().all(|l| l.starts_with("P:")), "{paged}");
+    assert!(
+        paged.lines().count() > 10 && paged.lines().all(|l| l.starts_with("P:")),
+        "{paged}"
+    );
     assert!(paged.lines().all(|l| l.width() <= 44 + 2), "{paged}");
     assert!(paged.contains('…') && !paged.contains('\u{1b}'));
     let columns = pty("env COLUMNS=30 NO_COLOR=1 PAGER='sed s/^/P:/'", "--no-pager");
-    assert!(columns.lines().all(|l| !l.starts_with("P:") && l.width() <= 30), "{columns}");
+    assert!(
+        columns.lines().all(|l| !l.starts_with("P:") && l.width() <= 30),
+        "{columns}"
+    );
     let colored = pty("env -u NO_COLOR -u COLUMNS", "--no-pager");
     assert!(colored.contains('\u{1b}'), "{colored}");
     assert_eq!(strip_sgr(&colored), pty("env -u COLUMNS NO_COLOR=1", "--no-pager"));
+}
+
+mod twins {
+    use pi_session::{EntryType, Session, Value};
+    use proptest::prelude::*;
+
+    /// A member of an entry line: key and raw JSON value.
+    fn member() -> impl Strategy<Value = (String, String)> {
+        let ts = prop_oneof![
+            Just("\"2025-12-01T09:00:01.000Z\"".to_owned()),
+            Just("1764579601000".to_owned()),
+            Just("null".to_owned()),
+            Just("{\"t\":\"x\"}".to_owned()),
+            Just("\"a\\\"b\\u0041\"".to_owned()),
+        ];
+        let body = (0usize..300, prop_oneof![Just("x"), Just("\\n"), Just("\\\"}")]).prop_map(|(n, s)| s.repeat(n));
+        let message = (body, any::<bool>(), ts.clone()).prop_map(|(b, call, t)| {
+            let extra = if call { ",\"toolCallId\":\"c1\"" } else { "" };
+            format!("{{\"role\":\"toolResult\"{extra},\"content\":\"{b}\",\"timestamp\":{t}}}")
+        });
+        prop_oneof![
+            ts.prop_map(|t| ("timestamp".to_owned(), t)),
+            message.prop_map(|m| ("message".to_owned(), m)),
+            Just(("note".to_owned(), "[1,{\"timestamp\":2}]".to_owned())),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(300))]
+        /// `entry_timestamp` (the line without its `message`) and `message_members_of`
+        /// agree with the whole entry decoded, whatever the members' order, duplicates and
+        /// spacing.
+        #[test]
+        fn member_reads_match_the_decoded_entry(lines in proptest::collection::vec((proptest::collection::vec(member(), 0..5), any::<bool>()), 1..6)) {
+            let mut text = String::from("{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n");
+            for (i, (members, spaced)) in lines.iter().enumerate() {
+                let sep = if *spaced { " , " } else { "," };
+                let mut parts = vec![format!("\"type\":\"message\""), format!("\"id\":\"e{i}\"")];
+                parts.extend(members.iter().map(|(k, v)| format!("\"{k}\":{v}")));
+                text.push_str(&format!("{{{}}}\n", parts.join(sep)));
+            }
+            let s = Session::from_bytes(text.into_bytes()).expect("a session");
+            for &p in s.entries() {
+                let whole = s.value(p).expect("decodes");
+                let ts = s.entry_timestamp(p).expect("reads");
+                prop_assert_eq!(ts.as_ref(), whole.get("timestamp"));
+                if s.record(p).ty == EntryType::Message {
+                    let keys = ["role", "content", "toolCallId", "timestamp"];
+                    let got = s.message_members_of(p, &keys).expect("reads");
+                    match whole.get("message") {
+                        None => prop_assert!(got.is_none()),
+                        Some(m) => {
+                            let got = got.expect("a message");
+                            for (k, v) in keys.iter().zip(&got) {
+                                let want = if matches!(m, Value::Object(_)) { m.get(k) } else { None };
+                                prop_assert_eq!(v.as_ref(), want);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
