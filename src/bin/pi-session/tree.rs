@@ -50,6 +50,7 @@ use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
 use pi_session::text::{escape, escape_path};
 use pi_session::{EntryPos, EntryType, KeyRef, OpenOptions, Role, Session, Value};
+use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::PathBuf;
@@ -132,7 +133,16 @@ struct Row {
     depth: u32,
     /// The row of the nearest shown ancestor, or [`NONE`].
     parent: u32,
+    /// Its [`Info`] in `infos`.
+    info: u32,
+}
+
+/// What an entry says, read once per entry (a node can repeat when ids do).
+struct Info {
+    class: Class,
     preview: Preview,
+    /// An assistant message's tool calls: id and `[read: …]`.
+    calls: Vec<(String, String)>,
 }
 
 /// How a line is coloured, by part.
@@ -320,13 +330,26 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         pi_session::Migration::FromV1 | pi_session::Migration::FromV2
     );
 
+    // What every entry says, on every core (each entry is read alone).
+    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
+    let infos: Vec<Info> = s
+        .entries()
+        .par_iter()
+        .map(|&p| describe(&s, p, hook_is_custom, home.as_deref()))
+        .collect::<pi_session::Result<_>>()
+        .map_err(at())?;
+    let mut slot = vec![NONE; n];
+    for (i, p) in s.entries().iter().enumerate() {
+        if let Some(x) = slot.get_mut(p.0 as usize) {
+            *x = i as u32;
+        }
+    }
     // Walk the tree in pi's order, keeping the shown nodes as rows, each with its nearest
-    // shown ancestor.
+    // shown ancestor; tool calls are known in the order pi's walk meets them.
     let mut calls: HashMap<String, String> = HashMap::default();
     let mut rows: Vec<Row> = Vec::new();
     let mut reached = Bits::new(n);
     let mut reached_count = 0usize;
-    let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
     let mut stack: Vec<(EntryPos, u32, u32)> = Vec::new();
     push_children(&mut stack, &tree.roots, &on_branch, 0, NONE);
     while let Some((p, depth, parent)) = stack.pop() {
@@ -334,14 +357,21 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
             reached_count += 1;
         }
         let rec = s.record(p);
-        let (class, preview) = describe(&s, p, hook_is_custom, home.as_deref(), &mut calls).map_err(at())?;
+        let i = slot.get(p.0 as usize).copied().unwrap_or(NONE);
+        let Some(info) = infos.get(i as usize) else {
+            // Every tree node is an entry.
+            continue;
+        };
+        for (id, call) in &info.calls {
+            calls.insert(id.clone(), call.clone());
+        }
         let labeled = s.label_entry(rec.id).is_some();
-        let row = if shown(filter, class, Some(p) == leaf_pos, labeled) {
+        let row = if shown(filter, info.class, Some(p) == leaf_pos, labeled) {
             rows.push(Row {
                 pos: p,
                 depth,
                 parent,
-                preview,
+                info: i,
             });
             (rows.len() - 1) as u32
         } else {
@@ -360,8 +390,25 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
     }
 
     if a.json {
-        for r in &rows {
-            json_row(&s, r, &rows, &tree, &on_branch, leaf_pos, &calls, out)?;
+        let j = Json {
+            s: &s,
+            rows: &rows,
+            infos: &infos,
+            tree: &tree,
+            on_branch: &on_branch,
+            leaf: leaf_pos,
+            calls: &calls,
+        };
+        // Lines made on every core, a chunk at a time, written in order.
+        for chunk in rows.chunks(4096) {
+            let lines: Vec<String> = chunk
+                .par_iter()
+                .map(|r| j.line(r))
+                .collect::<pi_session::Result<_>>()
+                .map_err(at())?;
+            for l in lines {
+                out.write_all(l.as_bytes())?;
+            }
         }
     } else {
         let width = width(a.width);
@@ -376,6 +423,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         let draw = Draw {
             s: &s,
             rows: &rows,
+            infos: &infos,
             calls: &calls,
             on_branch: &on_branch,
             leaf: leaf_pos,
@@ -596,15 +644,17 @@ fn format_call(name: &str, args: Option<&Value<'_>>, home: Option<&str>) -> Stri
     }
 }
 
-/// How the filters see an entry, and its line's text; an assistant message's tool
-/// calls go into `calls` (id -> `[read: …]`).
-fn describe(
-    s: &Session,
-    p: EntryPos,
-    hook_is_custom: bool,
-    home: Option<&str>,
-    calls: &mut HashMap<String, String>,
-) -> pi_session::Result<(Class, Preview)> {
+/// How the filters see an entry, its line's text, and an assistant message's tool calls
+/// (id, `[read: …]`).
+fn describe(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<Info> {
+    let (class, preview, calls) = describe_parts(s, p, hook_is_custom, home)?;
+    Ok(Info { class, preview, calls })
+}
+
+type Parts = (Class, Preview, Vec<(String, String)>);
+
+fn describe_parts(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<Parts> {
+    let mut calls = Vec::new();
     let rec = s.record(p);
     let text = |head: Cow<'static, str>, head_tone: Tone, body: String, body_tone: Tone| Preview::Text {
         head,
@@ -618,7 +668,7 @@ fn describe(
             r => r,
         };
         let members = |keys: &[&str]| s.message_members_of(p, keys);
-        return Ok(match role {
+        let (class, preview) = match role {
             Role::User => {
                 let m = members(&["content"])?.unwrap_or_default();
                 let body = content_text(m.first().and_then(Option::as_ref));
@@ -636,7 +686,7 @@ fn describe(
                             && let Some(id) = b.get("id")
                         {
                             let name = b.get("name").map_or_else(|| "undefined".into(), Value::to_js_string);
-                            calls.insert(id.to_js_string(), format_call(&name, b.get("arguments"), home));
+                            calls.push((id.to_js_string(), format_call(&name, b.get("arguments"), home)));
                         }
                     }
                 }
@@ -697,12 +747,13 @@ fn describe(
                 let r = if role == Role::Custom { "custom".into() } else { r };
                 (Class::Other, Preview::tag(format!("[{r}]"), Tone::Dim))
             }
-        });
+        };
+        return Ok((class, preview, calls));
     }
     let v = s.value(p)?;
     let get = |k: &str| v.get(k);
     let str_of = |k: &str| js_text(get(k));
-    Ok(match rec.ty {
+    let (class, preview) = match rec.ty {
         EntryType::CustomMessage => {
             let body = match get("content") {
                 Some(Value::String(c)) => flat_str(&c.to_str_lossy()),
@@ -780,7 +831,8 @@ fn describe(
             let ty = get("type").map_or_else(|| "(no type)".into(), |t| flat_str(&t.to_js_string()));
             (Class::Other, Preview::tag(format!("[{ty}]"), Tone::Dim))
         }
-    })
+    };
+    Ok((class, preview, calls))
 }
 
 // ----- --json -------------------------------------------------------------------------
@@ -808,17 +860,46 @@ fn key_json(s: &Session, p: EntryPos, k: KeyRef<'_>, member: &str) -> String {
     }
 }
 
+/// `--json`'s lines.
+struct Json<'a> {
+    s: &'a Session,
+    rows: &'a [Row],
+    infos: &'a [Info],
+    tree: &'a pi_session::Tree,
+    on_branch: &'a Bits,
+    leaf: Option<EntryPos>,
+    calls: &'a HashMap<String, String>,
+}
+
+impl Json<'_> {
+    /// A row's line (with its line break).
+    fn line(&self, r: &Row) -> pi_session::Result<String> {
+        let Json {
+            s,
+            rows,
+            infos,
+            tree,
+            on_branch,
+            leaf,
+            calls,
+        } = *self;
+        let preview = infos
+            .get(r.info as usize)
+            .map_or_else(String::new, |i| i.preview.text(calls));
+        json_line(s, r, rows, tree, on_branch, leaf, &preview)
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
-fn json_row(
+fn json_line(
     s: &Session,
     r: &Row,
     rows: &[Row],
     tree: &pi_session::Tree,
     on_branch: &Bits,
     leaf: Option<EntryPos>,
-    calls: &HashMap<String, String>,
-    out: &mut dyn Write,
-) -> Result<()> {
+    preview: &str,
+) -> pi_session::Result<String> {
     let rec = s.record(r.pos);
     let ty = match rec.ty.as_str() {
         Some(t) => json_str(t),
@@ -861,9 +942,8 @@ fn json_row(
     let shown_parent = rows
         .get(r.parent as usize)
         .map_or_else(|| "null".into(), |p| key_json(s, p.pos, s.record(p.pos).id, "id"));
-    writeln!(
-        out,
-        "{{\"id\":{},\"parentId\":{},\"shownParentId\":{shown_parent},\"type\":{ty},\"role\":{role},\"depth\":{},\"children\":{},\"onBranch\":{},\"isLeaf\":{},\"label\":{label},\"labelTimestamp\":{label_ts},\"timestamp\":{ts},\"line\":{},\"preview\":{}}}",
+    Ok(format!(
+        "{{\"id\":{},\"parentId\":{},\"shownParentId\":{shown_parent},\"type\":{ty},\"role\":{role},\"depth\":{},\"children\":{},\"onBranch\":{},\"isLeaf\":{},\"label\":{label},\"labelTimestamp\":{label_ts},\"timestamp\":{ts},\"line\":{},\"preview\":{}}}\n",
         key_json(s, r.pos, rec.id, "id"),
         key_json(s, r.pos, rec.parent, "parentId"),
         r.depth,
@@ -871,9 +951,8 @@ fn json_row(
         on_branch.has(r.pos),
         Some(r.pos) == leaf,
         s.line_of(r.pos).0,
-        json_str(&r.preview.text(calls)),
-    )?;
-    Ok(())
+        json_str(preview),
+    ))
 }
 
 // ----- text -----------------------------------------------------------------------------
@@ -950,6 +1029,7 @@ fn cut_at(s: &str, w: usize) -> usize {
 struct Draw<'a> {
     s: &'a Session,
     rows: &'a [Row],
+    infos: &'a [Info],
     calls: &'a HashMap<String, String>,
     on_branch: &'a Bits,
     leaf: Option<EntryPos>,
@@ -1126,8 +1206,10 @@ impl Draw<'_> {
         if kids > 1 {
             line.push(format!("[{kids} branches] "), Tone::Dim);
         }
-        for (text, tone) in r.preview.parts(self.calls) {
-            line.push(escape(&text).into_owned(), tone);
+        if let Some(info) = self.infos.get(r.info as usize) {
+            for (text, tone) in info.preview.parts(self.calls) {
+                line.push(escape(&text).into_owned(), tone);
+            }
         }
         line.render(self.width, self.color)
     }
