@@ -1226,8 +1226,10 @@ mod tests {
         assert_eq!(cut_at("漢字", 3), "漢".len());
         // A combining mark stays with its letter.
         assert_eq!(cut_at("e\u{301}x", 1), "e\u{301}".len());
-        // Red heart + VS16 is two columns wide though its characters count one.
-        assert_eq!(cut_at("\u{2764}\u{fe0f}", 1), 0);
+        // Red heart + VS16 is two columns wide though its characters count one: in one
+        // column the heart stays without its selector.
+        assert_eq!(cut_at("\u{2764}\u{fe0f}", 1), "\u{2764}".len());
+        assert_eq!(cut_at("\u{2764}\u{fe0f}x", 2), "\u{2764}\u{fe0f}".len());
         assert_eq!(cut_at("", 5), 0);
     }
 
