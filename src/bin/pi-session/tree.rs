@@ -1151,13 +1151,13 @@ impl Draw<'_> {
         let rec = self.s.record(r.pos);
         let on = self.on_branch.has(r.pos);
         let mut line = Line::default();
-        // The id, cut or padded to 8 columns.
-        let id = if rec.id.is_undefined() {
-            "(no id)".to_owned()
-        } else {
-            key_text(rec.id)
+        // The id: its first 8 characters (all of a pi id, a unique prefix of a longer
+        // one), escaped, padded to 8 columns.
+        let id = match rec.id.as_str() {
+            Some(t) => escape(&t.chars().take(8).collect::<String>()).into_owned(),
+            None if rec.id.is_undefined() => "(no id)".to_owned(),
+            None => key_text(rec.id),
         };
-        let id = &id[..cut_at(&id, 8)];
         let pad = 8usize.saturating_sub(id.width());
         line.push(
             format!("{id}{} ", " ".repeat(pad)),
