@@ -647,13 +647,6 @@ fn format_call(name: &str, args: Option<&Value<'_>>, home: Option<&str>) -> Stri
 /// How the filters see an entry, its line's text, and an assistant message's tool calls
 /// (id, `[read: …]`).
 fn describe(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<Info> {
-    let (class, preview, calls) = describe_parts(s, p, hook_is_custom, home)?;
-    Ok(Info { class, preview, calls })
-}
-
-type Parts = (Class, Preview, Vec<(String, String)>);
-
-fn describe_parts(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<Parts> {
     let mut calls = Vec::new();
     let rec = s.record(p);
     let text = |head: Cow<'static, str>, head_tone: Tone, body: String, body_tone: Tone| Preview::Text {
@@ -748,7 +741,7 @@ fn describe_parts(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&
                 (Class::Other, Preview::tag(format!("[{r}]"), Tone::Dim))
             }
         };
-        return Ok((class, preview, calls));
+        return Ok(Info { class, preview, calls });
     }
     let v = s.value(p)?;
     let get = |k: &str| v.get(k);
@@ -832,7 +825,7 @@ fn describe_parts(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&
             (Class::Other, Preview::tag(format!("[{ty}]"), Tone::Dim))
         }
     };
-    Ok((class, preview, calls))
+    Ok(Info { class, preview, calls })
 }
 
 // ----- --json -------------------------------------------------------------------------
