@@ -133,8 +133,6 @@ struct Row {
     depth: u32,
     /// The row of the nearest shown ancestor, or [`NONE`].
     parent: u32,
-    /// Its [`Info`] in `infos`.
-    info: u32,
 }
 
 /// What an entry says, read once per entry (a node can repeat when ids do).
@@ -330,12 +328,13 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         pi_session::Migration::FromV1 | pi_session::Migration::FromV2
     );
 
-    // What every entry says, on every core (each entry is read alone).
+    // How the filters see every entry, and the assistants' tool calls, on every core;
+    // the texts are read later, for the shown rows only.
     let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
-    let infos: Vec<Info> = s
+    let infos: Vec<(Class, Calls)> = s
         .entries()
         .par_iter()
-        .map(|&p| describe(&s, p, hook_is_custom, home.as_deref()))
+        .map(|&p| classify(&s, p, hook_is_custom, home.as_deref()))
         .collect::<pi_session::Result<_>>()
         .map_err(at())?;
     let mut slot = vec![NONE; n];
@@ -358,21 +357,16 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         }
         let rec = s.record(p);
         let i = slot.get(p.0 as usize).copied().unwrap_or(NONE);
-        let Some(info) = infos.get(i as usize) else {
+        let Some((class, its_calls)) = infos.get(i as usize) else {
             // Every tree node is an entry.
             continue;
         };
-        for (id, call) in &info.calls {
+        for (id, call) in its_calls.iter() {
             calls.insert(id.clone(), call.clone());
         }
         let labeled = s.label_entry(rec.id).is_some();
-        let row = if shown(filter, info.class, Some(p) == leaf_pos, labeled) {
-            rows.push(Row {
-                pos: p,
-                depth,
-                parent,
-                info: i,
-            });
+        let row = if shown(filter, *class, Some(p) == leaf_pos, labeled) {
+            rows.push(Row { pos: p, depth, parent });
             (rows.len() - 1) as u32
         } else {
             parent
@@ -392,8 +386,9 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
     if a.json {
         let j = Json {
             s: &s,
+            hook_is_custom,
+            home: home.as_deref(),
             rows: &rows,
-            infos: &infos,
             tree: &tree,
             on_branch: &on_branch,
             leaf: leaf_pos,
@@ -422,8 +417,10 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         };
         let draw = Draw {
             s: &s,
+            path,
+            hook_is_custom,
+            home: home.as_deref(),
             rows: &rows,
-            infos: &infos,
             calls: &calls,
             on_branch: &on_branch,
             leaf: leaf_pos,
@@ -644,6 +641,35 @@ fn format_call(name: &str, args: Option<&Value<'_>>, home: Option<&str>) -> Stri
     }
 }
 
+/// An assistant message's tool calls: id, and the call as pi shows it (`[read: …]`).
+type Calls = Box<[(String, String)]>;
+
+/// How the filters see an entry (as [`describe`] says), and an assistant message's tool
+/// calls: only an assistant message is read.
+fn classify(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<(Class, Calls)> {
+    let rec = s.record(p);
+    let class = match (rec.ty, rec.role) {
+        (EntryType::Message, Role::Assistant) => {
+            let i = describe(s, p, hook_is_custom, home)?;
+            return Ok((i.class, i.calls.into_boxed_slice()));
+        }
+        (EntryType::Message, Role::User) => Class::User,
+        (EntryType::Message, Role::ToolResult) => Class::ToolResult,
+        (
+            EntryType::ModelChange
+            | EntryType::ThinkingLevelChange
+            | EntryType::Custom
+            | EntryType::ContextEdit
+            | EntryType::Label
+            | EntryType::SessionInfo,
+            _,
+        ) => Class::Setting,
+        (EntryType::Usage, _) => Class::Usage,
+        _ => Class::Other,
+    };
+    Ok((class, Box::default()))
+}
+
 /// How the filters see an entry, its line's text, and an assistant message's tool calls
 /// (id, `[read: …]`).
 fn describe(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<Info> {
@@ -856,8 +882,9 @@ fn key_json(s: &Session, p: EntryPos, k: KeyRef<'_>, member: &str) -> String {
 /// `--json`'s lines.
 struct Json<'a> {
     s: &'a Session,
+    hook_is_custom: bool,
+    home: Option<&'a str>,
     rows: &'a [Row],
-    infos: &'a [Info],
     tree: &'a pi_session::Tree,
     on_branch: &'a Bits,
     leaf: Option<EntryPos>,
@@ -869,16 +896,15 @@ impl Json<'_> {
     fn line(&self, r: &Row) -> pi_session::Result<String> {
         let Json {
             s,
+            hook_is_custom,
+            home,
             rows,
-            infos,
             tree,
             on_branch,
             leaf,
             calls,
         } = *self;
-        let preview = infos
-            .get(r.info as usize)
-            .map_or_else(String::new, |i| i.preview.text(calls));
+        let preview = describe(s, r.pos, hook_is_custom, home)?.preview.text(calls);
         json_line(s, r, rows, tree, on_branch, leaf, &preview)
     }
 }
@@ -1021,8 +1047,10 @@ fn cut_at(s: &str, w: usize) -> usize {
 /// The text printer: layout as pi's `recalculateVisualStructure`, then one line a row.
 struct Draw<'a> {
     s: &'a Session,
+    path: &'a std::path::Path,
+    hook_is_custom: bool,
+    home: Option<&'a str>,
     rows: &'a [Row],
-    infos: &'a [Info],
     calls: &'a HashMap<String, String>,
     on_branch: &'a Bits,
     leaf: Option<EntryPos>,
@@ -1030,6 +1058,18 @@ struct Draw<'a> {
     cap: usize,
     color: bool,
     fold: bool,
+}
+
+/// Rows laid out at a time before their texts are read (in parallel).
+const CHUNK: usize = 4096;
+
+/// A row laid out: its gutter, and what its line says besides the entry's text.
+struct Pending {
+    row: u32,
+    prefix: String,
+    connector: bool,
+    kids: usize,
+    folded: Option<u32>,
 }
 
 /// A gutter column: the level it is drawn at, and whether it shows `│`.
@@ -1084,6 +1124,7 @@ impl Draw<'_> {
         let roots = children(n);
         let multi = roots.len() > 1;
         let mut gutters: Vec<Gutter> = Vec::new();
+        let mut pending: Vec<Pending> = Vec::with_capacity(CHUNK);
         let mut stack: Vec<Item> = roots
             .iter()
             .enumerate()
@@ -1108,8 +1149,17 @@ impl Draw<'_> {
             // A segment's start (a root, or a fork's child) off the current branch folds.
             let segment_start = it.forked || self.rows[row].parent == NONE;
             let folded = self.fold && !kids.is_empty() && segment_start && !self.on_branch.has(self.rows[row].pos);
-            let line = self.line(&it, &gutters, multi, kids.len(), folded.then_some(below[row]));
-            writeln!(out, "{line}")?;
+            let (prefix, connector) = self.gutter(&it, &gutters, multi, folded);
+            pending.push(Pending {
+                row: it.row,
+                prefix,
+                connector,
+                kids: kids.len(),
+                folded: folded.then_some(below[row]),
+            });
+            if pending.len() == CHUNK {
+                self.flush(&mut pending, out)?;
+            }
             if folded {
                 continue;
             }
@@ -1136,27 +1186,30 @@ impl Draw<'_> {
                 virtual_root: false,
             }));
         }
+        self.flush(&mut pending, out)
+    }
+
+    /// Read the texts of laid-out rows (on every core), then write their lines in order.
+    fn flush(&self, pending: &mut Vec<Pending>, out: &mut dyn Write) -> Result<()> {
+        let previews: Vec<Preview> = pending
+            .par_iter()
+            .map(|p| self.preview(self.rows[p.row as usize].pos))
+            .collect::<pi_session::Result<_>>()
+            .map_err(crate::show::at(self.path))?;
+        for (p, preview) in pending.iter().zip(&previews) {
+            writeln!(out, "{}", self.line(p, preview))?;
+        }
+        pending.clear();
         Ok(())
     }
 
-    fn line(&self, it: &Item, gutters: &[Gutter], multi: bool, kids: usize, folded: Option<u32>) -> String {
-        let r = &self.rows[it.row as usize];
-        let rec = self.s.record(r.pos);
-        let on = self.on_branch.has(r.pos);
-        let mut line = Line::default();
-        // The id: its first 8 characters (all of a pi id, a unique prefix of a longer
-        // one), escaped, padded to 8 columns.
-        let id = match rec.id.as_str() {
-            Some(t) => escape(&t.chars().take(8).collect::<String>()).into_owned(),
-            None if rec.id.is_undefined() => "(no id)".to_owned(),
-            None => key_text(rec.id),
-        };
-        let pad = 8usize.saturating_sub(id.width());
-        line.push(
-            format!("{id}{} ", " ".repeat(pad)),
-            if on { Tone::Branch } else { Tone::Dim },
-        );
-        // The gutter: pi's prefix, at most `cap` levels of it.
+    fn preview(&self, p: EntryPos) -> pi_session::Result<Preview> {
+        describe(self.s, p, self.hook_is_custom, self.home).map(|i| i.preview)
+    }
+
+    /// The gutter of a row as laid out: pi's prefix, at most `cap` levels of it; and
+    /// whether it ends in a connector.
+    fn gutter(&self, it: &Item, gutters: &[Gutter], multi: bool, folded: bool) -> (String, bool) {
         let display = if multi { it.indent.saturating_sub(1) } else { it.indent };
         let connector = it.forked && !it.virtual_root;
         let from = display.saturating_sub(self.cap);
@@ -1175,14 +1228,35 @@ impl Draw<'_> {
                 Some(g) if g.level == level => prefix.push_str(if g.show { "│  " } else { "   " }),
                 _ if connector && level + 1 == display => {
                     prefix.push_str(if it.last { "└" } else { "├" });
-                    prefix.push_str(if folded.is_some() { "⊞ " } else { "─ " });
+                    prefix.push_str(if folded { "⊞ " } else { "─ " });
                 }
                 _ => prefix.push_str("   "),
             }
         }
-        line.push(prefix, Tone::Dim);
-        if let Some(hidden) = folded {
-            if !connector {
+        (prefix, connector)
+    }
+
+    /// A laid-out row's line, with its entry's text.
+    fn line(&self, p: &Pending, preview: &Preview) -> String {
+        let r = &self.rows[p.row as usize];
+        let rec = self.s.record(r.pos);
+        let on = self.on_branch.has(r.pos);
+        let mut line = Line::default();
+        // The id: its first 8 characters (all of a pi id, a unique prefix of a longer
+        // one), escaped, padded to 8 columns.
+        let id = match rec.id.as_str() {
+            Some(t) => escape(&t.chars().take(8).collect::<String>()).into_owned(),
+            None if rec.id.is_undefined() => "(no id)".to_owned(),
+            None => key_text(rec.id),
+        };
+        let pad = 8usize.saturating_sub(id.width());
+        line.push(
+            format!("{id}{} ", " ".repeat(pad)),
+            if on { Tone::Branch } else { Tone::Dim },
+        );
+        line.push(p.prefix.as_str(), Tone::Dim);
+        if let Some(hidden) = p.folded {
+            if !p.connector {
                 line.push("⊞ ", Tone::Mark);
             }
             line.push(format!("[+{hidden}] "), Tone::Dim);
@@ -1196,13 +1270,11 @@ impl Draw<'_> {
             let text = l.get("label").map_or_else(String::new, |t| flat_str(&t.to_js_string()));
             line.push(format!("[{}] ", escape(&text)), Tone::Label);
         }
-        if kids > 1 {
-            line.push(format!("[{kids} branches] "), Tone::Dim);
+        if p.kids > 1 {
+            line.push(format!("[{} branches] ", p.kids), Tone::Dim);
         }
-        if let Some(info) = self.infos.get(r.info as usize) {
-            for (text, tone) in info.preview.parts(self.calls) {
-                line.push(escape(&text).into_owned(), tone);
-            }
+        for (text, tone) in preview.parts(self.calls) {
+            line.push(escape(&text).into_owned(), tone);
         }
         line.render(self.width, self.color)
     }
