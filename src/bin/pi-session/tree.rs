@@ -331,7 +331,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
     // How the filters see every entry, and the assistants' tool calls, on every core;
     // the texts are read later, for the shown rows only.
     let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
-    let infos: Vec<(Class, Calls)> = s
+    let mut infos: Vec<(Class, Calls)> = s
         .entries()
         .par_iter()
         .map(|&p| classify(&s, p, hook_is_custom, home.as_deref()))
@@ -357,15 +357,18 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         }
         let rec = s.record(p);
         let i = slot.get(p.0 as usize).copied().unwrap_or(NONE);
-        let Some((class, its_calls)) = infos.get(i as usize) else {
+        let Some((class, its_calls)) = infos.get_mut(i as usize) else {
             // Every tree node is an entry.
             continue;
         };
-        for (id, call) in its_calls.iter() {
-            calls.insert(id.clone(), call.clone());
+        // Moved, not copied (a node met again, through a duplicate id, adds its calls
+        // once).
+        for (id, call) in std::mem::take(its_calls) {
+            calls.insert(id, call);
         }
+        let class = *class;
         let labeled = s.label_entry(rec.id).is_some();
-        let row = if shown(filter, *class, Some(p) == leaf_pos, labeled) {
+        let row = if shown(filter, class, Some(p) == leaf_pos, labeled) {
             rows.push(Row { pos: p, depth, parent });
             (rows.len() - 1) as u32
         } else {
