@@ -36,8 +36,11 @@
 //!   width. Piped, nothing is cut (`--width` cuts): what goes to a file or `grep` should
 //!   not lose text to a width that belongs to no screen. The text itself is at most 200
 //!   characters (pi's cut), line breaks and tabs as single spaces.
-//! - **Speed.** The tree comes from the index; an entry's text is decoded member by
-//!   member: a tool result's output and an image's data are skipped, never decoded.
+//! - **Speed.** The tree and most of what the filters ask come from the index; only
+//!   assistant messages are read before the walk (they hold the tool calls the results
+//!   show); the shown rows' texts are read a chunk at a time on every core, member by
+//!   member: a tool result's output is skipped, never decoded, and so is everything of
+//!   an entry but the `content` its text comes from.
 //!
 //! `--json` is NDJSON, one object a node in the same order (docs/cli.md lists the
 //! fields). A tree that cannot be built (a cycle of `parentId` links that a root
