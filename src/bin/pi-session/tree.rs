@@ -136,6 +136,16 @@ struct Row {
     depth: u32,
     /// The row of the nearest shown ancestor, or [`NONE`].
     parent: u32,
+    /// Its entry in `infos`.
+    info: u32,
+}
+
+/// What the walk needs of an entry, read before it: how the filters see it, an
+/// assistant message's tool calls, and (an assistant message's, read anyway) its text.
+struct Classified {
+    class: Class,
+    calls: Calls,
+    preview: Option<Preview>,
 }
 
 /// What an entry says, read once per entry (a node can repeat when ids do).
@@ -334,7 +344,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
     // How the filters see every entry, and the assistants' tool calls, on every core;
     // the texts are read later, for the shown rows only.
     let home = std::env::var("HOME").ok().filter(|h| !h.is_empty());
-    let mut infos: Vec<(Class, Calls)> = s
+    let mut infos: Vec<Classified> = s
         .entries()
         .par_iter()
         .map(|&p| classify(&s, p, hook_is_custom, home.as_deref()))
@@ -360,19 +370,24 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         }
         let rec = s.record(p);
         let i = slot.get(p.0 as usize).copied().unwrap_or(NONE);
-        let Some((class, its_calls)) = infos.get_mut(i as usize) else {
+        let Some(info) = infos.get_mut(i as usize) else {
             // Every tree node is an entry.
             continue;
         };
         // Moved, not copied (a node met again, through a duplicate id, adds its calls
         // once).
-        for (id, call) in std::mem::take(its_calls) {
+        for (id, call) in std::mem::take(&mut info.calls) {
             calls.insert(id, call);
         }
-        let class = *class;
+        let class = info.class;
         let labeled = s.label_entry(rec.id).is_some();
         let row = if shown(filter, class, Some(p) == leaf_pos, labeled) {
-            rows.push(Row { pos: p, depth, parent });
+            rows.push(Row {
+                pos: p,
+                depth,
+                parent,
+                info: i,
+            });
             (rows.len() - 1) as u32
         } else {
             parent
@@ -392,6 +407,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
     if a.json {
         let j = Json {
             s: &s,
+            infos: &infos,
             hook_is_custom,
             home: home.as_deref(),
             rows: &rows,
@@ -423,6 +439,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         };
         let draw = Draw {
             s: &s,
+            infos: &infos,
             path,
             hook_is_custom,
             home: home.as_deref(),
@@ -652,12 +669,16 @@ type Calls = Box<[(String, String)]>;
 
 /// How the filters see an entry (as [`describe`] says), and an assistant message's tool
 /// calls: only an assistant message is read.
-fn classify(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<(Class, Calls)> {
+fn classify(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) -> pi_session::Result<Classified> {
     let rec = s.record(p);
     let class = match (rec.ty, rec.role) {
         (EntryType::Message, Role::Assistant) => {
             let i = describe(s, p, hook_is_custom, home)?;
-            return Ok((i.class, i.calls.into_boxed_slice()));
+            return Ok(Classified {
+                class: i.class,
+                calls: i.calls.into_boxed_slice(),
+                preview: Some(i.preview),
+            });
         }
         (EntryType::Message, Role::User) => Class::User,
         (EntryType::Message, Role::ToolResult) => Class::ToolResult,
@@ -673,7 +694,11 @@ fn classify(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) 
         (EntryType::Usage, _) => Class::Usage,
         _ => Class::Other,
     };
-    Ok((class, Box::default()))
+    Ok(Classified {
+        class,
+        calls: Box::default(),
+        preview: None,
+    })
 }
 
 /// How the filters see an entry, its line's text, and an assistant message's tool calls
@@ -888,6 +913,7 @@ fn key_json(s: &Session, p: EntryPos, k: KeyRef<'_>, member: &str) -> String {
 /// `--json`'s lines.
 struct Json<'a> {
     s: &'a Session,
+    infos: &'a [Classified],
     hook_is_custom: bool,
     home: Option<&'a str>,
     rows: &'a [Row],
@@ -902,6 +928,7 @@ impl Json<'_> {
     fn line(&self, r: &Row) -> pi_session::Result<String> {
         let Json {
             s,
+            infos,
             hook_is_custom,
             home,
             rows,
@@ -910,7 +937,10 @@ impl Json<'_> {
             leaf,
             calls,
         } = *self;
-        let preview = describe(s, r.pos, hook_is_custom, home)?.preview.text(calls);
+        let preview = match infos.get(r.info as usize).and_then(|i| i.preview.as_ref()) {
+            Some(p) => p.text(calls),
+            None => describe(s, r.pos, hook_is_custom, home)?.preview.text(calls),
+        };
         json_line(s, r, rows, tree, on_branch, leaf, &preview)
     }
 }
@@ -1053,6 +1083,7 @@ fn cut_at(s: &str, w: usize) -> usize {
 /// The text printer: layout as pi's `recalculateVisualStructure`, then one line a row.
 struct Draw<'a> {
     s: &'a Session,
+    infos: &'a [Classified],
     path: &'a std::path::Path,
     hook_is_custom: bool,
     home: Option<&'a str>,
@@ -1197,13 +1228,23 @@ impl Draw<'_> {
 
     /// Read the texts of laid-out rows (on every core), then write their lines in order.
     fn flush(&self, pending: &mut Vec<Pending>, out: &mut dyn Write) -> Result<()> {
-        let previews: Vec<Preview> = pending
+        // An assistant message's text is known already.
+        let stored = |p: &Pending| {
+            let r = &self.rows[p.row as usize];
+            self.infos.get(r.info as usize).and_then(|i| i.preview.as_ref())
+        };
+        let read: Vec<Option<Preview>> = pending
             .par_iter()
-            .map(|p| self.preview(self.rows[p.row as usize].pos))
+            .map(|p| match stored(p) {
+                Some(_) => Ok(None),
+                None => self.preview(self.rows[p.row as usize].pos).map(Some),
+            })
             .collect::<pi_session::Result<_>>()
             .map_err(crate::show::at(self.path))?;
-        for (p, preview) in pending.iter().zip(&previews) {
-            writeln!(out, "{}", self.line(p, preview))?;
+        for (p, preview) in pending.iter().zip(&read) {
+            if let Some(preview) = preview.as_ref().or_else(|| stored(p)) {
+                writeln!(out, "{}", self.line(p, preview))?;
+            }
         }
         pending.clear();
         Ok(())
