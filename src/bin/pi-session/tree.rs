@@ -145,7 +145,7 @@ struct Row {
 struct Classified {
     class: Class,
     calls: Calls,
-    preview: Option<Preview>,
+    preview: Option<Box<Preview>>,
 }
 
 /// What an entry says, read once per entry (a node can repeat when ids do).
@@ -677,7 +677,7 @@ fn classify(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) 
             return Ok(Classified {
                 class: i.class,
                 calls: i.calls.into_boxed_slice(),
-                preview: Some(i.preview),
+                preview: Some(Box::new(i.preview)),
             });
         }
         (EntryType::Message, Role::User) => Class::User,
@@ -937,7 +937,7 @@ impl Json<'_> {
             leaf,
             calls,
         } = *self;
-        let preview = match infos.get(r.info as usize).and_then(|i| i.preview.as_ref()) {
+        let preview = match infos.get(r.info as usize).and_then(|i| i.preview.as_deref()) {
             Some(p) => p.text(calls),
             None => describe(s, r.pos, hook_is_custom, home)?.preview.text(calls),
         };
@@ -1231,7 +1231,7 @@ impl Draw<'_> {
         // An assistant message's text is known already.
         let stored = |p: &Pending| {
             let r = &self.rows[p.row as usize];
-            self.infos.get(r.info as usize).and_then(|i| i.preview.as_ref())
+            self.infos.get(r.info as usize).and_then(|i| i.preview.as_deref())
         };
         let read: Vec<Option<Preview>> = pending
             .par_iter()
