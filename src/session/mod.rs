@@ -634,6 +634,65 @@ impl Session {
         self.value_in(bytes, pos)
     }
 
+    /// Selected members of a `message` entry's `message` object, each decoded alone:
+    /// the other members (a tool result's output, an image's data) are skipped, not
+    /// decoded. `Ok(None)` when the entry has no `message`; a `message` that is not an
+    /// object gives no members. `hookMessage` reads as `custom` after migration, as in
+    /// [`Session::value`].
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`].
+    ///
+    /// ```
+    /// # let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    /// # {\"type\":\"message\",\"id\":\"4bd0512f\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"c1\",\"content\":[{\"type\":\"text\",\"text\":\"big\"}]}}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// let m = s.message_members_of(s.find("4bd0512f").unwrap(), &["toolCallId", "isError"]).unwrap().unwrap();
+    /// assert_eq!(m[0].as_ref().and_then(pi_session::Value::as_str), Some("c1"));
+    /// assert!(m[1].is_none());
+    /// ```
+    pub fn message_members_of(&self, pos: EntryPos, keys: &[&str]) -> Result<Option<Vec<Option<Value<'_>>>>> {
+        let bytes = self.check()?;
+        Ok(self.message_members(bytes, pos, keys)?.map(|(_, v)| v))
+    }
+
+    /// An entry's `timestamp` member, decoded alone (`None`: missing).
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`].
+    ///
+    /// ```
+    /// # let text = "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+    /// # {\"type\":\"label\",\"id\":\"4bd0512f\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\"}\n";
+    /// let s = pi_session::Session::from_bytes(text.as_bytes().to_vec()).unwrap();
+    /// let t = s.entry_timestamp(s.find("4bd0512f").unwrap()).unwrap();
+    /// assert_eq!(t.as_ref().and_then(pi_session::Value::as_str), Some("2025-01-01T00:00:01.000Z"));
+    /// ```
+    pub fn entry_timestamp(&self, pos: EntryPos) -> Result<Option<Value<'_>>> {
+        let bytes = self.check()?;
+        let e = self.record(pos);
+        // A message entry's line is mostly its `message`, whose span the index knows: the
+        // members are read from a copy of the line with that value replaced by `null`
+        // (same members, same order), so a tool's output or an image is not walked.
+        // `timestamp_in`, which walks the whole line, is its twin (tests/it/tree.rs,
+        // fuzz target `member_reads`).
+        if e.ty == EntryType::Message
+            && let Some((s, end)) = e.message.get()
+            && end - s > 64
+        {
+            let line = line_of(bytes, &e);
+            let (Some(head), Some(tail)) = (line.get(..s), line.get(end..)) else {
+                return Err(self.changed());
+            };
+            let short = [head, b"null", tail].concat();
+            let Some(f) = self.field(&short, index::RelSpan::NONE, "timestamp") else {
+                return Ok(None);
+            };
+            return Ok(value::parse(f.raw(&short)).ok().map(Value::into_owned));
+        }
+        Ok(self.timestamp_in(bytes, pos))
+    }
+
     pub(crate) fn value_in<'a>(&'a self, bytes: &'a [u8], pos: EntryPos) -> Result<Value<'a>> {
         self.decoded.fetch_add(1, Ordering::Relaxed);
         let e = self.record(pos);

@@ -28,6 +28,7 @@ mod session_ids;
 mod show;
 #[cfg(unix)]
 mod terminal;
+mod tree;
 mod views;
 mod writer_api;
 mod writes;

@@ -174,12 +174,14 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
     let e = &files[0];
     let tree = text(&run_inert(bin_with(&["tree"], e), b"", false));
     assert!(
-        tree.starts_with("* m1\\x1b[31m message user\\x1b[5m  [lab\\x1b]0;LABEL\\x07]\n"),
+        tree.starts_with("m1\\x1b[31m * [lab\\x1b]0;LABEL\\x07] [user\\x1b[5m]\n"),
         "{tree}"
     );
-    assert!(tree.contains("* t\\u2066 thinking_level_change\n"), "{tree}");
+    assert!(tree.contains("n1       @ [title: name\\x1b]0;NAME\\x07]\n"), "{tree}");
     assert!(
-        tree.contains("* a\\u009b1 message assistant  [\\u2067x\\u2069\\x1b[8m]\n"),
+        tree.contains(
+            "a\\u009b1 * [\\u2067x\\u2069\\x1b[8m] assistant: \\u202eevil\\u202c \\u0090P\\u009c back\\\\slash\n"
+        ),
         "{tree}"
     );
     let context = text(&run_inert(bin_with(&["context"], e), b"", false));

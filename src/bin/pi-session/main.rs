@@ -28,6 +28,7 @@ mod message;
 mod read;
 mod show;
 mod transcript;
+mod tree;
 mod when;
 mod write;
 
@@ -165,12 +166,10 @@ enum Cmd {
     /// Export the current branch (or --leaf's) as Markdown, a self-contained HTML page, or
     /// a pi session file (jsonl).
     Export(export::ExportArgs),
-    /// Print the session tree with labels; the current branch is marked with `*`.
-    Tree {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
-    },
+    /// Draw the conversation's shape as pi's /tree does: one line an entry (role and
+    /// text cut to the terminal), the current branch marked `*` (`@` its leaf); --json
+    /// for scripts.
+    Tree(tree::TreeArgs),
     /// Append a message (a JSON object, on stdin or as MESSAGE) as a child of the leaf;
     /// prints its id.
     #[command(
@@ -281,7 +280,6 @@ impl Cmd {
             | Cmd::Check { file, .. }
             | Cmd::Context { file, .. }
             | Cmd::Show { file, .. }
-            | Cmd::Tree { file, .. }
             | Cmd::Append { file, .. }
             | Cmd::Label { file, .. }
             | Cmd::Name { file, .. }
@@ -290,6 +288,7 @@ impl Cmd {
             | Cmd::Recover { file, .. }
             | Cmd::Migrate { file, .. } => Some(file),
             Cmd::Export(a) => Some(&mut a.file),
+            Cmd::Tree(a) => Some(&mut a.file),
             Cmd::Ls(_) | Cmd::Find(_) | Cmd::Gen(_) | Cmd::Completions { .. } | Cmd::Man { .. } => None,
         }
     }
@@ -301,6 +300,7 @@ impl Cmd {
             Cmd::Check { json: true, file, .. } => Some(Some(file.clone())),
             Cmd::Context { json: true, .. } | Cmd::Recover { json: true, .. } => Some(None),
             Cmd::Ls(a) if a.json() => Some(None),
+            Cmd::Tree(a) if a.json => Some(None),
             _ => None,
         }
     }
@@ -520,7 +520,7 @@ fn run(mut cli: Cli) -> Result<i32> {
             json,
             retained_tail,
         } => read::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
-        Cmd::Tree { file } => read::tree(&file, open, &mut out)?,
+        Cmd::Tree(a) => tree::run(&a, open, &mut out)?,
         Cmd::Show {
             file,
             leaf,

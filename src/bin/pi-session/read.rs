@@ -1,6 +1,6 @@
-//! The `check`, `context` and `tree` commands.
+//! The `check` and `context` commands.
 
-use crate::show::{describe, key_text};
+use crate::show::key_text;
 use anyhow::Result;
 use pi_session::Value;
 use pi_session::text::{escape, escape_path};
@@ -11,7 +11,7 @@ use std::time::Instant;
 
 /// The session, an I/O error (fatal here), or why it is no session (`check --json` still
 /// answers for that).
-fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
+pub(crate) fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
     match Session::open_with(path, opts) {
         Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::reading(path)(e)),
         r => {
@@ -395,78 +395,6 @@ pub fn context(
             s.line_of(src),
             text_of(m)
         )?;
-    }
-    Ok(0)
-}
-
-/// `pi-session tree`.
-pub fn tree(path: &Path, opts: OpenOptions, out: &mut impl Write) -> Result<i32> {
-    let s = open(path, opts)?.map_err(crate::show::at(path))?;
-    crate::show::note_old_format(path, &s);
-    let tree = s.tree().map_err(crate::show::at(path))?;
-    if tree.roots.is_empty() && !s.entries().is_empty() {
-        // Entries but no root: every one has a parent, so the links form a cycle.
-        anyhow::bail!(crate::show::Printable::kind(
-            format!(
-                "{}: no entry is a root of the tree (its parentId links form a cycle): nothing to draw",
-                escape_path(path)
-            ),
-            crate::show::Kind::InvalidSession
-        ));
-    }
-    let on_branch: ahash::AHashSet<u32> = s.branch_path(None).unwrap_or_default().iter().map(|p| p.0).collect();
-    // Indent only where the tree forks, as pi's /tree does, so long chains stay flat. The
-    // prefix is one shared path of fork levels (whether each was its parent's last child),
-    // rendered as each line is written: memory stays linear in the depth, while the text
-    // of a deeply forked tree is quadratic by its format. A stack item is the fork level
-    // it starts at and whether it is a fork's child (and then its last one).
-    let mut stack: Vec<(usize, Option<bool>, pi_session::EntryPos)> = Vec::new();
-    let push_kids =
-        |stack: &mut Vec<(usize, Option<bool>, pi_session::EntryPos)>, level: usize, kids: &[pi_session::EntryPos]| {
-            if kids.len() > 1 {
-                let n = kids.len();
-                stack.extend(
-                    kids.iter()
-                        .enumerate()
-                        .rev()
-                        .map(|(i, &k)| (level, Some(i + 1 == n), k)),
-                );
-            } else if let Some(&k) = kids.first() {
-                stack.push((level, None, k));
-            }
-        };
-    let mut path: Vec<bool> = Vec::new();
-    let mut prefix = String::new();
-    push_kids(&mut stack, 0, &tree.roots);
-    while let Some((level, fork, node)) = stack.pop() {
-        path.truncate(level);
-        prefix.clear();
-        for &last in &path {
-            prefix.push_str(if last { "   " } else { "│  " });
-        }
-        if let Some(last) = fork {
-            prefix.push_str(if last { "└─ " } else { "├─ " });
-            path.push(last);
-        }
-        let line_prefix = &prefix;
-        let rec = s.record(node);
-        let mark = if on_branch.contains(&node.0) { '*' } else { ' ' };
-        let label = match s.label_entry(rec.id) {
-            Some(l) => s
-                .value(l)
-                .ok()
-                .and_then(|v| v.get("label").map(Value::to_js_string))
-                .map(|l| format!("  [{}]", escape(&l)))
-                .unwrap_or_default(),
-            None => String::new(),
-        };
-        let id = if rec.id.is_undefined() {
-            "(no id)".into()
-        } else {
-            key_text(rec.id)
-        };
-        writeln!(out, "{mark} {line_prefix}{id} {}{label}", describe(&s, node))?;
-        push_kids(&mut stack, path.len(), tree.children(node));
     }
     Ok(0)
 }

@@ -1,4 +1,4 @@
-//! Human output shared by the commands: one-line entry descriptions, id keys, errors
+//! Human output shared by the commands: id keys, errors
 //! about a file.
 //!
 //! Every string that comes from a session or a file name is printed through
@@ -6,7 +6,7 @@
 //! bytes); this file's helpers return text already escaped.
 
 use pi_session::text::{escape, escape_path};
-use pi_session::{EntryType, Key, KeyRef, Session, Value};
+use pi_session::{Key, KeyRef, Session, Value};
 use std::path::Path;
 
 /// Once per run, on stderr, for a command that shows ids: a version-1 file stores no ids,
@@ -19,32 +19,6 @@ pub(crate) fn note_old_format(file: &Path, s: &Session) {
             escape_path(file),
             escape_path(file)
         );
-    }
-}
-
-/// A short one-line description of an entry for human output (escaped).
-pub(crate) fn describe(s: &Session, p: pi_session::EntryPos) -> String {
-    let rec = s.record(p);
-    let ty = rec.ty.as_str().unwrap_or(if rec.ty == EntryType::NonObject {
-        "(not an object)"
-    } else {
-        "(other)"
-    });
-    match rec.ty {
-        EntryType::Message => {
-            let role = s
-                .value(p)
-                .ok()
-                .and_then(|v| {
-                    v.get("message")
-                        .and_then(|m| m.get("role"))
-                        .and_then(Value::as_str)
-                        .map(str::to_owned)
-                })
-                .unwrap_or_else(|| "?".into());
-            format!("message {}", escape(&role))
-        }
-        _ => ty.to_string(),
     }
 }
 
