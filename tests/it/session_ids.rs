@@ -97,6 +97,16 @@ fn a_session_is_named_by_its_id_or_a_unique_prefix() {
     let out = run(&p, &["check", "ffff"]);
     assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("no session's id begins with it"));
+    // `find` takes a prefix too, and prints the file.
+    let out = run(&p, &["find", "019abd00-1"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout)
+            .trim_end()
+            .ends_with("_019abd00-1111-7000-8000-000000000003.jsonl")
+    );
+    let out = run(&p, &["find", "019abd"]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     // Too short to be taken as a prefix.
     let out = run(&p, &["check", "019"]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));

@@ -33,13 +33,30 @@ pub fn session(arg: &Path) -> Result<PathBuf> {
     }
     let env = Env::from_process(Flavor::Pi)?;
     let agent_dir = env.agent_dir(None);
-    let found = match env.custom_session_dir(None, &agent_dir) {
-        Some(dir) => listing::find_by_id_prefix(&[env.normalize_path(&dir)], text),
+    let custom = env.custom_session_dir(None, &agent_dir);
+    by_id(&env, &env.cwd, &agent_dir, custom.as_deref(), text).map_err(|e| {
+        if Kind::of_chain(&e) == Kind::NotFound {
+            anyhow::anyhow!(Printable::kind(
+                format!("{}: no such file, and no session's id begins with it", escape(text)),
+                Kind::NotFound
+            ))
+        } else {
+            e
+        }
+    })
+}
+
+/// The session whose id is `text` or begins with it (see the module doc), in the project
+/// of `cwd` first, then in every project of `agent_dir`, or only in `custom` when a custom
+/// flat session dir is set.
+pub fn by_id(env: &Env, cwd: &Path, agent_dir: &Path, custom: Option<&Path>, text: &str) -> Result<PathBuf> {
+    let found = match custom {
+        Some(dir) => listing::find_by_id_prefix(&[env.normalize_path(dir)], text),
         None => {
-            let project = env.default_session_dir(&env.cwd, &agent_dir);
+            let project = env.default_session_dir(cwd, agent_dir);
             let here = listing::find_by_id_prefix(std::slice::from_ref(&project), text);
             if here.is_empty() {
-                listing::find_by_id_prefix(&project_dirs(&pi_session::dirs::sessions_root(&agent_dir)), text)
+                listing::find_by_id_prefix(&project_dirs(&pi_session::dirs::sessions_root(agent_dir)), text)
             } else {
                 here
             }
@@ -63,8 +80,9 @@ fn project_dirs(root: &Path) -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .map(|rd| {
             rd.filter_map(|e| e.ok())
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
                 .map(|e| e.path())
+                // A symlinked project folder counts, as in pi's listAll.
+                .filter(|p| p.is_dir())
                 .collect()
         })
         .unwrap_or_default();
@@ -78,12 +96,12 @@ fn pick(text: &str, mut found: Vec<IdMatch>) -> Result<PathBuf> {
     match found.len() {
         1 if exact || text.len() >= MIN_PREFIX => Ok(found.remove(0).path),
         0 => bail!(Printable::kind(
-            format!("{}: no such file, and no session's id begins with it", escape(text)),
+            format!("no session's id begins with {}", escape(text)),
             Kind::NotFound
         )),
         _ if !exact && text.len() < MIN_PREFIX => bail!(Printable::kind(
             format!(
-                "{}: no such file; as a session id prefix it is too short (take {MIN_PREFIX} characters or more)",
+                "{}: too short for a session id prefix (take {MIN_PREFIX} characters or more)",
                 escape(text)
             ),
             Kind::Usage

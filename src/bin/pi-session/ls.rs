@@ -139,7 +139,7 @@ pub struct LsArgs {
 /// `pi-session find`.
 #[derive(Args)]
 pub struct FindArgs {
-    /// The exact session id.
+    /// The session id, or a unique prefix of one (four characters or more).
     id: String,
     #[command(flatten)]
     place: WhereArgs,
@@ -490,23 +490,22 @@ fn terminal_width(arg: Option<usize>) -> Option<usize> {
 /// Output errors.
 pub fn run_find(a: &FindArgs, out: &mut impl Write) -> Result<i32> {
     let r = resolve(&a.place)?;
-    let found =
+    // pi's findById (the project's folder, then every project) for a whole id; else the
+    // one session whose id begins with it, as every SESSION argument takes.
+    let exact =
         listing::find_by_id(&r.env, &r.cwd, &a.id, r.custom.as_deref(), &r.agent_dir).or_else(|| match &r.custom {
             Some(dir) => listing::find_by_id_in(&r.env, dir, &a.id, None),
             None => find_anywhere(&r.env, &pi_session::dirs::sessions_root(&r.agent_dir), &a.id),
         });
-    match found {
-        Some(p) => {
-            writeln!(out, "{}", escape_path(&p))?;
-            Ok(0)
-        }
-        None => {
-            eprintln!("pi-session: no session with id {}", escape(&a.id));
-            Ok(1)
-        }
-    }
+    let path = match exact {
+        Some(p) => p,
+        None => crate::locate::by_id(&r.env, &r.cwd, &r.agent_dir, r.custom.as_deref(), &a.id)?,
+    };
+    writeln!(out, "{}", escape_path(&path))?;
+    Ok(0)
 }
 
+/// The first session with this whole id in any project folder, in name order.
 fn find_anywhere(env: &Env, root: &Path, id: &str) -> Option<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
         .ok()?
