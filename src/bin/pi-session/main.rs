@@ -80,61 +80,10 @@ enum ColorChoice {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Print what pi computes for FILE as JSON: header, entries, leaf, branch, context, tree
-    /// and name, keys sorted.
-    Dump {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
-        /// Navigate to this entry first (pi's /tree); `null` resets the leaf.
-        #[arg(short, long, conflicts_with = "leaf_raw")]
-        leaf: Option<String>,
-        /// Use this leaf with pi's free functions (unknown ids fall back to the last entry).
-        #[arg(long)]
-        leaf_raw: Option<String>,
-        /// How to print the tree.
-        #[arg(long, value_enum, default_value_t = TreeArg::Nested)]
-        tree: TreeArg,
-        /// Replace strings longer than N UTF-16 units by their sha256.
-        #[arg(long, value_name = "N")]
-        digest: Option<usize>,
-        /// One line instead of indented JSON.
-        #[arg(long)]
-        compact: bool,
-    },
-    /// Open FILE, validate every line, build tree and context, print a summary.
-    Check {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
-        /// Print the summary as JSON.
-        #[arg(short, long)]
-        json: bool,
-        /// Exit 1 when the file is not as pi leaves it: skipped lines, a step that fails,
-        /// a line pi's open throws on, a change pi's open would make, a pending append.
-        #[arg(short, long)]
-        strict: bool,
-        /// Also print how long the check took (and, with --json, whether the file was mapped).
-        #[arg(long)]
-        timings: bool,
-    },
-    /// Print the model context for the current leaf (or --leaf).
-    Context {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
-        /// Compute the context for this entry (an id or a unique prefix of one) instead of
-        /// the current leaf.
-        #[arg(short, long)]
-        leaf: Option<String>,
-        /// Print the context as JSON (messages, thinkingLevel, model).
-        #[arg(short, long)]
-        json: bool,
-        /// Let a compaction's `retainedTail` stand in for the kept range (the format
-        /// documents' rule; pi 1.6.0 ignores the field).
-        #[arg(long)]
-        retained_tail: bool,
-    },
+    /// List sessions as pi's /resume does, newest first (--all: every project).
+    Ls(ls::LsArgs),
+    /// Print the path of the session with this id (or a unique prefix of it).
+    Find(ls::FindArgs),
     /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
     /// through $PAGER (default `less -FRX`) on a terminal.
     #[command(
@@ -163,13 +112,47 @@ enum Cmd {
         #[arg(long)]
         utc: bool,
     },
-    /// Export the current branch (or --leaf's) as Markdown, a self-contained HTML page, or
-    /// a pi session file (jsonl).
-    Export(export::ExportArgs),
     /// Draw the conversation's shape as pi's /tree does: one line an entry (role and
     /// text cut to the terminal), the current branch marked `*` (`@` its leaf); --json
     /// for scripts.
     Tree(tree::TreeArgs),
+    /// Export the current branch (or --leaf's) as Markdown, a self-contained HTML page, or
+    /// a pi session file (jsonl).
+    Export(export::ExportArgs),
+    /// Print the model context for the current leaf (or --leaf).
+    Context {
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
+        file: PathBuf,
+        /// Compute the context for this entry (an id or a unique prefix of one) instead of
+        /// the current leaf.
+        #[arg(short, long)]
+        leaf: Option<String>,
+        /// Print the context as JSON (messages, thinkingLevel, model).
+        #[arg(short, long)]
+        json: bool,
+        /// Let a compaction's `retainedTail` stand in for the kept range (the format
+        /// documents' rule; pi 1.6.0 ignores the field).
+        #[arg(long)]
+        retained_tail: bool,
+    },
+    /// Validate every line of a session, build its tree and context, and say what pi's open
+    /// would change (--json for scripts, --strict to fail on problems).
+    Check {
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
+        file: PathBuf,
+        /// Print the summary as JSON.
+        #[arg(short, long)]
+        json: bool,
+        /// Exit 1 when the file is not as pi leaves it: skipped lines, a step that fails,
+        /// a line pi's open throws on, a change pi's open would make, a pending append.
+        #[arg(short, long)]
+        strict: bool,
+        /// Also print how long the check took (and, with --json, whether the file was mapped).
+        #[arg(long)]
+        timings: bool,
+    },
     /// Append a message (a JSON object, on stdin or as MESSAGE) as a child of the leaf;
     /// prints its id.
     #[command(
@@ -207,6 +190,15 @@ enum Cmd {
         /// The name (newlines become spaces, trimmed).
         name: String,
     },
+    /// Write a new session holding only the path to LEAF_ID (pi's createBranchedSession);
+    /// prints the new file.
+    Branch {
+        /// The session: its file, or its id or a unique prefix of one.
+        #[arg(value_name = "SESSION")]
+        file: PathBuf,
+        /// The last entry of the path to keep (an id or a unique prefix of one).
+        leaf_id: String,
+    },
     /// Copy a session into another project's folder (pi's forkFrom); prints the new file.
     Fork {
         /// The session: its file, or its id or a unique prefix of one.
@@ -223,14 +215,11 @@ enum Cmd {
         #[arg(long)]
         agent_dir: Option<PathBuf>,
     },
-    /// Write a new session holding only the path to LEAF_ID (pi's createBranchedSession);
-    /// prints the new file.
-    Branch {
+    /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
+    Migrate {
         /// The session: its file, or its id or a unique prefix of one.
         #[arg(value_name = "SESSION")]
         file: PathBuf,
-        /// The last entry of the path to keep (an id or a unique prefix of one).
-        leaf_id: String,
     },
     /// Finish or undo an append that a crash interrupted.
     ///
@@ -244,16 +233,28 @@ enum Cmd {
         #[arg(short, long)]
         json: bool,
     },
-    /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
-    Migrate {
+    /// Print what pi computes for a session as JSON: header, entries, leaf, branch, context, tree
+    /// and name, keys sorted.
+    Dump {
         /// The session: its file, or its id or a unique prefix of one.
         #[arg(value_name = "SESSION")]
         file: PathBuf,
+        /// Navigate to this entry first (pi's /tree); `null` resets the leaf.
+        #[arg(short, long, conflicts_with = "leaf_raw")]
+        leaf: Option<String>,
+        /// Use this leaf with pi's free functions (unknown ids fall back to the last entry).
+        #[arg(long)]
+        leaf_raw: Option<String>,
+        /// How to print the tree.
+        #[arg(long, value_enum, default_value_t = TreeArg::Nested)]
+        tree: TreeArg,
+        /// Replace strings longer than N UTF-16 units by their sha256.
+        #[arg(long, value_name = "N")]
+        digest: Option<usize>,
+        /// One line instead of indented JSON.
+        #[arg(long)]
+        compact: bool,
     },
-    /// List sessions as pi's /resume does, newest first (--all: every project).
-    Ls(ls::LsArgs),
-    /// Print the path of the session with this id.
-    Find(ls::FindArgs),
     /// Generate synthetic sessions (deterministic, for benchmarks and demos).
     #[command(subcommand)]
     Gen(GenCmd),
