@@ -357,3 +357,42 @@ fn rename(v: &mut J, map: &HashMap<String, String>, subst: &[(String, String)]) 
         }
     }
 }
+
+/// Nothing a terminal acts on: no control character but newline and tab, no bidi override
+/// (U+202A–U+202E).
+pub fn terminal_safe(text: &str) -> bool {
+    text.chars()
+        .all(|c| c == '\n' || c == '\t' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)))
+}
+
+/// `text` without its `ESC [ digits/semicolons m` (SGR colour) sequences; any other escape
+/// sequence fails the test.
+pub fn strip_sgr(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find('\u{1b}') {
+        out.push_str(&rest[..i]);
+        let seq = &rest[i + 1..];
+        let end = seq.find('m').expect("an SGR sequence ends with m");
+        assert!(seq.starts_with('[') && seq[1..end].bytes().all(|b| b.is_ascii_digit() || b == b';'));
+        rest = &seq[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The real pi sessions of `../shared/corpus/real` (never copied here), sorted; `None`,
+/// with a note, when the folder is absent.
+pub fn real_sessions() -> Option<Vec<std::path::PathBuf>> {
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
+    let Ok(dir) = std::fs::read_dir(&real) else {
+        eprintln!("skipped: no {}", real.display());
+        return None;
+    };
+    let mut files: Vec<std::path::PathBuf> = dir
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|f| f.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    files.sort();
+    Some(files)
+}

@@ -471,14 +471,10 @@ fn output_files_are_written_whole_and_never_over_the_session() {
 
 #[test]
 fn real_sessions_export_in_every_format() {
-    let real = root().join("../shared/corpus/real");
-    let Ok(dir) = std::fs::read_dir(&real) else {
-        eprintln!("skipped: no {}", real.display());
+    let Some(files) = crate::common::real_sessions() else {
         return;
     };
-    let mut files: Vec<PathBuf> = dir.map(|e| e.expect("entry").path()).collect();
-    files.sort();
-    for f in files.iter().filter(|f| f.extension().is_some_and(|x| x == "jsonl")) {
+    for f in &files {
         let s = Session::open(f).expect("opens");
         let branch = s.branch_path(None).expect("branch");
         let n = messages(&s, &branch).len();

@@ -6,6 +6,7 @@
 //! are `corpus/listing/ls/*.txt`, run with `PI_SESSION_NOW_MS` (the test-only clock),
 //! `HOME=/home/u` and a fixed `TZ` (`PI_SESSION_BLESS=1` rewrites them).
 
+use crate::common::{strip_sgr, terminal_safe};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use unicode_width::UnicodeWidthStr;
@@ -158,24 +159,9 @@ fn names_are_marked_and_coloured() {
     // auto: not on a pipe.
     assert_eq!(table("UTC", &["--all", "--width", "120", "--color", "auto"]), t);
     // The hostile name prints nothing a terminal acts on.
-    assert!(
-        t.chars()
-            .all(|c| c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c))),
-        "{t}"
-    );
+    assert!(terminal_safe(&t), "{t}");
 }
 
-fn strip_sgr(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find('\u{1b}') {
-        out.push_str(&rest[..i]);
-        let end = rest[i..].find('m').expect("SGR ends with m");
-        rest = &rest[i + end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
 
 #[test]
 fn header_only_on_a_terminal_or_when_asked() {

@@ -3,6 +3,7 @@
 //! `../shared/corpus/real` (skipped when absent): one header per message on the branch,
 //! nothing from the session that a terminal would act on, no image data.
 
+use crate::common::{strip_sgr, terminal_safe};
 use pi_session::{EntryType, Session};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,26 +29,7 @@ fn show_in(file: &Path, args: &[&str], tz: &str) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-/// Nothing a terminal acts on: no control character but newline and tab, no bidi override.
-fn terminal_safe(text: &str) -> bool {
-    text.chars()
-        .all(|c| c == '\n' || c == '\t' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)))
-}
 
-/// `text` without `ESC [ digits/semicolons m` sequences.
-fn strip_sgr(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find('\u{1b}') {
-        out.push_str(&rest[..i]);
-        let seq = &rest[i + 1..];
-        let end = seq.find('m').expect("an SGR sequence ends with m");
-        assert!(seq.starts_with('[') && seq[1..end].bytes().all(|b| b.is_ascii_digit() || b == b';'));
-        rest = &seq[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
 
 #[test]
 fn a_hostile_session_reads_as_its_expected_transcript() {
@@ -104,14 +86,10 @@ fn a_hostile_session_reads_as_its_expected_transcript() {
 
 #[test]
 fn real_sessions_read_as_transcripts() {
-    let real = root().join("../shared/corpus/real");
-    let Ok(dir) = std::fs::read_dir(&real) else {
-        eprintln!("skipped: no {}", real.display());
+    let Some(files) = crate::common::real_sessions() else {
         return;
     };
-    let mut files: Vec<PathBuf> = dir.map(|e| e.expect("entry").path()).collect();
-    files.sort();
-    for f in files.iter().filter(|f| f.extension().is_some_and(|x| x == "jsonl")) {
+    for f in &files {
         let got = show(f, &[]);
         assert!(terminal_safe(&got), "{}", f.display());
         let s = Session::open(f).expect("opens");

@@ -7,6 +7,7 @@
 //! `../shared/corpus/real` (skipped when absent) every entry of `dump --tree flat` is a
 //! node of `tree --json` once, with the same parent.
 
+use crate::common::{strip_sgr, terminal_safe};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -40,30 +41,11 @@ fn ok(file: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-/// Nothing a terminal acts on: no control character but newline, no bidi override.
-fn terminal_safe(text: &str) -> bool {
-    text.chars()
-        .all(|c| c == '\n' || !(c.is_control() || ('\u{202a}'..='\u{202e}').contains(&c)))
-}
 
 fn widest(text: &str) -> usize {
     text.lines().map(UnicodeWidthStr::width).max().unwrap_or(0)
 }
 
-/// `text` without `ESC [ digits/semicolons m` sequences.
-fn strip_sgr(text: &str) -> String {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find('\u{1b}') {
-        out.push_str(&rest[..i]);
-        let seq = &rest[i + 1..];
-        let end = seq.find('m').expect("an SGR sequence ends with m");
-        assert!(seq.starts_with('[') && seq[1..end].bytes().all(|b| b.is_ascii_digit() || b == b';'));
-        rest = &seq[end + 1..];
-    }
-    out.push_str(rest);
-    out
-}
 
 /// The goldens: (fixture, arguments, golden file).
 const CASES: &[(&str, &[&str], &str)] = &[
@@ -291,15 +273,11 @@ fn cycles_print_what_can_be_printed_and_fail() {
 
 #[test]
 fn real_sessions_have_every_entry_once_with_its_parent() {
-    let real = root().join("../shared/corpus/real");
-    let Ok(dir) = std::fs::read_dir(&real) else {
-        eprintln!("skipped: no {}", real.display());
+    let Some(files) = crate::common::real_sessions() else {
         return;
     };
-    let mut files: Vec<PathBuf> = dir.map(|e| e.expect("entry").path()).collect();
-    files.sort();
     let tmp = tempfile::tempdir().expect("tempdir");
-    for f in files.iter().filter(|f| f.extension().is_some_and(|x| x == "jsonl")) {
+    for f in &files {
         // Old-format files get new ids on every open: migrate a copy so both commands see
         // the same ids.
         let copy = tmp.path().join(f.file_name().expect("a name"));
