@@ -162,7 +162,6 @@ fn names_are_marked_and_coloured() {
     assert!(terminal_safe(&t), "{t}");
 }
 
-
 #[test]
 fn header_only_on_a_terminal_or_when_asked() {
     let piped = table("UTC", &["--all", "--width", "100"]);

@@ -29,8 +29,6 @@ fn show_in(file: &Path, args: &[&str], tz: &str) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-
-
 #[test]
 fn a_hostile_session_reads_as_its_expected_transcript() {
     let file = root().join("corpus/show/hostile.jsonl");

@@ -41,11 +41,9 @@ fn ok(file: &Path, args: &[&str]) -> String {
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 
-
 fn widest(text: &str) -> usize {
     text.lines().map(UnicodeWidthStr::width).max().unwrap_or(0)
 }
-
 
 /// The goldens: (fixture, arguments, golden file).
 const CASES: &[(&str, &[&str], &str)] = &[

@@ -456,7 +456,7 @@ impl Sink for Markdown<'_> {
             ));
         }
         if info.old_format {
-            t.push_str("> **Note:** an old-format session: pi gives its entries new random ids when it opens it (`pi-session migrate` writes them).\n\n");
+            t.push_str("> **Note:** an old-format session, which stores no entry ids: the ids shown are derived from the file, the same on every run (`pi-session migrate` writes them into it).\n\n");
         }
         self.out.write_all(t.as_bytes())?;
         Ok(())
@@ -693,7 +693,7 @@ impl Sink for Html<'_> {
             ));
         }
         if info.old_format {
-            t.push_str("<p class=\"warn\">Note: an old-format session: pi gives its entries new random ids when it opens it (<code>pi-session migrate</code> writes them).</p>\n");
+            t.push_str("<p class=\"warn\">Note: an old-format session, which stores no entry ids: the ids shown are derived from the file, the same on every run (<code>pi-session migrate</code> writes them into it).</p>\n");
         }
         t.push_str("</header>\n");
         self.out.write_all(t.as_bytes())?;

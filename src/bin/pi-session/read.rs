@@ -131,14 +131,7 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
     let header_version = s.stored_version().map(|v| v.stringify());
     // Who the session is: the header's id, cwd, start time and parent session (strings, or
     // absent when the header has none or another type).
-    let header = s.header().ok();
-    let field = |k: &str| {
-        header
-            .as_ref()
-            .and_then(|h| h.get(k))
-            .and_then(Value::as_js_str)
-            .map(|v| v.to_str_lossy().into_owned())
-    };
+    let field = |k: &str| crate::show::header_str(&s, k);
     let (session_id, cwd, created, parent) = (field("id"), field("cwd"), field("timestamp"), field("parentSession"));
     let leaf = s.leaf().clone();
     let mut step_errors: Vec<(&str, String)> = Vec::new();

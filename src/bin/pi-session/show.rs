@@ -22,6 +22,14 @@ pub(crate) fn note_old_format(file: &Path, s: &Session) {
     }
 }
 
+/// A string member `key` of the session's header (as pi holds it after its migration),
+/// unescaped; `None` when the header has none or another type.
+pub(crate) fn header_str(s: &Session, key: &str) -> Option<String> {
+    let header = s.header().ok()?;
+    let v = header.get(key)?.as_js_str()?;
+    Some(v.to_str_lossy().into_owned())
+}
+
 /// An id key for human output (escaped): a string as it is, any other id as JavaScript
 /// prints it (`null`, `42`), never a Rust name.
 pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {

@@ -246,20 +246,13 @@ pub(crate) fn open_branch(path: &Path, opts: OpenOptions, leaf: Option<&str>) ->
 
 /// The session's [`Info`].
 pub(crate) fn info<'a>(s: &Session, path: &'a Path) -> Info<'a> {
-    let header = s.header().ok();
-    let field = |k: &str| {
-        header
-            .as_ref()
-            .and_then(|h| h.get(k))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
-    };
+    let field = |k: &str| crate::show::header_str(s, k);
     Info {
         path,
         name: s.session_name().ok().flatten().map(|n| n.to_str_lossy().into_owned()),
         id: field("id"),
         cwd: field("cwd"),
-        created: time_text(header.as_ref().and_then(|h| h.get("timestamp"))),
+        created: field("timestamp").map(|t| crate::when::transcript_zone().stamp_iso(&t).unwrap_or(t)),
         skipped: s.skipped().len(),
         old_format: !matches!(s.migration(), pi_session::Migration::None),
     }
