@@ -176,6 +176,31 @@ pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> 
 }
 
 /// `1 line`, `3 lines`.
+/// The notes at the top of an export, each as the text before a command, the command, and
+/// the text after it (no session text: each format marks them up as they are).
+fn header_notes(info: &Info<'_>) -> Vec<[String; 3]> {
+    let mut notes = Vec::new();
+    if info.skipped > 0 {
+        notes.push([
+            format!(
+                "{} of the file could not be read and {} left out (",
+                lines_text(info.skipped),
+                if info.skipped == 1 { "is" } else { "are" }
+            ),
+            "pi-session check".into(),
+            " says why).".into(),
+        ]);
+    }
+    if info.old_format {
+        notes.push([
+            "an old-format session, which stores no entry ids: the ids shown are derived from the file, the same on every run (".into(),
+            "pi-session migrate".into(),
+            " writes them into it).".into(),
+        ]);
+    }
+    notes
+}
+
 fn lines_text(n: usize) -> String {
     count(n, "line")
 }
@@ -448,15 +473,8 @@ impl Sink for Markdown<'_> {
             t.push_str(&format!("- created: {}\n", md(c)));
         }
         t.push('\n');
-        if info.skipped > 0 {
-            t.push_str(&format!(
-                "> **Note:** {} of the file could not be read and {} left out (`pi-session check` says why).\n\n",
-                lines_text(info.skipped),
-                if info.skipped == 1 { "is" } else { "are" }
-            ));
-        }
-        if info.old_format {
-            t.push_str("> **Note:** an old-format session, which stores no entry ids: the ids shown are derived from the file, the same on every run (`pi-session migrate` writes them into it).\n\n");
+        for [before, code, after] in header_notes(info) {
+            t.push_str(&format!("> **Note:** {before}`{code}`{after}\n\n"));
         }
         self.out.write_all(t.as_bytes())?;
         Ok(())
@@ -685,15 +703,10 @@ impl Sink for Html<'_> {
             }
         }
         t.push_str("</dl>\n");
-        if info.skipped > 0 {
+        for [before, code, after] in header_notes(info) {
             t.push_str(&format!(
-                "<p class=\"warn\">Note: {} of the file could not be read and {} left out (<code>pi-session check</code> says why).</p>\n",
-                lines_text(info.skipped),
-                if info.skipped == 1 { "is" } else { "are" }
+                "<p class=\"warn\">Note: {before}<code>{code}</code>{after}</p>\n"
             ));
-        }
-        if info.old_format {
-            t.push_str("<p class=\"warn\">Note: an old-format session, which stores no entry ids: the ids shown are derived from the file, the same on every run (<code>pi-session migrate</code> writes them into it).</p>\n");
         }
         t.push_str("</header>\n");
         self.out.write_all(t.as_bytes())?;
