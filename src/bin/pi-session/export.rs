@@ -38,7 +38,8 @@
 
 use crate::show::{Kind, Printable};
 use crate::transcript::{
-    Flow, Head, Info, Note, Part, Sink, arguments_line, count, image_note, one_line_raw, open_branch, walk,
+    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, count, image_note, one_line_raw, open_branch,
+    walk,
 };
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -514,14 +515,7 @@ impl Sink for Markdown<'_> {
                 if fits_one_line(&line) {
                     format!("**→ {}** {}\n\n", md(name), code_span(&line))
                 } else {
-                    let body: Vec<String> = args
-                        .iter()
-                        .map(|(k, v)| match k {
-                            Some(k) => format!("{k}: {v}"),
-                            None => v.clone(),
-                        })
-                        .collect();
-                    format!("**→ {}**\n\n{}", md(name), fenced(&body.join("\n"), ""))
+                    format!("**→ {}**\n\n{}", md(name), fenced(&arguments_block(args), ""))
                 }
             }
             Part::Image { mime, data } => format!("*{}*\n\n", md(&image_note(*mime, data, &|s| s.to_owned()))),
@@ -772,17 +766,10 @@ impl Sink for Html<'_> {
                         hb(&line)
                     )
                 } else {
-                    let body: Vec<String> = args
-                        .iter()
-                        .map(|(k, v)| match k {
-                            Some(k) => format!("{k}: {v}"),
-                            None => v.clone(),
-                        })
-                        .collect();
                     format!(
                         "<div class=\"call\"><span class=\"name\">→ {}</span><pre>{}</pre></div>\n",
                         hb(name),
-                        h(&body.join("\n"))
+                        h(&arguments_block(args))
                     )
                 }
             }

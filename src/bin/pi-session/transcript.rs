@@ -464,13 +464,22 @@ fn arguments(a: Option<&Value<'_>>) -> Vec<(Option<String>, String)> {
 
 /// Arguments on one line as `key: value, ...`.
 pub(crate) fn arguments_line(args: &[(Option<String>, String)]) -> String {
+    arguments_joined(args, ", ")
+}
+
+/// Arguments one per line, `key: value`.
+pub(crate) fn arguments_block(args: &[(Option<String>, String)]) -> String {
+    arguments_joined(args, "\n")
+}
+
+fn arguments_joined(args: &[(Option<String>, String)], sep: &str) -> String {
     args.iter()
         .map(|(k, v)| match k {
             Some(k) => format!("{k}: {v}"),
             None => v.clone(),
         })
         .collect::<Vec<_>>()
-        .join(", ")
+        .join(sep)
 }
 
 /// An image's placeholder: `[image/png 1.2 MB]` (the size from the base64 length; the
