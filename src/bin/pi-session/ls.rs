@@ -309,11 +309,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
                 stdout_tty
             },
             long: a.long,
-            color: match a.color {
-                crate::ColorChoice::Always => true,
-                crate::ColorChoice::Never => false,
-                crate::ColorChoice::Auto => std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && stdout_tty,
-            },
+            color: a.color.enabled(stdout_tty),
         };
         let home = (r.env.home.as_os_str().len() > 1).then_some(r.env.home.as_path());
         table::write(&rows, &zone, now, home, &look, out)?;

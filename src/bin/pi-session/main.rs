@@ -78,6 +78,18 @@ enum ColorChoice {
     Never,
 }
 
+impl ColorChoice {
+    /// Whether to colour, `tty` saying whether the output is a terminal: `auto` colours a
+    /// terminal unless NO_COLOR is set (non-empty).
+    pub(crate) fn enabled(self, tty: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        }
+    }
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// List sessions as pi's /resume does, newest first (--all: every project).
@@ -533,14 +545,7 @@ fn run(mut cli: Cli) -> Result<i32> {
         } => {
             when::set_transcript_zone(utc);
             let mut pager = (!no_pager).then(transcript::Pager::start).flatten();
-            let color = match color {
-                ColorChoice::Always => true,
-                ColorChoice::Never => false,
-                ColorChoice::Auto => {
-                    use std::io::IsTerminal;
-                    std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
-                }
-            };
+            let color = color.enabled(std::io::IsTerminal::is_terminal(&io::stdout()));
             let flags = transcript::ShowFlags { full, thinking, color };
             let code = match &mut pager {
                 Some(p) => transcript::show(&file, open, leaf.as_deref(), flags, p.input()),

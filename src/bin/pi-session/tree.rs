@@ -431,14 +431,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         }
     } else {
         let width = width(a.width);
-        let color = match a.color {
-            crate::ColorChoice::Always => true,
-            crate::ColorChoice::Never => false,
-            crate::ColorChoice::Auto => {
-                use std::io::IsTerminal;
-                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && std::io::stdout().is_terminal()
-            }
-        };
+        let color = a.color.enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
         let draw = Draw {
             s: &s,
             infos: &infos,
