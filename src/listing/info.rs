@@ -42,12 +42,80 @@ impl From<Changed> for SkipFileReason {
 #[derive(Default)]
 struct State {
     header: Option<Value<'static>>,
+    /// The header's line, as read (what a [`Carry`] keeps of it).
+    header_line: Option<Vec<u8>>,
     message_count: u64,
     first_message: Option<JsStr<'static>>,
     name: Option<JsStr<'static>>,
     last_activity: Option<f64>,
     /// `all` holds some text (the next one is preceded by a space).
     any_text: bool,
+}
+
+/// Where a file's listing can carry on when the file grows (pi appends): what the builder
+/// knew just past the last `\n` it read, at `offset`. The lines before `offset` are never
+/// read again; the ones after it (a last line without its `\n`, which the append may
+/// complete) are. A listing cache stores one per file (`cache.rs`).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Carry {
+    /// Where the next line starts (just past a `\n`, or 0).
+    pub(super) offset: u64,
+    /// The lines before `offset` already decided that pi drops the file ([`SkipFileReason::NotSession`]
+    /// or [`SkipFileReason::PiThrows`]): nothing appended changes that.
+    pub(super) dropped: Option<SkipFileReason>,
+    /// The header's line, when one was found.
+    pub(super) header_line: Option<Vec<u8>>,
+    pub(super) message_count: u64,
+    pub(super) first_message: Option<Vec<u8>>,
+    pub(super) name: Option<Vec<u8>>,
+    pub(super) last_activity: Option<f64>,
+    pub(super) any_text: bool,
+    /// Bytes of the joined text so far: a prefix of the file's `allMessagesText` (0 when
+    /// the text was not collected).
+    pub(super) text_len: u64,
+}
+
+impl State {
+    fn carry(&self, offset: u64, all: &[u8]) -> Carry {
+        Carry {
+            offset,
+            dropped: None,
+            header_line: self.header_line.clone(),
+            message_count: self.message_count,
+            first_message: self.first_message.as_ref().map(|s| s.as_bytes().to_vec()),
+            name: self.name.as_ref().map(|s| s.as_bytes().to_vec()),
+            last_activity: self.last_activity,
+            any_text: self.any_text,
+            text_len: all.len() as u64,
+        }
+    }
+
+    /// The state a [`Carry`] describes; `None` when its header line no longer parses (a
+    /// cache that lies).
+    fn from_carry(c: &Carry) -> Option<State> {
+        let header = match &c.header_line {
+            Some(l) => Some(crate::json::value::parse(l).ok()?.into_owned()),
+            None => None,
+        };
+        Some(State {
+            header,
+            header_line: c.header_line.clone(),
+            message_count: c.message_count,
+            first_message: c.first_message.as_ref().map(|b| JsStr(b.clone().into())),
+            name: c.name.as_ref().map(|b| JsStr(b.clone().into())),
+            last_activity: c.last_activity,
+            any_text: c.any_text,
+        })
+    }
+}
+
+/// A listing carried on from a [`Carry`]: the bytes given to [`build_carried`] start at
+/// `carry.offset`, and `text` is the file's joined text up to there (`carry.text_len`
+/// bytes).
+#[derive(Clone, Copy)]
+pub(super) struct Resume<'a> {
+    pub(super) carry: &'a Carry,
+    pub(super) text: &'a [u8],
 }
 
 /// What the line at some offset is.
@@ -74,24 +142,107 @@ pub(super) fn build(
     mtime_ms: f64,
     scratch: &mut InfoScratch,
 ) -> Result<SessionInfo, SkipFileReason> {
-    let mut st = State::default();
+    build_carried(path, walk, read, mtime_ms, scratch, None, false).map_or(Err(SkipFileReason::Changed), |r| r.result)
+}
+
+/// What [`build_carried`] gives.
+pub(super) struct Carried {
+    pub(super) result: Result<SessionInfo, SkipFileReason>,
+    /// Where the listing can carry on (when asked for, and the bytes held still).
+    pub(super) carry: Option<Carry>,
+    /// The header's line, when one was found.
+    pub(super) header_line: Option<Vec<u8>>,
+}
+
+/// [`build`], carried on from `resume` when given (then `walk` and `read` are the file's
+/// bytes from `resume.carry.offset` on), and with the [`Carry`] at the file's last `\n`
+/// when `want_carry`. `None` when `resume` cannot be used (its header line does not parse).
+#[inline(always)]
+pub(super) fn build_carried(
+    path: &Path,
+    walk: &[u8],
+    read: &[u8],
+    mtime_ms: f64,
+    scratch: &mut InfoScratch,
+    resume: Option<Resume<'_>>,
+    want_carry: bool,
+) -> Option<Carried> {
+    let base = resume.map_or(0, |r| r.carry.offset);
     scratch.all.clear();
+    let mut st = match resume {
+        Some(r) => {
+            if let Some(d) = &r.carry.dropped {
+                return Some(Carried {
+                    result: Err(d.clone()),
+                    carry: Some(r.carry.clone()),
+                    header_line: r.carry.header_line.clone(),
+                });
+            }
+            scratch.all.extend_from_slice(r.text);
+            State::from_carry(r.carry)?
+        }
+        None => State::default(),
+    };
+    // The carry is taken when the loop reaches the line after the last `\n`; lines end at
+    // their terminators, so it lands there exactly (`lost` if it ever jumped over it).
+    let snap_at = if want_carry {
+        memchr::memrchr(b'\n', walk).map_or(0, |i| i + 1)
+    } else {
+        usize::MAX
+    };
+    let mut carry: Option<Carry> = None;
+    let mut lost = false;
     let mut pos = 0usize;
-    loop {
-        match classify_line(walk, pos, st.header.is_some(), &mut scratch.blocks) {
-            Piece::End => break,
-            Piece::Skip(next) => pos = next,
+    let header_line;
+    let res = loop {
+        if pos >= snap_at && carry.is_none() && !lost {
+            if pos == snap_at {
+                carry = Some(st.carry(base + pos as u64, &scratch.all));
+            } else {
+                lost = true;
+            }
+        }
+        let step = match classify_line(walk, pos, st.header.is_some(), &mut scratch.blocks) {
+            Piece::End => {
+                header_line = st.header_line.clone();
+                break finish(path, st, mtime_ms, &scratch.all, base + walk.len() as u64);
+            }
+            Piece::Skip(next) => {
+                pos = next;
+                Ok(())
+            }
             Piece::BeforeHeader { start, end } => {
                 pos = end + 1;
-                on_first_line(&mut st, &walk[start..end])?;
+                on_first_line(&mut st, &walk[start..end])
             }
             Piece::Entry { line, next } => {
                 pos = next;
-                on_entry(&mut st, read, &line, scratch)?;
+                on_entry(&mut st, read, &line, scratch)
             }
+        };
+        if let Err(e) = step {
+            // A line before the carry's offset dropped the file: for good.
+            if want_carry
+                && carry.is_none()
+                && !lost
+                && matches!(e, SkipFileReason::NotSession | SkipFileReason::PiThrows(_))
+            {
+                let mut c = st.carry(base + snap_at as u64, &scratch.all);
+                c.dropped = Some(e.clone());
+                carry = Some(c);
+            }
+            header_line = st.header_line.take();
+            break Err(e);
         }
+    };
+    if matches!(res, Err(SkipFileReason::Changed)) {
+        carry = None;
     }
-    finish(path, st, mtime_ms, &scratch.all, walk.len() as u64)
+    Some(Carried {
+        result: res,
+        carry,
+        header_line,
+    })
 }
 
 /// The end of the line starting at or before `from` (pi's readline ends a line at `\n`,
@@ -148,6 +299,7 @@ fn on_first_line(st: &mut State, line: &[u8]) -> Result<(), SkipFileReason> {
         return Err(SkipFileReason::NotSession);
     }
     st.header = Some(v.into_owned());
+    st.header_line = Some(line.to_vec());
     Ok(())
 }
 
@@ -281,10 +433,6 @@ fn finish(path: &Path, st: State, mtime_ms: f64, all: &[u8], bytes: u64) -> Resu
     let Some(header) = st.header else {
         return Err(SkipFileReason::NotSession);
     };
-    let cwd = match header.get("cwd") {
-        Some(Value::String(s)) => s.clone().into_owned(),
-        _ => JsStr::from_str("").into_owned(),
-    };
     let header_time = match header.get("timestamp") {
         Some(v @ Value::String(_)) => js_date_time(Some(v)),
         _ => f64::NAN,
@@ -294,21 +442,39 @@ fn finish(path: &Path, st: State, mtime_ms: f64, all: &[u8], bytes: u64) -> Resu
         _ if !header_time.is_nan() => header_time,
         _ => crate::js::date::time_clip(mtime_ms.round()),
     };
-    Ok(SessionInfo {
+    let mut info = from_header(path, &header);
+    info.name = st.name;
+    info.modified = modified;
+    info.message_count = st.message_count;
+    if let Some(f) = st.first_message {
+        info.first_message = f;
+    }
+    info.all_messages_text = JsStr(all.to_vec().into());
+    info.bytes = bytes;
+    Ok(info)
+}
+
+/// A [`SessionInfo`] with the fields the header gives (`id`, `cwd`, `parentSessionPath`,
+/// `created`) and the others as for a file with nothing after its header but a time
+/// `modified` of 0.
+pub(super) fn from_header(path: &Path, header: &Value<'_>) -> SessionInfo {
+    let cwd = match header.get("cwd") {
+        Some(Value::String(s)) => s.clone().into_owned(),
+        _ => JsStr::from_str("").into_owned(),
+    };
+    SessionInfo {
         path: path.to_path_buf(),
         id: header.get("id").map(|v| v.clone().into_owned()),
         cwd,
-        name: st.name,
+        name: None,
         parent_session_path: header.get("parentSession").map(|v| v.clone().into_owned()),
         created: js_date_time(header.get("timestamp")),
-        modified,
-        message_count: st.message_count,
-        first_message: st
-            .first_message
-            .unwrap_or_else(|| JsStr::from_str("(no messages)").into_owned()),
-        all_messages_text: JsStr(all.to_vec().into()),
-        bytes,
-    })
+        modified: 0.0,
+        message_count: 0,
+        first_message: JsStr::from_str("(no messages)").into_owned(),
+        all_messages_text: JsStr::from_str("").into_owned(),
+        bytes: 0,
+    }
 }
 
 // Decoding recorded spans. Each one was validated by the walk, in the same bytes unless

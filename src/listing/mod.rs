@@ -42,15 +42,18 @@
 //! `read.rs` one file (open, stat, read or map), `run.rs` the listings (candidates,
 //! rayon, progress, sort), `find.rs` the header-only lookups, `dirs.rs` pi's folders.
 
+mod cache;
 pub mod dirs;
 mod find;
 mod info;
 pub(crate) mod line;
 mod read;
 mod run;
+mod store;
 #[cfg(test)]
 mod twins;
 
+pub use cache::{CacheReport, ListingCache};
 pub use find::{IdMatch, find_by_id, find_by_id_in, find_by_id_prefix, find_most_recent, read_session_header};
 pub use read::{Scratch, read_session_info, session_info_from_bytes};
 pub use run::{list, list_all, list_dir, list_project, project_dir};
@@ -234,6 +237,8 @@ pub struct Listing {
     pub problems: Vec<DirProblem>,
     /// Candidate files considered (pi's progress `total`).
     pub total: usize,
+    /// What the cache did, when the listing used one ([`ListOptions::cache`]).
+    pub cache: Option<CacheReport>,
 }
 
 /// What the progress callback is given after every file.
@@ -319,6 +324,9 @@ pub struct ListOptions<'a> {
     pub read_mode: crate::source::ReadMode,
     /// Leave [`SessionInfo::all_messages_text`] empty (faster when it is not shown).
     pub skip_text: bool,
+    /// Keep what is found in each file in this cache, and take from it what is provably
+    /// still true (see [`ListingCache`]); `None` (the default) reads every file.
+    pub cache: Option<ListingCache>,
 }
 
 impl std::fmt::Debug for ListOptions<'_> {
@@ -329,6 +337,7 @@ impl std::fmt::Debug for ListOptions<'_> {
             .field("cancel", &self.cancel)
             .field("read_mode", &self.read_mode)
             .field("skip_text", &self.skip_text)
+            .field("cache", &self.cache)
             .finish()
     }
 }

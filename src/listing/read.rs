@@ -3,7 +3,7 @@
 //! the thread's map arena where there is one), and build its [`SessionInfo`]. [`Scratch`]
 //! holds what is reused from file to file.
 
-use super::info::{self, InfoScratch};
+use super::info::{self, Carry, InfoScratch, Resume};
 use super::{SessionInfo, SkipFileReason};
 use crate::source::{Purpose, ReadMode, Source, Stamp, read_upto, regular, should_map, still_holds};
 use std::fs::File;
@@ -65,6 +65,54 @@ pub fn session_info_from_bytes(
     crate::json::with_avx2_bmi(|| info::build(path, bytes, bytes, mtime_ms, &mut scratch.info))
 }
 
+/// What a listing cache keeps of a file besides its [`SessionInfo`]: the `fstat` its bytes
+/// were read under, where the listing can carry on when the file grows, and hashes of
+/// its first and last [`WINDOW`] bytes (an append must leave them as they were).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Memo {
+    pub(super) stamp: Stamp,
+    pub(super) carry: Option<Carry>,
+    pub(super) head: u128,
+    pub(super) tail: u128,
+    /// The header's line, when the file has one.
+    pub(super) header_line: Option<Vec<u8>>,
+}
+
+/// What a read gives a [`Memo`] besides the stamp.
+type Kept = (Option<Carry>, u128, u128, Option<Vec<u8>>);
+
+/// Bytes at each end of a file whose hashes a [`Memo`] keeps.
+pub(super) const WINDOW: u64 = 4096;
+
+/// The hashes of `bytes`' first and last [`WINDOW`] bytes.
+pub(super) fn end_hashes(bytes: &[u8]) -> (u128, u128) {
+    let w = (WINDOW as usize).min(bytes.len());
+    (
+        xxhash_rust::xxh3::xxh3_128(&bytes[..w]),
+        xxhash_rust::xxh3::xxh3_128(&bytes[bytes.len() - w..]),
+    )
+}
+
+/// [`session_info_from_bytes`], with what a [`Memo`] keeps of the bytes when `memo`.
+fn info_and_memo(
+    path: &Path,
+    bytes: &[u8],
+    mtime_ms: f64,
+    scratch: &mut Scratch,
+    memo: bool,
+) -> (Result<SessionInfo, SkipFileReason>, Option<Kept>) {
+    if !memo {
+        return (session_info_from_bytes(path, bytes, mtime_ms, scratch), None);
+    }
+    let built =
+        crate::json::with_avx2_bmi(|| info::build_carried(path, bytes, bytes, mtime_ms, &mut scratch.info, None, true));
+    let Some(c) = built else {
+        return (Err(SkipFileReason::Changed), None);
+    };
+    let (head, tail) = end_hashes(bytes);
+    (c.result, Some((c.carry, head, tail, c.header_line)))
+}
+
 /// Read `path` (following symlinks) and build its [`SessionInfo`], as pi's
 /// `buildSessionInfo` does. With [`ReadMode::Auto`], files of at least 32 KiB are
 /// memory-mapped (see [`ReadMode`]); smaller ones are read into the scratch buffer, which
@@ -94,65 +142,183 @@ pub(super) fn read_opened_session_info(
     mode: ReadMode,
     scratch: &mut Scratch,
 ) -> Result<SessionInfo, SkipFileReason> {
+    read_opened(path, &file, mode, scratch, false).0
+}
+
+/// The outcome of reading one file: its info (or why it is not listed), and its [`Memo`]
+/// when one was asked for and the bytes held still.
+pub(super) type Read = (Result<SessionInfo, SkipFileReason>, Option<Memo>);
+
+/// [`read_opened_session_info`], with the file's [`Memo`] when `memo`.
+pub(super) fn read_opened(path: &Path, file: &File, mode: ReadMode, scratch: &mut Scratch, memo: bool) -> Read {
     for attempt in 0..3 {
-        let meta = file.metadata().map_err(unreadable)?;
-        regular(&meta).map_err(unreadable)?;
+        let meta = match file.metadata() {
+            Ok(m) => m,
+            Err(e) => return (Err(unreadable(e)), None),
+        };
+        if let Err(e) = regular(&meta) {
+            return (Err(unreadable(e)), None);
+        }
         let stamp = Stamp::of(&meta);
         let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
         let res = if attempt == 0 && should_map(mode, meta.len(), Purpose::List) {
-            mapped_info(path, &file, &stamp, mtime, scratch)
+            mapped_info(path, file, &stamp, mtime, scratch, memo)
         } else {
-            read_info(path, &file, &stamp, mtime, scratch)
+            read_info(path, file, &stamp, mtime, scratch, memo)
         };
-        match res {
-            Some(r) => return r,
-            None => continue,
+        if let Some((r, m)) = res {
+            let m = m.map(|(carry, head, tail, header_line)| Memo {
+                stamp,
+                carry,
+                head,
+                tail,
+                header_line,
+            });
+            return (r, m);
         }
     }
-    Err(SkipFileReason::Changed)
+    (Err(SkipFileReason::Changed), None)
 }
 
 /// How one attempt at a file went: `None` when it changed while it was read.
-type Attempt = Option<Result<SessionInfo, SkipFileReason>>;
+type Attempt = Option<(Result<SessionInfo, SkipFileReason>, Option<Kept>)>;
 
 /// The file mapped (into the arena where there is one): `None` when it changed while it
 /// was read (its `fstat` differs, or the mapping faulted).
-fn mapped_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch) -> Attempt {
+fn mapped_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch, memo: bool) -> Attempt {
     let len = stamp.size();
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    if let Some((r, faulted)) = info_in_arena(path, file, len, mtime, scratch) {
+    if let Some((r, faulted)) = info_in_arena(path, file, len, mtime, scratch, memo) {
         return (!faulted && unchanged(file, stamp)).then_some(r);
     }
     let src = match file.try_clone().and_then(|f| Source::from_file(f, ReadMode::Mmap)) {
         Ok(s) => s,
-        Err(e) => return Some(Err(unreadable(e))),
+        Err(e) => return Some((Err(unreadable(e)), None)),
     };
-    let r = session_info_from_bytes(path, src.bytes(), mtime, scratch);
+    let r = info_and_memo(path, src.bytes(), mtime, scratch, memo);
     src.settled().ok().filter(|&ok| ok)?;
     unchanged(file, stamp).then_some(r)
 }
 
 /// The file read into the scratch buffer: `None` when it changed while it was read (it
 /// no longer holds the bytes read, judged by its ends: an append since is fine).
-fn read_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch) -> Attempt {
+fn read_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch, memo: bool) -> Attempt {
     let mut buf = std::mem::take(&mut scratch.buf);
     buf.clear();
     let len = stamp.size();
     let res = match read_upto(file, 0, len, &mut buf) {
         Ok(got) if got < len => None,
         Ok(_) => {
-            let r = session_info_from_bytes(path, &buf, mtime, scratch);
+            let r = info_and_memo(path, &buf, mtime, scratch, memo);
             let keep = 4096.min(buf.len());
             let holds = still_holds(file, stamp, len, &buf[..keep], &buf[buf.len() - keep..]);
             holds.ok().filter(|&ok| ok).map(|_| r)
         }
-        Err(e) => Some(Err(unreadable(e))),
+        Err(e) => Some((Err(unreadable(e)), None)),
     };
     if buf.capacity() > (64 << 20) {
         buf = Vec::new();
     }
     scratch.buf = buf;
     res
+}
+
+/// What is known of a file from an earlier listing, to read only what was appended since.
+pub(super) struct Before<'a> {
+    /// Its size then.
+    pub(super) size: u64,
+    pub(super) memo: &'a Memo,
+    pub(super) carry: &'a Carry,
+    /// Its joined text up to `carry.offset` (empty when the text was not collected).
+    pub(super) text: &'a [u8],
+}
+
+/// The file read from `before.carry.offset` on and the listing carried on from there,
+/// when it only grew since `before`: the same file, longer, with its first and last
+/// [`WINDOW`] bytes of then unchanged. `None` when it did not (or changed while it was
+/// read): the caller reads it whole.
+pub(super) fn read_appended(path: &Path, file: &File, before: &Before<'_>, scratch: &mut Scratch) -> Option<Read> {
+    let meta = file.metadata().ok()?;
+    regular(&meta).ok()?;
+    let stamp = Stamp::of(&meta);
+    let (old, new) = (before.size, stamp.size());
+    if !stamp.same_file(&before.memo.stamp) || new <= old || before.carry.offset > old {
+        return None;
+    }
+    let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
+    let w = WINDOW;
+    // One read from where the old tail window or the carry starts (whichever is first) to
+    // the end; the head window apart unless that read covers it.
+    let start = before.carry.offset.min(old.saturating_sub(w));
+    let mut buf = std::mem::take(&mut scratch.buf);
+    buf.clear();
+    let got = read_upto(file, start, new - start, &mut buf).ok();
+    let out = (|| {
+        if got? < new - start {
+            return None;
+        }
+        let rel = |at: u64| usize::try_from(at - start).ok();
+        let old_tail = &buf[rel(old.saturating_sub(w))?..rel(old)?];
+        if xxhash_rust::xxh3::xxh3_128(old_tail) != before.memo.tail {
+            return None;
+        }
+        let head_len = w.min(new);
+        let mut head_buf = Vec::new();
+        let head: &[u8] = if start == 0 {
+            &buf[..usize::try_from(head_len).ok()?]
+        } else {
+            read_upto(file, 0, head_len, &mut head_buf).ok()?;
+            &head_buf
+        };
+        let old_head = &head.get(..usize::try_from(w.min(old)).ok()?)?;
+        if xxhash_rust::xxh3::xxh3_128(old_head) != before.memo.head {
+            return None;
+        }
+        let new_head = xxhash_rust::xxh3::xxh3_128(head);
+        let from = rel(before.carry.offset)?;
+        let resume = Resume {
+            carry: before.carry,
+            text: before.text,
+        };
+        let c = crate::json::with_avx2_bmi(|| {
+            info::build_carried(
+                path,
+                &buf[from..],
+                &buf[from..],
+                mtime,
+                &mut scratch.info,
+                Some(resume),
+                true,
+            )
+        })?;
+        let tail = xxhash_rust::xxh3::xxh3_128(&buf[buf.len() - usize::try_from(w.min(new)).ok()?..]);
+        // The bytes read are still the file's (an append since is fine).
+        let keep = 4096.min(buf.len());
+        let holds = still_holds(
+            file,
+            &stamp,
+            new,
+            &head[..keep.min(head.len())],
+            &buf[buf.len() - keep..],
+        )
+        .ok()?;
+        let _ = holds.then_some(())?;
+        Some((
+            c.result,
+            Some(Memo {
+                stamp,
+                carry: c.carry,
+                head: new_head,
+                tail,
+                header_line: c.header_line,
+            }),
+        ))
+    })();
+    if buf.capacity() > (64 << 20) {
+        buf = Vec::new();
+    }
+    scratch.buf = buf;
+    out
 }
 
 /// Whether `fstat` still says what it said when the file was stamped.
@@ -164,13 +330,15 @@ fn unchanged(file: &File, stamp: &Stamp) -> bool {
 /// the mapping faulted (the file shrank under it); `None` when it cannot be mapped there
 /// (too big, or mapping failed: the caller maps it alone).
 #[cfg(any(target_os = "linux", target_os = "android"))]
+#[allow(clippy::type_complexity)]
 fn info_in_arena(
     path: &Path,
     file: &File,
     len: u64,
     mtime: f64,
     scratch: &mut Scratch,
-) -> Option<(Result<SessionInfo, SkipFileReason>, bool)> {
+    memo: bool,
+) -> Option<((Result<SessionInfo, SkipFileReason>, Option<Kept>), bool)> {
     let len = usize::try_from(len).ok()?;
     let mut arena = match scratch.arena.take() {
         Some(a) => a,
@@ -178,7 +346,7 @@ fn info_in_arena(
     };
     let res = match arena.map(file, len) {
         Ok(Some(bytes)) => {
-            let r = session_info_from_bytes(path, bytes, mtime, scratch);
+            let r = info_and_memo(path, bytes, mtime, scratch, memo);
             Some((r, arena.faulted()))
         }
         _ => None,
@@ -254,11 +422,15 @@ mod at {
         )?))
     }
 
-    pub(super) fn stat_at(dir: &DirFd, name: &[u8]) -> (Option<f64>, u64) {
+    pub(super) fn stat_at(dir: &DirFd, name: &[u8]) -> (Option<f64>, u64, Option<crate::source::Stamp>) {
         rustix::fs::statat(dir, name, rustix::fs::AtFlags::empty())
             .ok()
-            .map_or((None, 0), |st| {
-                (super::stat_mtime_ms(&st), u64::try_from(st.st_size).unwrap_or(0))
+            .map_or((None, 0, None), |st| {
+                (
+                    super::stat_mtime_ms(&st),
+                    u64::try_from(st.st_size).unwrap_or(0),
+                    Some(crate::source::Stamp::of_stat(&st)),
+                )
             })
     }
 }
@@ -280,7 +452,7 @@ mod at {
         match *dir {}
     }
 
-    pub(super) fn stat_at(dir: &DirFd, _: &[u8]) -> (Option<f64>, u64) {
+    pub(super) fn stat_at(dir: &DirFd, _: &[u8]) -> (Option<f64>, u64, Option<crate::source::Stamp>) {
         match *dir {}
     }
 }
@@ -302,6 +474,8 @@ pub(super) struct Candidate {
     pub(super) mtime: Option<f64>,
     /// Bytes, when known (0 otherwise): the largest files are started first.
     pub(super) size: u64,
+    /// What `stat` said, when it was asked (a listing cache compares it with its entry).
+    pub(super) stamp: Option<Stamp>,
 }
 
 impl Candidate {
@@ -313,13 +487,14 @@ impl Candidate {
         }
     }
 
-    /// Its mtime (node's `mtimeMs`) and size; `(None, 0)` when it cannot be stat'ed.
-    pub(super) fn stat(&self) -> (Option<f64>, u64) {
+    /// Its mtime (node's `mtimeMs`), size and stamp; `(None, 0, None)` when it cannot be
+    /// stat'ed.
+    pub(super) fn stat(&self) -> (Option<f64>, u64, Option<Stamp>) {
         match &self.dir {
             Some(fd) => at::stat_at(fd, &self.name),
             None => std::fs::metadata(&self.path)
                 .ok()
-                .map_or((None, 0), |m| (mtime_ms(&m), m.len())),
+                .map_or((None, 0, None), |m| (mtime_ms(&m), m.len(), Some(Stamp::of(&m)))),
         }
     }
 }

@@ -3,6 +3,7 @@
 //! cancellation between files, and pi's final sort (V8's `Array.prototype.sort`); pi's
 //! `list`, `listAll` and `listSessionsFromDir`.
 
+use super::cache::{CacheReport, Open, Source, Took};
 use super::read::{Candidate, DirFd, Scratch, open_folder, read_opened_session_info};
 use super::{
     CancelToken, Cancelled, DirProblem, ListOptions, Listing, Progress, ProgressFn, SessionInfo, SkipFileReason,
@@ -67,7 +68,7 @@ thread_local! {
 /// is reset, since a panic may have left it half-filled (its `RefCell` borrow was released
 /// by the unwind). A SIGBUS from a truncated mapping is a signal, not a panic: see
 /// `crate::source::should_map`.
-fn guarded(work: impl FnOnce() -> Result<SessionInfo, SkipFileReason>) -> Result<SessionInfo, SkipFileReason> {
+fn guarded<T>(work: impl FnOnce() -> T, failed: impl FnOnce(SkipFileReason) -> T) -> T {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or_else(|p| {
         SCRATCH.with(|s| *s.borrow_mut() = Scratch::new());
         let what = p
@@ -75,7 +76,7 @@ fn guarded(work: impl FnOnce() -> Result<SessionInfo, SkipFileReason>) -> Result
             .map(|s| (*s).to_owned())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_default();
-        Err(SkipFileReason::Failed(what))
+        failed(SkipFileReason::Failed(what))
     })
 }
 
@@ -91,13 +92,17 @@ enum Publish {
 /// Per candidate its info (`None`: skipped), and the skipped files.
 type Built = (Vec<Option<Arc<SessionInfo>>>, Vec<SkippedFile>);
 
+/// One candidate done: its index, its outcome, and what the cache keeps of it.
+type Done = (usize, Result<Arc<SessionInfo>, SkipFileReason>, Source, Option<Took>);
+
 /// Process candidates in parallel; results in candidate order.
 fn build_all<'a>(
     cands: &[Candidate],
     publish: Publish,
     filter: &(dyn Fn(&SessionInfo) -> bool + Sync),
     opts: &mut ListOptions<'a>,
-) -> Result<Built, Cancelled> {
+    cache: Option<(&str, &Path)>,
+) -> Result<(Built, Option<CacheReport>), Cancelled> {
     struct Shared<'o, 'a> {
         loaded: usize,
         first_done: bool,
@@ -109,6 +114,11 @@ fn build_all<'a>(
     let cancel = opts.cancel.clone();
     let read_mode = opts.read_mode;
     let skip_text = opts.skip_text;
+    let cache_opts = opts.cache.clone();
+    let open = cache
+        .zip(cache_opts.as_ref())
+        .map(|((kind, folder), c)| Open::load(c, kind, folder));
+    let open = open.as_ref();
     let shared = Mutex::new(Shared {
         loaded: 0,
         first_done: false,
@@ -119,24 +129,37 @@ fn build_all<'a>(
     // of one of them ending the run alone on a big file. Results keep candidate order.
     let mut order: Vec<usize> = (0..total).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cands[i].size));
-    let mut done: Vec<(usize, Result<Arc<SessionInfo>, SkipFileReason>)> = order
+    let mut done: Vec<Done> = order
         .par_iter()
         .with_max_len(1)
         .map(|&index| {
             let c = &cands[index];
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-                return (index, Err(SkipFileReason::Cancelled));
+                return (index, Err(SkipFileReason::Cancelled), Source::None, None);
             }
-            let res = guarded(|| {
-                SCRATCH.with(|s| {
-                    let mut s = s.borrow_mut();
-                    s.set_collect_text(!skip_text);
-                    c.open()
-                        .map_err(|e| SkipFileReason::io(&e))
-                        .and_then(|f| read_opened_session_info(&c.path, f, read_mode, &mut s))
-                })
-            })
-            .map(Arc::new);
+            let (res, src, took) = guarded(
+                || {
+                    SCRATCH.with(|s| {
+                        let mut s = s.borrow_mut();
+                        s.set_collect_text(!skip_text);
+                        match open {
+                            Some(o) => {
+                                let (r, src, took) = o.list_one(c, read_mode, !skip_text, &mut s);
+                                (r, src, Some(took))
+                            }
+                            None => (
+                                c.open()
+                                    .map_err(|e| SkipFileReason::io(&e))
+                                    .and_then(|f| read_opened_session_info(&c.path, f, read_mode, &mut s)),
+                                Source::None,
+                                None,
+                            ),
+                        }
+                    })
+                },
+                |r| (Err(r), Source::None, None),
+            );
+            let res = res.map(Arc::new);
             let mut sh = shared.lock().expect("progress lock is not poisoned");
             sh.loaded += 1;
             if index == 0 {
@@ -170,7 +193,7 @@ fn build_all<'a>(
                     skipped: skipped.as_ref(),
                 });
             }
-            (index, res)
+            (index, res, src, took)
         })
         .collect();
     // Every thread lets go of the files it still has mapped.
@@ -179,7 +202,37 @@ fn build_all<'a>(
         return Err(Cancelled);
     }
     done.sort_unstable_by_key(|d| d.0);
-    let out = done.into_iter().map(|(_, r)| r);
+    let report = match (open, cache_opts.as_ref()) {
+        (Some(o), Some(c)) => {
+            let mut report = CacheReport {
+                warning: o.warning().map(str::to_owned),
+                ..CacheReport::default()
+            };
+            for d in &done {
+                match d.3 {
+                    Some(Took::Reused) => report.reused += 1,
+                    Some(Took::Appended(n)) => {
+                        report.appended += 1;
+                        report.appended_bytes += n;
+                    }
+                    Some(Took::Read(n)) => {
+                        report.read += 1;
+                        report.read_bytes += n;
+                    }
+                    None => {}
+                }
+            }
+            let mut rows = Vec::with_capacity(done.len());
+            for d in &mut done {
+                let src = std::mem::replace(&mut d.2, Source::None);
+                rows.push((cands[d.0].path.as_path(), Some(&d.1), src));
+            }
+            o.save(c, &rows, &mut report);
+            Some(report)
+        }
+        _ => None,
+    };
+    let out = done.into_iter().map(|(_, r, _, _)| r);
     let mut skipped = Vec::new();
     let infos = out
         .zip(cands)
@@ -194,7 +247,7 @@ fn build_all<'a>(
             }
         })
         .collect();
-    Ok((infos, skipped))
+    Ok(((infos, skipped), report))
 }
 
 fn sort_by_modified<T: std::ops::Deref<Target = SessionInfo>>(v: &mut Vec<T>) {
@@ -247,10 +300,12 @@ fn list_dir_filtered(
             dir: None,
             mtime: Some(0.0),
             size: 0,
+            stamp: None,
         })
         .collect();
     listing.total = cands.len();
-    let (infos, skipped) = build_all(&cands, Publish::Dir, filter, opts)?;
+    let ((infos, skipped), report) = build_all(&cands, Publish::Dir, filter, opts, Some(("dir", dir)))?;
+    listing.cache = report;
     listing.skipped = skipped;
     listing.sessions = finish(infos, filter);
     Ok(listing)
@@ -391,8 +446,9 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
                 dir,
                 mtime: None,
                 size: 0,
+                stamp: None,
             };
-            (c.mtime, c.size) = c.stat();
+            (c.mtime, c.size, c.stamp) = c.stat();
             c
         })
         .collect();
@@ -405,7 +461,8 @@ pub fn list_all(sessions_root: &Path, opts: &mut ListOptions<'_>) -> Result<List
         }
     });
     listing.total = cands.len();
-    let (infos, skipped) = build_all(&cands, Publish::All, &|_| true, opts)?;
+    let ((infos, skipped), report) = build_all(&cands, Publish::All, &|_| true, opts, Some(("all", sessions_root)))?;
+    listing.cache = report;
     listing.skipped = skipped;
     listing.sessions = finish(infos, |_| true);
     Ok(listing)

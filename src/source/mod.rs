@@ -155,6 +155,49 @@ impl Stamp {
         self.size
     }
 
+    /// What `stat` says (the same fields as [`Stamp::of`] takes from `fstat`).
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    pub(crate) fn of_stat(st: &rustix::fs::Stat) -> Stamp {
+        Stamp {
+            dev: st.st_dev as u64,
+            ino: st.st_ino as u64,
+            size: st.st_size as u64,
+            mtime: (i64::from(st.st_mtime), st.st_mtime_nsec as i64),
+            ctime: (i64::from(st.st_ctime), st.st_ctime_nsec as i64),
+        }
+    }
+
+    /// The fields, to store: device, inode, size, mtime seconds and nanoseconds, ctime
+    /// seconds and nanoseconds.
+    pub(crate) fn to_parts(self) -> [u64; 7] {
+        [
+            self.dev,
+            self.ino,
+            self.size,
+            self.mtime.0 as u64,
+            self.mtime.1 as u64,
+            self.ctime.0 as u64,
+            self.ctime.1 as u64,
+        ]
+    }
+
+    /// The stamp [`Stamp::to_parts`] stored.
+    pub(crate) fn from_parts(p: [u64; 7]) -> Stamp {
+        Stamp {
+            dev: p[0],
+            ino: p[1],
+            size: p[2],
+            mtime: (p[3] as i64, p[4] as i64),
+            ctime: (p[5] as i64, p[6] as i64),
+        }
+    }
+
+    /// The change time, in nanoseconds since the epoch.
+    pub(crate) fn ctime_ns(&self) -> i128 {
+        i128::from(self.ctime.0) * 1_000_000_000 + i128::from(self.ctime.1)
+    }
+
     /// Whether `other` is the same file (device and inode).
     pub(crate) fn same_file(&self, other: &Stamp) -> bool {
         (self.dev, self.ino) == (other.dev, other.ino)

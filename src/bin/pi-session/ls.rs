@@ -53,6 +53,26 @@ pub struct WhereArgs {
     /// Follow pi's or PiG's conventions.
     #[arg(long, value_enum, default_value_t = FlavorArg::Pi)]
     flavor: FlavorArg,
+    /// Where the listing cache is kept (default: $PI_SESSION_CACHE_DIR, else
+    /// $XDG_CACHE_HOME/pi-session, else ~/.cache/pi-session).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Read every session file, without the listing cache (neither read nor written).
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+}
+
+impl WhereArgs {
+    /// The listing cache these options ask for (`None`: `--no-cache`, or no home folder).
+    fn cache(&self) -> Option<listing::ListingCache> {
+        if self.no_cache {
+            return None;
+        }
+        self.cache_dir
+            .clone()
+            .or_else(listing::ListingCache::default_dir)
+            .map(listing::ListingCache::at)
+    }
 }
 
 /// `ls --sort`: the order of the rows.
@@ -88,6 +108,9 @@ pub struct LsArgs {
     /// With --json: also `allMessagesText`.
     #[arg(long)]
     text: bool,
+    /// Say on stderr what the listing cache did (files reused, appended, read).
+    #[arg(long)]
+    cache_stats: bool,
     /// At most N sessions (the first N after --sort and the filters).
     #[arg(short = 'n', long, value_name = "N")]
     limit: Option<usize>,
@@ -223,6 +246,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         on_progress: bar.is_some().then_some(&mut cb as &mut listing::ProgressFn<'_>),
         read_mode,
         skip_text: !(a.json && a.text),
+        cache: a.place.cache(),
         ..ListOptions::default()
     };
     let (what, listing) = if a.all {
@@ -242,6 +266,16 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         b.finish_and_clear();
     }
     let listing: Listing = listing?;
+    if let Some(c) = &listing.cache {
+        if let Some(w) = &c.warning {
+            eprintln!("pi-session: warning: {}", escape(w));
+        }
+        if a.cache_stats {
+            eprintln!("{}", cache_stats(c));
+        }
+    } else if a.cache_stats {
+        eprintln!("cache: not used");
+    }
     for p in &listing.problems {
         eprintln!("pi-session: {}: {}", escape_path(&p.path), escape(&p.what));
     }
@@ -499,6 +533,19 @@ pub fn run_find(a: &FindArgs, out: &mut impl Write) -> Result<i32> {
     };
     writeln!(out, "{}", escape_path(&path))?;
     Ok(0)
+}
+
+/// `ls --cache-stats`: what the cache did, in one line.
+fn cache_stats(c: &listing::CacheReport) -> String {
+    format!(
+        "cache: {} reused, {} appended ({} bytes read), {} read whole ({} bytes), {}",
+        c.reused,
+        c.appended,
+        c.appended_bytes,
+        c.read,
+        c.read_bytes,
+        if c.written { "written" } else { "unchanged" }
+    )
 }
 
 /// The first session with this whole id in any project folder, in name order.

@@ -1,0 +1,427 @@
+//! The listing cache's file: one per listed folder or sessions root, a versioned format of
+//! this crate's own, written whole to a temporary file and renamed over the old one.
+//!
+//! ```text
+//! magic      16 bytes  "pi-session-list\n"
+//! version    u32       FORMAT
+//! flags      u32       0
+//! key        u64 length, bytes: what was listed (`all`/`dir`, a NUL, the folder's path)
+//! count      u64       entries
+//! meta       u64 length, u128 XXH3 of its bytes, then the entries
+//! text       u64 length, u128 XXH3 of its bytes, then the joined texts
+//! ```
+//!
+//! Integers are little-endian; byte strings are a `u64` length and the bytes; an optional
+//! value is a byte 0 (none) or 1 and the value. An entry is a file's path, its `fstat`
+//! ([`Stamp::to_parts`]), whether it was racy when stored, the hashes of its ends, its
+//! header line, the outcome (listed, with the fields the header does not give; or dropped,
+//! and why), where its text is in the text section, and its [`Carry`]. The text section
+//! is read only when a listing wants `allMessagesText`.
+//!
+//! Decoding checks every length against what is left and both checksums, and answers
+//! `None` for anything off: a damaged file is never half-trusted. The format has no
+//! pointers into itself but the text spans, which are checked against the section.
+
+use super::SkipFileReason;
+use super::info::Carry;
+use super::read::Memo;
+use crate::source::Stamp;
+
+/// The first bytes of every cache file.
+pub(super) const MAGIC: &[u8; 16] = b"pi-session-list\n";
+/// The format's version: a file of another version is rebuilt.
+pub(super) const FORMAT: u32 = 1;
+
+/// The reasons for dropping a file that an entry can store (the others are not cached:
+/// an unreadable or changing file is read again).
+const THROWS: &[&str] = &[
+    "message entry without message",
+    "message content is not a string or array",
+    "null content block",
+    "session name is not a string",
+];
+
+/// What a listed file gave, as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum Outcome {
+    /// Listed: the fields its header does not give.
+    Listed {
+        name: Option<Vec<u8>>,
+        modified: f64,
+        message_count: u64,
+        first_message: Vec<u8>,
+        bytes: u64,
+    },
+    /// Not listed, and why.
+    Dropped(SkipFileReason),
+}
+
+/// One file in the cache.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Entry {
+    /// The path's bytes, as listed.
+    pub(super) path: Vec<u8>,
+    pub(super) memo: Memo,
+    /// Its ctime was too close to the time it was read to tell a later rewrite by its
+    /// stamp alone: read it again.
+    pub(super) racy: bool,
+    pub(super) outcome: Outcome,
+    /// Where its `allMessagesText` is in the text section: `None` when it was not collected.
+    pub(super) text: Option<(u64, u64)>,
+}
+
+/// A decoded cache file: its key, its entries, and where its text section is.
+#[derive(Debug, Default)]
+pub(super) struct Decoded {
+    pub(super) key: Vec<u8>,
+    pub(super) entries: Vec<Entry>,
+    /// Offset of the text section in the file, its length and its hash.
+    pub(super) text_at: u64,
+    pub(super) text_len: u64,
+    pub(super) text_hash: u128,
+}
+
+/// Bytes of the file before the meta section's entries: magic, version, flags, key, count,
+/// meta length and hash.
+fn prefix_len(key_len: usize) -> usize {
+    16 + 4 + 4 + 8 + key_len + 8 + 8 + 16
+}
+
+/// The file: its sections encoded, `texts` the text section.
+pub(super) fn encode(key: &[u8], entries: &[Entry], texts: &[u8]) -> Vec<u8> {
+    let mut meta = Vec::with_capacity(entries.len() * 256);
+    for e in entries {
+        put_entry(&mut meta, e);
+    }
+    let mut out = Vec::with_capacity(prefix_len(key.len()) + meta.len() + 24 + texts.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT.to_le_bytes());
+    out.extend_from_slice(&0u32.to_le_bytes());
+    put_bytes(&mut out, key);
+    put_u64(&mut out, entries.len() as u64);
+    put_u64(&mut out, meta.len() as u64);
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&meta).to_le_bytes());
+    out.extend_from_slice(&meta);
+    put_u64(&mut out, texts.len() as u64);
+    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(texts).to_le_bytes());
+    out.extend_from_slice(texts);
+    out
+}
+
+/// Why a cache file was not used.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Refused {
+    /// Not a cache file of this format (another version, or not one at all).
+    Foreign,
+    /// Damaged: a checksum, a length or a value is off.
+    Damaged,
+}
+
+/// The file's start up to the text section (`bytes`; more may follow), decoded.
+pub(super) fn decode(bytes: &[u8]) -> Result<Decoded, Refused> {
+    if bytes.len() < 24 || bytes[..16] != MAGIC[..] {
+        return Err(if bytes.len() >= 16 && bytes[..16] != MAGIC[..] {
+            Refused::Foreign
+        } else {
+            Refused::Damaged
+        });
+    }
+    let mut r = Reader { b: bytes, at: 16 };
+    if r.u32().ok_or(Refused::Damaged)? != FORMAT {
+        return Err(Refused::Foreign);
+    }
+    let _flags = r.u32().ok_or(Refused::Damaged)?;
+    let decoded = (|| {
+        let key = r.bytes()?.to_vec();
+        let count = r.u64()?;
+        let meta_len = usize::try_from(r.u64()?).ok()?;
+        let meta_hash = r.u128()?;
+        let meta = r.take(meta_len)?;
+        if xxhash_rust::xxh3::xxh3_128(meta) != meta_hash {
+            return None;
+        }
+        let text_len = r.u64()?;
+        let text_hash = r.u128()?;
+        let text_at = r.at as u64;
+        let mut m = Reader { b: meta, at: 0 };
+        // Each entry takes well over 64 bytes: a count beyond that is a lie.
+        let mut entries = Vec::with_capacity(usize::try_from(count).ok()?.min(meta.len() / 64 + 1));
+        for _ in 0..count {
+            let e = get_entry(&mut m)?;
+            if let Some((at, len)) = e.text
+                && at.checked_add(len)? > text_len
+            {
+                return None;
+            }
+            entries.push(e);
+        }
+        (m.at == meta.len()).then_some(Decoded {
+            key,
+            entries,
+            text_at,
+            text_len,
+            text_hash,
+        })
+    })();
+    decoded.ok_or(Refused::Damaged)
+}
+
+/// Bytes of a file to read first: enough for the prefix of a short key.
+pub(super) fn prefix_bytes_needed(bytes: &[u8]) -> Option<usize> {
+    let key_len = usize::try_from(u64::from_le_bytes(bytes.get(24..32)?.try_into().ok()?)).ok()?;
+    let meta_len_at = 32usize.checked_add(key_len)?.checked_add(8)?;
+    let meta_len = usize::try_from(u64::from_le_bytes(
+        bytes.get(meta_len_at..meta_len_at + 8)?.try_into().ok()?,
+    ))
+    .ok()?;
+    prefix_len(key_len).checked_add(meta_len)?.checked_add(24)
+}
+
+fn put_u64(out: &mut Vec<u8>, v: u64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
+    put_u64(out, b.len() as u64);
+    out.extend_from_slice(b);
+}
+
+fn put_opt_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) {
+    match b {
+        None => out.push(0),
+        Some(b) => {
+            out.push(1);
+            put_bytes(out, b);
+        }
+    }
+}
+
+fn put_opt_f64(out: &mut Vec<u8>, v: Option<f64>) {
+    match v {
+        None => out.push(0),
+        Some(v) => {
+            out.push(1);
+            put_u64(out, v.to_bits());
+        }
+    }
+}
+
+/// A dropped file's reason: 1 not a session, 2 + index for pi throwing.
+fn reason_code(r: &SkipFileReason) -> Option<u8> {
+    match r {
+        SkipFileReason::NotSession => Some(1),
+        SkipFileReason::PiThrows(why) => THROWS.iter().position(|t| t == why).map(|i| 2 + i as u8),
+        _ => None,
+    }
+}
+
+fn reason_of(code: u8) -> Option<SkipFileReason> {
+    match code {
+        1 => Some(SkipFileReason::NotSession),
+        c => THROWS
+            .get(usize::from(c.checked_sub(2)?))
+            .map(|t| SkipFileReason::PiThrows(t)),
+    }
+}
+
+/// Whether `r` can be stored (see [`THROWS`]).
+pub(super) fn storable(r: &SkipFileReason) -> bool {
+    reason_code(r).is_some()
+}
+
+fn put_entry(out: &mut Vec<u8>, e: &Entry) {
+    put_bytes(out, &e.path);
+    for p in e.memo.stamp.to_parts() {
+        put_u64(out, p);
+    }
+    out.push(u8::from(e.racy));
+    out.extend_from_slice(&e.memo.head.to_le_bytes());
+    out.extend_from_slice(&e.memo.tail.to_le_bytes());
+    put_opt_bytes(out, e.memo.header_line.as_deref());
+    match &e.outcome {
+        Outcome::Listed {
+            name,
+            modified,
+            message_count,
+            first_message,
+            bytes,
+        } => {
+            out.push(0);
+            put_opt_bytes(out, name.as_deref());
+            put_u64(out, modified.to_bits());
+            put_u64(out, *message_count);
+            put_bytes(out, first_message);
+            put_u64(out, *bytes);
+        }
+        Outcome::Dropped(r) => out.push(reason_code(r).unwrap_or(1)),
+    }
+    match e.text {
+        None => out.push(0),
+        Some((at, len)) => {
+            out.push(1);
+            put_u64(out, at);
+            put_u64(out, len);
+        }
+    }
+    match &e.memo.carry {
+        None => out.push(0),
+        Some(c) => {
+            out.push(1);
+            put_carry(out, c, e);
+        }
+    }
+}
+
+/// A carry, with what it shares with its entry stored once: its header line and its
+/// first message and name when they are the entry's (a flag 2).
+fn put_carry(out: &mut Vec<u8>, c: &Carry, e: &Entry) {
+    put_u64(out, c.offset);
+    out.push(c.dropped.as_ref().and_then(reason_code).unwrap_or(0));
+    out.push(u8::from(c.header_line.is_some()));
+    put_u64(out, c.message_count);
+    let (first, name) = match &e.outcome {
+        Outcome::Listed {
+            first_message, name, ..
+        } => (Some(first_message.as_slice()), name.as_deref()),
+        Outcome::Dropped(_) => (None, None),
+    };
+    put_shared(out, c.first_message.as_deref(), first);
+    put_shared(out, c.name.as_deref(), name);
+    put_opt_f64(out, c.last_activity);
+    out.push(u8::from(c.any_text));
+    put_u64(out, c.text_len);
+}
+
+fn put_shared(out: &mut Vec<u8>, v: Option<&[u8]>, entry_has: Option<&[u8]>) {
+    match v {
+        Some(v) if Some(v) == entry_has => out.push(2),
+        _ => put_opt_bytes(out, v),
+    }
+}
+
+struct Reader<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
+        self.at += n;
+        Some(s)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn u128(&mut self) -> Option<u128> {
+        Some(u128::from_le_bytes(self.take(16)?.try_into().ok()?))
+    }
+    fn bool(&mut self) -> Option<bool> {
+        match self.u8()? {
+            0 => Some(false),
+            1 => Some(true),
+            _ => None,
+        }
+    }
+    fn bytes(&mut self) -> Option<&'a [u8]> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        self.take(n)
+    }
+    fn opt_bytes(&mut self) -> Option<Option<Vec<u8>>> {
+        Some(if self.bool()? {
+            Some(self.bytes()?.to_vec())
+        } else {
+            None
+        })
+    }
+    fn opt_f64(&mut self) -> Option<Option<f64>> {
+        Some(if self.bool()? {
+            Some(f64::from_bits(self.u64()?))
+        } else {
+            None
+        })
+    }
+    fn shared(&mut self, entry_has: Option<&[u8]>) -> Option<Option<Vec<u8>>> {
+        match self.u8()? {
+            0 => Some(None),
+            1 => Some(Some(self.bytes()?.to_vec())),
+            2 => Some(Some(entry_has?.to_vec())),
+            _ => None,
+        }
+    }
+}
+
+fn get_entry(r: &mut Reader<'_>) -> Option<Entry> {
+    let path = r.bytes()?.to_vec();
+    let mut parts = [0u64; 7];
+    for p in &mut parts {
+        *p = r.u64()?;
+    }
+    let racy = r.bool()?;
+    let head = r.u128()?;
+    let tail = r.u128()?;
+    let header_line = r.opt_bytes()?;
+    let outcome = match r.u8()? {
+        0 => Outcome::Listed {
+            name: r.opt_bytes()?,
+            modified: f64::from_bits(r.u64()?),
+            message_count: r.u64()?,
+            first_message: r.bytes()?.to_vec(),
+            bytes: r.u64()?,
+        },
+        c => Outcome::Dropped(reason_of(c)?),
+    };
+    if matches!(outcome, Outcome::Listed { .. }) && header_line.is_none() {
+        return None;
+    }
+    let text = if r.bool()? { Some((r.u64()?, r.u64()?)) } else { None };
+    let carry = if r.bool()? {
+        let offset = r.u64()?;
+        let dropped = match r.u8()? {
+            0 => None,
+            c => Some(reason_of(c)?),
+        };
+        let has_header = r.bool()?;
+        let message_count = r.u64()?;
+        let (first, name) = match &outcome {
+            Outcome::Listed {
+                first_message, name, ..
+            } => (Some(first_message.as_slice()), name.as_deref()),
+            Outcome::Dropped(_) => (None, None),
+        };
+        let first_message = r.shared(first)?;
+        let name = r.shared(name)?;
+        Some(Carry {
+            offset,
+            dropped,
+            header_line: if has_header { Some(header_line.clone()?) } else { None },
+            message_count,
+            first_message,
+            name,
+            last_activity: r.opt_f64()?,
+            any_text: r.bool()?,
+            text_len: r.u64()?,
+        })
+    } else {
+        None
+    };
+    Some(Entry {
+        path,
+        memo: Memo {
+            stamp: Stamp::from_parts(parts),
+            carry,
+            head,
+            tail,
+            header_line,
+        },
+        racy,
+        outcome,
+        text,
+    })
+}
