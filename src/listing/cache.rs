@@ -51,12 +51,12 @@
 //! cache directory that cannot be written means a listing without a cache, and a
 //! warning.
 
-use super::info;
 use super::read::{Before, Candidate, Memo, Read, Scratch, read_appended, read_opened};
-use super::store::{self, Decoded, Entry, Outcome, Refused};
+use super::store::{self, Entry, Outcome, Refused};
 use super::{SessionInfo, SkipFileReason};
 use crate::js::string::JsStr;
-use crate::source::{ReadMode, read_upto};
+use crate::json::Value;
+use crate::source::{ReadMode, Source};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -138,7 +138,7 @@ pub struct CacheReport {
 }
 
 /// Where a listed file's answer came from, for the cache's next version.
-pub(super) enum Source {
+pub(super) enum Origin {
     /// Nothing to keep (no cache, or an outcome that is not stored).
     None,
     /// The entry of the loaded cache at this index, as it was.
@@ -154,15 +154,14 @@ pub(super) enum Took {
     Read(u64),
 }
 
-/// A cache loaded for one listing.
+/// A cache file read for one listing (its entries are decoded by [`View::new`], and
+/// borrow from it).
 pub(super) struct Open {
     file: PathBuf,
     key: Vec<u8>,
-    /// Sorted by path.
-    entries: Vec<Entry>,
-    /// The open cache file and where its texts are, to read them when wanted.
-    source: Option<(File, u64, u64, u128)>,
-    texts: OnceLock<Option<Vec<u8>>>,
+    /// The file, mapped (a truncation under the mapping reads zeros, and is caught by
+    /// [`Open::held`]), and where its sections are.
+    loaded: Option<(Source, store::Sections)>,
     racy_before: i128,
     warning: Option<String>,
 }
@@ -176,7 +175,7 @@ fn now_ns() -> i128 {
 }
 
 impl Open {
-    /// The cache for what `key` names (`all` or `dir`, and the folder), loaded when there
+    /// The cache of the listing of `folder` as `kind` (`all` or `dir`), read when there
     /// is a usable one; the listing starts now.
     pub(super) fn load(cache: &ListingCache, kind: &str, folder: &Path) -> Open {
         let abs = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
@@ -188,49 +187,87 @@ impl Open {
         let mut open = Open {
             file,
             key,
-            entries: Vec::new(),
-            source: None,
-            texts: OnceLock::new(),
+            loaded: None,
             racy_before: now_ns().saturating_sub(cache.racy_ns),
             warning: None,
         };
         match read_cache(&open.file) {
             Ok(None) => {}
-            Ok(Some((f, d))) if d.key == open.key && d.entries.is_sorted_by(|a, b| a.path < b.path) => {
-                open.source = Some((f, d.text_at, d.text_len, d.text_hash));
-                open.entries = d.entries;
-            }
-            Ok(Some(_)) => {
-                open.warning = Some(format!(
-                    "the listing cache {} is not this listing's: rebuilt",
-                    open.file.display()
-                ));
-            }
-            Err(why) => {
-                open.warning = Some(format!("the listing cache {} {why}: rebuilt", open.file.display()));
-            }
+            Ok(Some((src, s))) if s.key == open.key => open.loaded = Some((src, s)),
+            Ok(Some(_)) => open.warn("is not this listing's"),
+            Err(why) => open.warn(&why),
         }
         open
     }
 
+    /// Whether the cache file's bytes stayed what they were while the listing used them
+    /// (no one truncated or rewrote it in place: writers of caches rename new files).
+    pub(super) fn held(&self) -> bool {
+        self.loaded
+            .as_ref()
+            .is_none_or(|(src, _)| src.settled().unwrap_or(false))
+    }
+
+    fn warn(&mut self, why: &str) {
+        self.warning = Some(format!("the listing cache {} {why}: rebuilt", self.file.display()));
+    }
+}
+
+/// A loaded cache's entries, looked up by path.
+pub(super) struct View<'o> {
+    open: &'o Open,
+    /// Sorted by path.
+    entries: Vec<Entry<'o>>,
+    by_path: ahash::AHashMap<&'o [u8], u32>,
+    /// The text section, once checked against its hash.
+    texts: OnceLock<Option<&'o [u8]>>,
+    warning: Option<String>,
+}
+
+impl<'o> View<'o> {
+    /// The entries of `open` (none, with a warning, when they do not decode).
+    pub(super) fn new(open: &'o Open) -> View<'o> {
+        let mut warning = open.warning.clone();
+        let entries = match &open.loaded {
+            None => Vec::new(),
+            Some((src, s)) => match store::entries(&src.bytes()[s.meta.clone()], s.count, s.text_len) {
+                Some(e) if e.is_sorted_by(|a, b| a.path < b.path) => e,
+                _ => {
+                    warning = Some(format!("the listing cache {} is damaged: rebuilt", open.file.display()));
+                    Vec::new()
+                }
+            },
+        };
+        let by_path = entries.iter().enumerate().map(|(i, e)| (e.path, i as u32)).collect();
+        View {
+            open,
+            entries,
+            by_path,
+            texts: OnceLock::new(),
+            warning,
+        }
+    }
+
     fn find(&self, path: &[u8]) -> Option<usize> {
-        self.entries.binary_search_by(|e| e.path.as_slice().cmp(path)).ok()
+        self.by_path.get(path).map(|&i| i as usize)
     }
 
     /// The text section, read once (and checked against its hash) on first use.
     fn texts(&self) -> Option<&[u8]> {
         self.texts
             .get_or_init(|| {
-                let (f, at, len, hash) = self.source.as_ref()?;
-                let mut buf = Vec::new();
-                let got = read_upto(f, *at, *len, &mut buf).ok()?;
-                (got == *len && xxhash_rust::xxh3::xxh3_128(&buf) == *hash).then_some(buf)
+                let (src, s) = self.open.loaded.as_ref()?;
+                let at = usize::try_from(s.text_at).ok()?;
+                let t = src
+                    .bytes()
+                    .get(at..at.checked_add(usize::try_from(s.text_len).ok()?)?)?;
+                (xxhash_rust::xxh3::xxh3_128(t) == s.text_hash).then_some(t)
             })
             .as_deref()
     }
 
     /// An entry's text, its first `len` bytes when given.
-    fn text_of(&self, e: &Entry, len: Option<u64>) -> Option<&[u8]> {
+    fn text_of(&self, e: &Entry<'_>, len: Option<u64>) -> Option<&[u8]> {
         let (at, full) = e.text?;
         let n = len.unwrap_or(full).min(full);
         self.texts()?
@@ -239,8 +276,12 @@ impl Open {
 
     /// The answer an entry holds, for the file at `path`; `None` when it cannot be given
     /// (the text is wanted and not there).
-    fn answer(&self, e: &Entry, path: &Path, want_text: bool) -> Option<Result<SessionInfo, SkipFileReason>> {
+    fn answer(&self, e: &Entry<'_>, path: &Path, want_text: bool) -> Option<Result<SessionInfo, SkipFileReason>> {
         let Outcome::Listed {
+            id,
+            cwd,
+            parent,
+            created,
             name,
             modified,
             message_count,
@@ -249,17 +290,29 @@ impl Open {
         } = &e.outcome
         else {
             let Outcome::Dropped(r) = &e.outcome else {
-                unreachable!()
+                unreachable!("an outcome is listed or dropped")
             };
             return Some(Err(r.clone()));
         };
-        let header = crate::json::value::parse(e.memo.header_line.as_deref()?).ok()?;
-        let mut s = info::from_header(path, &header);
-        s.name = name.as_ref().map(|n| JsStr(n.clone().into()));
-        s.modified = *modified;
-        s.message_count = *message_count;
-        s.first_message = JsStr(first_message.clone().into());
-        s.bytes = *bytes;
+        let value = |v: &Option<std::borrow::Cow<'_, [u8]>>| -> Option<Option<Value<'static>>> {
+            match v {
+                None => Some(None),
+                Some(j) => Some(Some(crate::json::value::parse(j).ok()?.into_owned())),
+            }
+        };
+        let mut s = SessionInfo {
+            path: path.to_path_buf(),
+            id: value(id)?,
+            cwd: JsStr(cwd.to_vec().into()),
+            name: name.map(|n| JsStr(n.to_vec().into())),
+            parent_session_path: value(parent)?,
+            created: *created,
+            modified: *modified,
+            message_count: *message_count,
+            first_message: JsStr(first_message.to_vec().into()),
+            all_messages_text: JsStr::from_str("").into_owned(),
+            bytes: *bytes,
+        };
         if want_text {
             s.all_messages_text = JsStr(self.text_of(e, None)?.to_vec().into());
         }
@@ -274,22 +327,22 @@ impl Open {
         mode: ReadMode,
         want_text: bool,
         scratch: &mut Scratch,
-    ) -> (Result<SessionInfo, SkipFileReason>, Source, Took) {
+    ) -> (Result<SessionInfo, SkipFileReason>, Origin, Took) {
         let stamp = c.stamp.or_else(|| c.stat().2);
         let key = c.path.as_os_str().as_encoded_bytes();
         if let (Some(i), Some(stamp)) = (self.find(key), stamp) {
             let e = &self.entries[i];
             let has_text = e.text.is_some() || matches!(e.outcome, Outcome::Dropped(_));
-            if e.memo.stamp == stamp
+            if e.stamp == stamp
                 && !e.racy
                 && (!want_text || has_text)
                 && let Some(r) = self.answer(e, &c.path, want_text)
             {
-                return (r, Source::Kept(i), Took::Reused);
+                return (r, Origin::Kept(i), Took::Reused);
             }
-            if let Some(carry) = &e.memo.carry
-                && stamp.same_file(&e.memo.stamp)
-                && stamp.size() > e.memo.stamp.size()
+            if let Some(carry) = &e.carry
+                && stamp.same_file(&e.stamp)
+                && stamp.size() > e.stamp.size()
                 && (!want_text || has_text)
                 && let Ok(file) = c.open()
             {
@@ -298,23 +351,18 @@ impl Open {
                 } else {
                     Some(&[][..])
                 };
-                // Collected without text, a carry goes on without it.
-                let bare;
-                let carry = if want_text {
-                    carry
-                } else {
-                    bare = info::Carry {
-                        any_text: false,
-                        text_len: 0,
-                        ..carry.clone()
-                    };
-                    &bare
-                };
+                let mut carry = carry.to_carry(e.header_line);
+                if !want_text {
+                    // Collected without text, a carry goes on without it.
+                    carry.any_text = false;
+                    carry.text_len = 0;
+                }
                 if let Some(text) = text {
+                    let memo = e.memo();
                     let before = Before {
-                        size: e.memo.stamp.size(),
-                        memo: &e.memo,
-                        carry,
+                        size: e.stamp.size(),
+                        memo: &memo,
+                        carry: &carry,
                         text,
                     };
                     if let Some((r, memo)) = read_appended(&c.path, &file, &before, scratch) {
@@ -333,33 +381,39 @@ impl Open {
     }
 
     /// Write the cache's next version: an entry for every listed file whose outcome can
-    /// be stored, in path order, unless it would hold exactly what the loaded one holds.
+    /// be stored, in path order; nothing when it would hold what the loaded one holds.
     /// `rows` are the candidates' paths, outcomes and sources.
     pub(super) fn save(
         &self,
         cache: &ListingCache,
-        rows: &[(&Path, Option<&Result<Arc<SessionInfo>, SkipFileReason>>, Source)],
+        rows: &[(&Path, &Result<Arc<SessionInfo>, SkipFileReason>, Origin)],
         report: &mut CacheReport,
     ) {
-        let mut changed = false;
         let mut kept = vec![false; self.entries.len()];
-        let mut next: Vec<(Entry, Option<TextFrom<'_>>)> = Vec::with_capacity(rows.len());
+        let mut next: Vec<(Entry<'_>, Option<TextFrom<'_>>)> = Vec::with_capacity(rows.len());
+        let mut changed = false;
         for (path, res, src) in rows {
-            let Some(res) = res else { continue };
             match src {
-                Source::None => {}
-                Source::Kept(i) => {
+                Origin::None => {}
+                Origin::Kept(i) => {
                     kept[*i] = true;
                     let e = &self.entries[*i];
                     next.push((e.clone(), e.text.map(|_| TextFrom::Old(e))));
                 }
-                Source::Fresh(memo, with_text) => {
+                Origin::Fresh(memo, with_text) => {
                     let outcome = match res {
                         Ok(info) => Outcome::Listed {
-                            name: info.name.as_ref().map(|n| n.as_bytes().to_vec()),
+                            id: info.id.as_ref().map(|v| v.stringify().into_bytes().into()),
+                            cwd: info.cwd.as_bytes(),
+                            parent: info
+                                .parent_session_path
+                                .as_ref()
+                                .map(|v| v.stringify().into_bytes().into()),
+                            created: info.created,
+                            name: info.name.as_ref().map(|n| n.as_bytes()),
                             modified: info.modified,
                             message_count: info.message_count,
-                            first_message: info.first_message.as_bytes().to_vec(),
+                            first_message: info.first_message.as_bytes(),
                             bytes: info.bytes,
                         },
                         Err(r) if store::storable(r) => Outcome::Dropped(r.clone()),
@@ -369,15 +423,10 @@ impl Open {
                         Ok(info) if *with_text => Some(TextFrom::New(info.all_messages_text.as_bytes())),
                         _ => None,
                     };
-                    let e = Entry {
-                        path: path.as_os_str().as_encoded_bytes().to_vec(),
-                        memo: memo.clone(),
-                        racy: memo.stamp.ctime_ns() > self.racy_before,
-                        outcome,
-                        // Placed below.
-                        text: text.as_ref().map(|_| (0, 0)),
-                    };
-                    match self.find(&e.path) {
+                    let path = path.as_os_str().as_encoded_bytes();
+                    let racy = memo.stamp.ctime_ns() > self.open.racy_before;
+                    let e = Entry::fresh(path, memo, racy, outcome, text.is_some());
+                    match self.find(path) {
                         Some(i) if same_entry(&self.entries[i], &e) => kept[i] = true,
                         _ => changed = true,
                     }
@@ -385,10 +434,10 @@ impl Open {
                 }
             }
         }
-        if !changed && kept.iter().all(|&k| k) {
+        if !changed && kept.iter().all(|&k| k) && self.warning.is_none() {
             return;
         }
-        next.sort_by(|a, b| a.0.path.cmp(&b.0.path));
+        next.sort_by(|a, b| a.0.path.cmp(b.0.path));
         next.dedup_by(|a, b| a.0.path == b.0.path);
         let mut texts = Vec::new();
         let mut entries = Vec::with_capacity(next.len());
@@ -405,8 +454,8 @@ impl Open {
             });
             entries.push(e);
         }
-        let bytes = store::encode(&self.key, &entries, &texts);
-        match write_atomically(&cache.dir, &self.file, &bytes) {
+        let bytes = store::encode(&self.open.key, &entries, &texts);
+        match write_atomically(&cache.dir, &self.open.file, &bytes) {
             Ok(()) => report.written = true,
             Err(e) => {
                 let w = format!(
@@ -427,45 +476,41 @@ impl Open {
 /// Where an entry's text comes from when the cache is written.
 enum TextFrom<'a> {
     New(&'a [u8]),
-    Old(&'a Entry),
+    Old(&'a Entry<'a>),
 }
 
-fn fresh(memo: Option<Memo>, with_text: bool) -> Source {
-    memo.map_or(Source::None, |m| Source::Fresh(m, with_text))
+fn fresh(memo: Option<Memo>, with_text: bool) -> Origin {
+    memo.map_or(Origin::None, |m| Origin::Fresh(m, with_text))
 }
 
 /// Whether a fresh entry holds what the loaded one does (so nothing needs writing).
-fn same_entry(old: &Entry, new: &Entry) -> bool {
-    old.memo == new.memo
-        && old.racy == new.racy
-        && old.outcome == new.outcome
-        && old.text.is_some() == new.text.is_some()
+fn same_entry(old: &Entry<'_>, new: &Entry<'_>) -> bool {
+    let (mut a, mut b) = (old.clone(), new.clone());
+    a.text = a.text.map(|_| (0, 0));
+    b.text = b.text.map(|_| (0, 0));
+    a == b
 }
 
-/// The cache file, decoded up to its texts, and kept open to read them; `Ok(None)` when
-/// there is none.
-fn read_cache(path: &Path) -> Result<Option<(File, Decoded)>, String> {
+/// The cache file mapped, its meta section checked; `Ok(None)` when there is none.
+fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> {
+    let unreadable = |e: std::io::Error| format!("cannot be read ({e})");
     let f = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(format!("cannot be read ({e})")),
+        Err(e) => return Err(unreadable(e)),
     };
-    let len = f.metadata().map_err(|e| format!("cannot be read ({e})"))?.len();
-    let mut buf = Vec::new();
-    read_upto(&f, 0, len.min(64 << 10), &mut buf).map_err(|e| format!("cannot be read ({e})"))?;
-    let need = match store::prefix_bytes_needed(&buf) {
-        Some(n) if n as u64 <= len => n,
-        _ if buf.len() >= 16 && buf[..16] != store::MAGIC[..] => {
+    let src = Source::from_file(f, ReadMode::Auto).map_err(unreadable)?;
+    let bytes = src.bytes();
+    let need = match store::prefix_bytes_needed(bytes) {
+        _ if bytes.len() >= 16 && bytes[..16] != store::MAGIC[..] => {
             return Err("is not a cache file of this version".into());
         }
+        Some(n) if n <= bytes.len() => n,
         _ => return Err("is damaged (truncated)".into()),
     };
-    if need > buf.len() {
-        let have = buf.len();
-        read_upto(&f, have as u64, (need - have) as u64, &mut buf).map_err(|e| format!("cannot be read ({e})"))?;
-    }
-    match store::decode(&buf[..need.min(buf.len())]) {
-        Ok(d) => Ok(Some((f, d))),
+    match store::sections(&bytes[..need]) {
+        Ok(s) if s.text_at.checked_add(s.text_len) == Some(bytes.len() as u64) => Ok(Some((src, s))),
+        Ok(_) => Err("is damaged (its length is off)".into()),
         Err(Refused::Foreign) => Err("is not a cache file of this version".into()),
         Err(Refused::Damaged) => Err("is damaged".into()),
     }

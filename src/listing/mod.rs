@@ -145,14 +145,55 @@ impl SessionInfo {
     /// `bytes(v["pathBytes"])` in Python, `Buffer.from(v.pathBytes)` in Node). Other paths
     /// have no `pathBytes`.
     pub fn write_json_line(&self, with_text: bool, out: &mut Vec<u8>) {
-        let p = self.path.to_string_lossy();
-        let exact = self
-            .path
-            .to_str()
-            .is_none()
-            .then(|| self.path.as_os_str().as_encoded_bytes());
-        crate::json::stringify::stringify_into(out, &self.to_value_with(&p, exact, with_text));
-        out.push(b'\n');
+        // What `to_value_with` builds and `JSON.stringify` writes, written field by field
+        // (a listing of 10,000 sessions spent a tenth of its time building the values).
+        use crate::json::stringify::{push_json_string, stringify_into};
+        let value = |out: &mut Vec<u8>, v: &Option<Value<'static>>| match v {
+            Some(v) => stringify_into(out, v),
+            None => out.extend_from_slice(b"null"),
+        };
+        let date = |out: &mut Vec<u8>, ms: f64| match crate::js::time::iso_from_ms(ms) {
+            Some(s) => push_json_string(out, s.as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        };
+        out.extend_from_slice(b"{\"path\":");
+        push_json_string(out, self.path.to_string_lossy().as_bytes());
+        if self.path.to_str().is_none() {
+            out.extend_from_slice(b",\"pathBytes\":[");
+            for (i, b) in self.path.as_os_str().as_encoded_bytes().iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b.to_string().as_bytes());
+            }
+            out.push(b']');
+        }
+        out.extend_from_slice(b",\"id\":");
+        value(out, &self.id);
+        out.extend_from_slice(b",\"cwd\":");
+        push_json_string(out, self.cwd.as_bytes());
+        out.extend_from_slice(b",\"name\":");
+        match &self.name {
+            Some(n) => push_json_string(out, n.as_bytes()),
+            None => out.extend_from_slice(b"null"),
+        }
+        out.extend_from_slice(b",\"parentSessionPath\":");
+        value(out, &self.parent_session_path);
+        out.extend_from_slice(b",\"created\":");
+        date(out, self.created);
+        out.extend_from_slice(b",\"modified\":");
+        date(out, self.modified);
+        out.extend_from_slice(b",\"messageCount\":");
+        let mut n = String::new();
+        crate::js::number::json_number(self.message_count as f64, &mut n);
+        out.extend_from_slice(n.as_bytes());
+        out.extend_from_slice(b",\"firstMessage\":");
+        push_json_string(out, self.first_message.as_bytes());
+        if with_text {
+            out.extend_from_slice(b",\"allMessagesText\":");
+            push_json_string(out, self.all_messages_text.as_bytes());
+        }
+        out.extend_from_slice(b"}\n");
     }
 }
 

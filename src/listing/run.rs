@@ -3,7 +3,7 @@
 //! cancellation between files, and pi's final sort (V8's `Array.prototype.sort`); pi's
 //! `list`, `listAll` and `listSessionsFromDir`.
 
-use super::cache::{CacheReport, Open, Source, Took};
+use super::cache::{CacheReport, Open, Origin, Took, View};
 use super::read::{Candidate, DirFd, Scratch, open_folder, read_opened_session_info};
 use super::{
     CancelToken, Cancelled, DirProblem, ListOptions, Listing, Progress, ProgressFn, SessionInfo, SkipFileReason,
@@ -93,7 +93,7 @@ enum Publish {
 type Built = (Vec<Option<Arc<SessionInfo>>>, Vec<SkippedFile>);
 
 /// One candidate done: its index, its outcome, and what the cache keeps of it.
-type Done = (usize, Result<Arc<SessionInfo>, SkipFileReason>, Source, Option<Took>);
+type Done = (usize, Result<Arc<SessionInfo>, SkipFileReason>, Origin, Option<Took>);
 
 /// Process candidates in parallel; results in candidate order.
 fn build_all<'a>(
@@ -115,10 +115,11 @@ fn build_all<'a>(
     let read_mode = opts.read_mode;
     let skip_text = opts.skip_text;
     let cache_opts = opts.cache.clone();
-    let open = cache
+    let loaded = cache
         .zip(cache_opts.as_ref())
         .map(|((kind, folder), c)| Open::load(c, kind, folder));
-    let open = open.as_ref();
+    let view = loaded.as_ref().map(View::new);
+    let open = view.as_ref();
     let shared = Mutex::new(Shared {
         loaded: 0,
         first_done: false,
@@ -135,7 +136,7 @@ fn build_all<'a>(
         .map(|&index| {
             let c = &cands[index];
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-                return (index, Err(SkipFileReason::Cancelled), Source::None, None);
+                return (index, Err(SkipFileReason::Cancelled), Origin::None, None);
             }
             let (res, src, took) = guarded(
                 || {
@@ -151,13 +152,13 @@ fn build_all<'a>(
                                 c.open()
                                     .map_err(|e| SkipFileReason::io(&e))
                                     .and_then(|f| read_opened_session_info(&c.path, f, read_mode, &mut s)),
-                                Source::None,
+                                Origin::None,
                                 None,
                             ),
                         }
                     })
                 },
-                |r| (Err(r), Source::None, None),
+                |r| (Err(r), Origin::None, None),
             );
             let res = res.map(Arc::new);
             let mut sh = shared.lock().expect("progress lock is not poisoned");
@@ -201,6 +202,18 @@ fn build_all<'a>(
     if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
         return Err(Cancelled);
     }
+    drop(shared);
+    if loaded.as_ref().is_some_and(|l| !l.held()) {
+        // The cache file was truncated or rewritten in place under its mapping: its
+        // answers may be zeros. List again without it (progress starts over).
+        drop(view);
+        let (built, _) = build_all(cands, publish, filter, opts, None)?;
+        let report = CacheReport {
+            warning: Some("the listing cache changed while it was read (not by pi-session): listed without it".into()),
+            ..CacheReport::default()
+        };
+        return Ok((built, Some(report)));
+    }
     done.sort_unstable_by_key(|d| d.0);
     let report = match (open, cache_opts.as_ref()) {
         (Some(o), Some(c)) => {
@@ -224,8 +237,8 @@ fn build_all<'a>(
             }
             let mut rows = Vec::with_capacity(done.len());
             for d in &mut done {
-                let src = std::mem::replace(&mut d.2, Source::None);
-                rows.push((cands[d.0].path.as_path(), Some(&d.1), src));
+                let src = std::mem::replace(&mut d.2, Origin::None);
+                rows.push((cands[d.0].path.as_path(), &d.1, src));
             }
             o.save(c, &rows, &mut report);
             Some(report)

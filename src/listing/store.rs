@@ -26,6 +26,7 @@ use super::SkipFileReason;
 use super::info::Carry;
 use super::read::Memo;
 use crate::source::Stamp;
+use std::borrow::Cow;
 
 /// The first bytes of every cache file.
 pub(super) const MAGIC: &[u8; 16] = b"pi-session-list\n";
@@ -43,38 +44,131 @@ const THROWS: &[&str] = &[
 
 /// What a listed file gave, as stored.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) enum Outcome {
-    /// Listed: the fields its header does not give.
+pub(super) enum Outcome<'a> {
+    /// Listed: its `SessionInfo` (the values of `id` and `parentSessionPath` as JSON
+    /// text), but the path and the text.
     Listed {
-        name: Option<Vec<u8>>,
+        id: Option<Cow<'a, [u8]>>,
+        cwd: &'a [u8],
+        parent: Option<Cow<'a, [u8]>>,
+        created: f64,
+        name: Option<&'a [u8]>,
         modified: f64,
         message_count: u64,
-        first_message: Vec<u8>,
+        first_message: &'a [u8],
         bytes: u64,
     },
     /// Not listed, and why.
     Dropped(SkipFileReason),
 }
 
-/// One file in the cache.
+/// A [`Carry`] as stored: its header line is its entry's.
 #[derive(Clone, Debug, PartialEq)]
-pub(super) struct Entry {
+pub(super) struct CarryAt<'a> {
+    pub(super) offset: u64,
+    pub(super) dropped: Option<SkipFileReason>,
+    pub(super) has_header: bool,
+    pub(super) message_count: u64,
+    pub(super) first_message: Option<&'a [u8]>,
+    pub(super) name: Option<&'a [u8]>,
+    pub(super) last_activity: Option<f64>,
+    pub(super) any_text: bool,
+    pub(super) text_len: u64,
+}
+
+impl<'a> CarryAt<'a> {
+    /// The stored form of `c`.
+    pub(super) fn of(c: &'a Carry) -> CarryAt<'a> {
+        CarryAt {
+            offset: c.offset,
+            dropped: c.dropped.clone(),
+            has_header: c.header_line.is_some(),
+            message_count: c.message_count,
+            first_message: c.first_message.as_deref(),
+            name: c.name.as_deref(),
+            last_activity: c.last_activity,
+            any_text: c.any_text,
+            text_len: c.text_len,
+        }
+    }
+
+    /// The carry, with its entry's header line.
+    pub(super) fn to_carry(&self, header_line: Option<&[u8]>) -> Carry {
+        Carry {
+            offset: self.offset,
+            dropped: self.dropped.clone(),
+            header_line: if self.has_header {
+                header_line.map(<[u8]>::to_vec)
+            } else {
+                None
+            },
+            message_count: self.message_count,
+            first_message: self.first_message.map(<[u8]>::to_vec),
+            name: self.name.map(<[u8]>::to_vec),
+            last_activity: self.last_activity,
+            any_text: self.any_text,
+            text_len: self.text_len,
+        }
+    }
+}
+
+/// One file in the cache; its byte strings borrow from the cache file's bytes (or, for
+/// an entry about to be written, from what the read gave).
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Entry<'a> {
     /// The path's bytes, as listed.
-    pub(super) path: Vec<u8>,
-    pub(super) memo: Memo,
+    pub(super) path: &'a [u8],
+    /// The `fstat` its bytes were read under.
+    pub(super) stamp: Stamp,
+    /// Hashes of its first and last [`WINDOW`](super::read::WINDOW) bytes.
+    pub(super) head: u128,
+    pub(super) tail: u128,
     /// Its ctime was too close to the time it was read to tell a later rewrite by its
     /// stamp alone: read it again.
     pub(super) racy: bool,
-    pub(super) outcome: Outcome,
+    /// The header line, when the file has one.
+    pub(super) header_line: Option<&'a [u8]>,
+    pub(super) outcome: Outcome<'a>,
     /// Where its `allMessagesText` is in the text section: `None` when it was not collected.
     pub(super) text: Option<(u64, u64)>,
+    pub(super) carry: Option<CarryAt<'a>>,
 }
 
-/// A decoded cache file: its key, its entries, and where its text section is.
+impl<'a> Entry<'a> {
+    /// The entry for a file just read.
+    pub(super) fn fresh(path: &'a [u8], memo: &'a Memo, racy: bool, outcome: Outcome<'a>, text: bool) -> Entry<'a> {
+        Entry {
+            path,
+            stamp: memo.stamp,
+            head: memo.head,
+            tail: memo.tail,
+            racy,
+            header_line: memo.header_line.as_deref(),
+            outcome,
+            text: text.then_some((0, 0)),
+            carry: memo.carry.as_ref().map(CarryAt::of),
+        }
+    }
+
+    /// What a read of the file would keep: the entry as a [`Memo`].
+    pub(super) fn memo(&self) -> Memo {
+        Memo {
+            stamp: self.stamp,
+            carry: self.carry.as_ref().map(|c| c.to_carry(self.header_line)),
+            head: self.head,
+            tail: self.tail,
+            header_line: self.header_line.map(<[u8]>::to_vec),
+        }
+    }
+}
+
+/// A cache file's sections, checked against their hashes (the entries not yet decoded).
 #[derive(Debug, Default)]
-pub(super) struct Decoded {
+pub(super) struct Sections {
     pub(super) key: Vec<u8>,
-    pub(super) entries: Vec<Entry>,
+    pub(super) count: u64,
+    /// Where the entries are in the bytes given to [`sections`].
+    pub(super) meta: std::ops::Range<usize>,
     /// Offset of the text section in the file, its length and its hash.
     pub(super) text_at: u64,
     pub(super) text_len: u64,
@@ -88,7 +182,7 @@ fn prefix_len(key_len: usize) -> usize {
 }
 
 /// The file: its sections encoded, `texts` the text section.
-pub(super) fn encode(key: &[u8], entries: &[Entry], texts: &[u8]) -> Vec<u8> {
+pub(super) fn encode(key: &[u8], entries: &[Entry<'_>], texts: &[u8]) -> Vec<u8> {
     let mut meta = Vec::with_capacity(entries.len() * 256);
     for e in entries {
         put_entry(&mut meta, e);
@@ -117,8 +211,9 @@ pub(super) enum Refused {
     Damaged,
 }
 
-/// The file's start up to the text section (`bytes`; more may follow), decoded.
-pub(super) fn decode(bytes: &[u8]) -> Result<Decoded, Refused> {
+/// The file's start up to the text section (`bytes`; more may follow), its meta section
+/// checked against its hash.
+pub(super) fn sections(bytes: &[u8]) -> Result<Sections, Refused> {
     if bytes.len() < 24 || bytes[..16] != MAGIC[..] {
         return Err(if bytes.len() >= 16 && bytes[..16] != MAGIC[..] {
             Refused::Foreign
@@ -131,39 +226,46 @@ pub(super) fn decode(bytes: &[u8]) -> Result<Decoded, Refused> {
         return Err(Refused::Foreign);
     }
     let _flags = r.u32().ok_or(Refused::Damaged)?;
-    let decoded = (|| {
+    let s = (|| {
         let key = r.bytes()?.to_vec();
         let count = r.u64()?;
         let meta_len = usize::try_from(r.u64()?).ok()?;
         let meta_hash = r.u128()?;
+        let meta_at = r.at;
         let meta = r.take(meta_len)?;
         if xxhash_rust::xxh3::xxh3_128(meta) != meta_hash {
             return None;
         }
         let text_len = r.u64()?;
         let text_hash = r.u128()?;
-        let text_at = r.at as u64;
-        let mut m = Reader { b: meta, at: 0 };
-        // Each entry takes well over 64 bytes: a count beyond that is a lie.
-        let mut entries = Vec::with_capacity(usize::try_from(count).ok()?.min(meta.len() / 64 + 1));
-        for _ in 0..count {
-            let e = get_entry(&mut m)?;
-            if let Some((at, len)) = e.text
-                && at.checked_add(len)? > text_len
-            {
-                return None;
-            }
-            entries.push(e);
-        }
-        (m.at == meta.len()).then_some(Decoded {
+        Some(Sections {
             key,
-            entries,
-            text_at,
+            count,
+            meta: meta_at..meta_at + meta_len,
+            text_at: r.at as u64,
             text_len,
             text_hash,
         })
     })();
-    decoded.ok_or(Refused::Damaged)
+    s.ok_or(Refused::Damaged)
+}
+
+/// The entries of a meta section (`meta`, holding `count` of them, with a text section
+/// of `text_len` bytes); `None` when anything is off.
+pub(super) fn entries(meta: &[u8], count: u64, text_len: u64) -> Option<Vec<Entry<'_>>> {
+    let mut m = Reader { b: meta, at: 0 };
+    // Each entry takes well over 64 bytes: a count beyond that is a lie.
+    let mut out = Vec::with_capacity(usize::try_from(count).ok()?.min(meta.len() / 64 + 1));
+    for _ in 0..count {
+        let e = get_entry(&mut m)?;
+        if let Some((at, len)) = e.text
+            && at.checked_add(len)? > text_len
+        {
+            return None;
+        }
+        out.push(e);
+    }
+    (m.at == meta.len()).then_some(out)
 }
 
 /// Bytes of a file to read first: enough for the prefix of a short key.
@@ -229,17 +331,21 @@ pub(super) fn storable(r: &SkipFileReason) -> bool {
     reason_code(r).is_some()
 }
 
-fn put_entry(out: &mut Vec<u8>, e: &Entry) {
-    put_bytes(out, &e.path);
-    for p in e.memo.stamp.to_parts() {
+fn put_entry(out: &mut Vec<u8>, e: &Entry<'_>) {
+    put_bytes(out, e.path);
+    for p in e.stamp.to_parts() {
         put_u64(out, p);
     }
     out.push(u8::from(e.racy));
-    out.extend_from_slice(&e.memo.head.to_le_bytes());
-    out.extend_from_slice(&e.memo.tail.to_le_bytes());
-    put_opt_bytes(out, e.memo.header_line.as_deref());
+    out.extend_from_slice(&e.head.to_le_bytes());
+    out.extend_from_slice(&e.tail.to_le_bytes());
+    put_opt_bytes(out, e.header_line);
     match &e.outcome {
         Outcome::Listed {
+            id,
+            cwd,
+            parent,
+            created,
             name,
             modified,
             message_count,
@@ -247,7 +353,11 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry) {
             bytes,
         } => {
             out.push(0);
-            put_opt_bytes(out, name.as_deref());
+            put_opt_bytes(out, id.as_deref());
+            put_bytes(out, cwd);
+            put_opt_bytes(out, parent.as_deref());
+            put_u64(out, created.to_bits());
+            put_opt_bytes(out, *name);
             put_u64(out, modified.to_bits());
             put_u64(out, *message_count);
             put_bytes(out, first_message);
@@ -263,7 +373,7 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry) {
             put_u64(out, len);
         }
     }
-    match &e.memo.carry {
+    match &e.carry {
         None => out.push(0),
         Some(c) => {
             out.push(1);
@@ -272,24 +382,29 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry) {
     }
 }
 
-/// A carry, with what it shares with its entry stored once: its header line and its
-/// first message and name when they are the entry's (a flag 2).
-fn put_carry(out: &mut Vec<u8>, c: &Carry, e: &Entry) {
+/// A carry, with what it shares with its entry stored once: its first message and name
+/// when they are the entry's (a flag 2).
+fn put_carry(out: &mut Vec<u8>, c: &CarryAt<'_>, e: &Entry<'_>) {
     put_u64(out, c.offset);
     out.push(c.dropped.as_ref().and_then(reason_code).unwrap_or(0));
-    out.push(u8::from(c.header_line.is_some()));
+    out.push(u8::from(c.has_header));
     put_u64(out, c.message_count);
-    let (first, name) = match &e.outcome {
-        Outcome::Listed {
-            first_message, name, ..
-        } => (Some(first_message.as_slice()), name.as_deref()),
-        Outcome::Dropped(_) => (None, None),
-    };
-    put_shared(out, c.first_message.as_deref(), first);
-    put_shared(out, c.name.as_deref(), name);
+    let (first, name) = shared_fields(&e.outcome);
+    put_shared(out, c.first_message, first);
+    put_shared(out, c.name, name);
     put_opt_f64(out, c.last_activity);
     out.push(u8::from(c.any_text));
     put_u64(out, c.text_len);
+}
+
+/// The first message and name of a listed outcome, which a carry may share.
+fn shared_fields<'a>(o: &Outcome<'a>) -> (Option<&'a [u8]>, Option<&'a [u8]>) {
+    match o {
+        Outcome::Listed {
+            first_message, name, ..
+        } => (Some(first_message), *name),
+        Outcome::Dropped(_) => (None, None),
+    }
 }
 
 fn put_shared(out: &mut Vec<u8>, v: Option<&[u8]>, entry_has: Option<&[u8]>) {
@@ -333,12 +448,8 @@ impl<'a> Reader<'a> {
         let n = usize::try_from(self.u64()?).ok()?;
         self.take(n)
     }
-    fn opt_bytes(&mut self) -> Option<Option<Vec<u8>>> {
-        Some(if self.bool()? {
-            Some(self.bytes()?.to_vec())
-        } else {
-            None
-        })
+    fn opt_bytes(&mut self) -> Option<Option<&'a [u8]>> {
+        Some(if self.bool()? { Some(self.bytes()?) } else { None })
     }
     fn opt_f64(&mut self) -> Option<Option<f64>> {
         Some(if self.bool()? {
@@ -347,18 +458,18 @@ impl<'a> Reader<'a> {
             None
         })
     }
-    fn shared(&mut self, entry_has: Option<&[u8]>) -> Option<Option<Vec<u8>>> {
+    fn shared(&mut self, entry_has: Option<&'a [u8]>) -> Option<Option<&'a [u8]>> {
         match self.u8()? {
             0 => Some(None),
-            1 => Some(Some(self.bytes()?.to_vec())),
-            2 => Some(Some(entry_has?.to_vec())),
+            1 => Some(Some(self.bytes()?)),
+            2 => Some(Some(entry_has?)),
             _ => None,
         }
     }
 }
 
-fn get_entry(r: &mut Reader<'_>) -> Option<Entry> {
-    let path = r.bytes()?.to_vec();
+fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
+    let path = r.bytes()?;
     let mut parts = [0u64; 7];
     for p in &mut parts {
         *p = r.u64()?;
@@ -369,10 +480,14 @@ fn get_entry(r: &mut Reader<'_>) -> Option<Entry> {
     let header_line = r.opt_bytes()?;
     let outcome = match r.u8()? {
         0 => Outcome::Listed {
+            id: r.opt_bytes()?.map(Cow::Borrowed),
+            cwd: r.bytes()?,
+            parent: r.opt_bytes()?.map(Cow::Borrowed),
+            created: f64::from_bits(r.u64()?),
             name: r.opt_bytes()?,
             modified: f64::from_bits(r.u64()?),
             message_count: r.u64()?,
-            first_message: r.bytes()?.to_vec(),
+            first_message: r.bytes()?,
             bytes: r.u64()?,
         },
         c => Outcome::Dropped(reason_of(c)?),
@@ -388,22 +503,18 @@ fn get_entry(r: &mut Reader<'_>) -> Option<Entry> {
             c => Some(reason_of(c)?),
         };
         let has_header = r.bool()?;
+        if has_header && header_line.is_none() {
+            return None;
+        }
         let message_count = r.u64()?;
-        let (first, name) = match &outcome {
-            Outcome::Listed {
-                first_message, name, ..
-            } => (Some(first_message.as_slice()), name.as_deref()),
-            Outcome::Dropped(_) => (None, None),
-        };
-        let first_message = r.shared(first)?;
-        let name = r.shared(name)?;
-        Some(Carry {
+        let (first, name) = shared_fields(&outcome);
+        Some(CarryAt {
             offset,
             dropped,
-            header_line: if has_header { Some(header_line.clone()?) } else { None },
+            has_header,
             message_count,
-            first_message,
-            name,
+            first_message: r.shared(first)?,
+            name: r.shared(name)?,
             last_activity: r.opt_f64()?,
             any_text: r.bool()?,
             text_len: r.u64()?,
@@ -413,15 +524,13 @@ fn get_entry(r: &mut Reader<'_>) -> Option<Entry> {
     };
     Some(Entry {
         path,
-        memo: Memo {
-            stamp: Stamp::from_parts(parts),
-            carry,
-            head,
-            tail,
-            header_line,
-        },
+        stamp: Stamp::from_parts(parts),
+        head,
+        tail,
         racy,
+        header_line,
         outcome,
         text,
+        carry,
     })
 }

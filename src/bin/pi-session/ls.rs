@@ -316,20 +316,23 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         eprintln!("pi-session: none of the {found} session(s) matches");
     }
     if a.json {
+        // Blocks of 1,024 rows, each formatted in parallel pieces into buffers that are
+        // reused, and written in order: all the output at once would be megabytes of
+        // fresh pages, which cost more than the formatting.
         use rayon::prelude::*;
-        // In pieces of 256, formatted in parallel and written in order.
-        let pieces: Vec<Vec<u8>> = rows
-            .par_chunks(256)
-            .map(|chunk| {
-                let mut buf = Vec::with_capacity(chunk.len() * 512);
-                for (s, _, _) in chunk {
-                    s.write_json_line(a.text, &mut buf);
+        let mut bufs: Vec<Vec<u8>> = Vec::new();
+        for block in rows.chunks(1024) {
+            let pieces = block.chunks(128);
+            bufs.resize_with(pieces.len(), Vec::new);
+            pieces.zip(bufs.iter_mut()).par_bridge().for_each(|(piece, buf)| {
+                buf.clear();
+                for (s, _, _) in piece {
+                    s.write_json_line(a.text, buf);
                 }
-                buf
-            })
-            .collect();
-        for p in pieces {
-            out.write_all(&p)?;
+            });
+            for b in &bufs[..block.len().div_ceil(128)] {
+                out.write_all(b)?;
+            }
         }
     } else if !rows.is_empty() {
         let stdout_tty = std::io::stdout().is_terminal();
@@ -349,7 +352,12 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         table::write(&rows, &zone, now, home, &look, out)?;
     }
     // As `grep`: nothing listed is the answer no.
-    Ok(if rows.is_empty() { 1 } else { 0 })
+    let code = if rows.is_empty() { 1 } else { 0 };
+    // The process ends soon: freeing 10,000 sessions' strings one by one took 5% of a
+    // warm listing's time.
+    drop(rows);
+    std::mem::forget(listing);
+    Ok(code)
 }
 
 /// A row: the session, its file's size (as read), its `--tree` prefix (`│  ├─ `).

@@ -384,9 +384,24 @@ fn ignore_sigxfsz() {
     }
 }
 
+/// Let glibc's malloc grow its heaps 16 MiB at a time: a warm listing of 10,000 sessions
+/// made 2,800 `mprotect` calls growing the worker threads' heaps page by page (12% of its
+/// time in `sysmalloc`).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[allow(unsafe_code)]
+fn malloc_in_bigger_steps() {
+    // SAFETY: `mallopt` only sets a tuning parameter of the allocator; it runs first in
+    // main, before any other thread exists or anything is allocated on another thread.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 16 << 20);
+    }
+}
+
 fn main() {
     #[cfg(unix)]
     ignore_sigxfsz();
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    malloc_in_bigger_steps();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
