@@ -75,6 +75,23 @@ pub(super) struct Carry {
     pub(super) text_len: u64,
 }
 
+impl Carry {
+    /// The carry of a file the lines before it dropped: nothing else in it matters.
+    fn dropped(why: SkipFileReason) -> Carry {
+        Carry {
+            offset: 0,
+            dropped: Some(why),
+            header_line: None,
+            message_count: 0,
+            first_message: None,
+            name: None,
+            last_activity: None,
+            any_text: false,
+            text_len: 0,
+        }
+    }
+}
+
 impl State {
     fn carry(&self, offset: u64, all: &[u8]) -> Carry {
         Carry {
@@ -227,9 +244,7 @@ pub(super) fn build_carried(
                 && !lost
                 && matches!(e, SkipFileReason::NotSession | SkipFileReason::PiThrows(_))
             {
-                let mut c = st.carry(base + snap_at as u64, &scratch.all);
-                c.dropped = Some(e.clone());
-                carry = Some(c);
+                carry = Some(Carry::dropped(e.clone()));
             }
             header_line = st.header_line.take();
             break Err(e);

@@ -304,3 +304,81 @@ fn a_listing_survives_files_rewritten_while_it_maps_them() {
         stop.store(true, Ordering::Relaxed);
     });
 }
+
+/// A session file's lines: a header (or garbage first), messages of every kind pi counts
+/// or throws on, names, and the walker's hostile lines, each with any line end.
+fn session_lines() -> impl Strategy<Value = Vec<u8>> {
+    let line = prop_oneof![
+        3 => Just(r#"{"type":"message","timestamp":"2025-01-02T00:00:00.000Z","message":{"role":"user","content":"hi there"}}"#.to_string()),
+        3 => Just(r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":"a"},{"type":"image","data":"AA"},{"type":"text","text":"b\nc"}],"timestamp":1735776000001}}"#.to_string()),
+        1 => Just(r#"{"type":"message","message":{"role":"user","content":[{"type":"image"}]}}"#.to_string()),
+        1 => Just(r#"{"type":"message","message":{"role":"toolResult","content":"out"}}"#.to_string()),
+        1 => Just(r#"{"type":"session_info","name":"  named  "}"#.to_string()),
+        1 => Just(r#"{"type":"session_info","name":null}"#.to_string()),
+        1 => Just(r#"{"type":"session_info","name":3}"#.to_string()),
+        1 => Just(r#"{"type":"message"}"#.to_string()),
+        1 => Just(r#"{"type":"session","id":"again"}"#.to_string()),
+        1 => Just("null".to_string()),
+        1 => Just("".to_string()),
+        2 => entry(),
+        1 => soup().prop_map(|b| String::from_utf8_lossy(&b).into_owned()),
+    ];
+    let first = prop_oneof![
+        6 => Just(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#.to_string()),
+        1 => Just(r#"{"type":"message","id":"a"}"#.to_string()),
+        1 => Just("0".to_string()),
+        1 => Just("{\"type\":\"sess".to_string()),
+    ];
+    let end = prop::sample::select(&["\n", "\n", "\r\n", "\r", "\n\n"][..]);
+    (first, end.clone(), prop::collection::vec((line, end), 0..10)).prop_map(|(h, he, lines)| {
+        let mut b = format!("{h}{he}").into_bytes();
+        for (l, e) in lines {
+            b.extend_from_slice(l.as_bytes());
+            b.extend_from_slice(e.as_bytes());
+        }
+        b
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1024))]
+
+    /// A file listed when it ended at any byte, then grown to its whole: the listing
+    /// carried on from what the first listing kept (the listing cache's append path)
+    /// is the listing of the whole file read at once, and keeps the same carry.
+    #[test]
+    fn a_listing_carried_on_after_an_append_is_the_listing_of_the_whole(
+        bytes in session_lines(),
+        cut in any::<prop::sample::Index>(),
+        trim in any::<prop::sample::Index>(),
+        skip_text in any::<bool>(),
+    ) {
+        use super::info::{InfoScratch, Resume, build_carried};
+        let path = std::path::Path::new("x.jsonl");
+        // Sometimes without its last line end, to complete later.
+        let bytes = &bytes[..bytes.len() - trim.index(2).min(bytes.len())];
+        let k = cut.index(bytes.len() + 1);
+        let scratch = || InfoScratch { skip_text, ..InfoScratch::default() };
+        let whole = build_carried(path, bytes, bytes, 5.0, &mut scratch(), None, true).expect("no resume");
+        let before = build_carried(path, &bytes[..k], &bytes[..k], 5.0, &mut scratch(), None, true).expect("no resume");
+        let carry = before.carry.expect("bytes that hold still keep a carry");
+        prop_assert!(carry.offset as usize <= k);
+        let text: &[u8] = match &before.result {
+            Ok(info) => &info.all_messages_text.as_bytes()[..carry.text_len as usize],
+            Err(_) => &[],
+        };
+        if before.result.is_err() && carry.text_len > 0 {
+            // The cache keeps no text for a dropped file: it reads such a file whole.
+            return Ok(());
+        }
+        let off = carry.offset as usize;
+        let resumed = build_carried(path, &bytes[off..], &bytes[off..], 5.0, &mut scratch(), Some(Resume { carry: &carry, text }), true)
+            .expect("the carry's header line parses");
+        // (Debug text: a `created` of NaN is equal to itself there.)
+        prop_assert_eq!(format!("{:?}", resumed.result), format!("{:?}", whole.result));
+        prop_assert_eq!(&resumed.carry, &whole.carry);
+        if whole.result.is_ok() {
+            prop_assert_eq!(&resumed.header_line, &whole.header_line);
+        }
+    }
+}

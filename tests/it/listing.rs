@@ -8,7 +8,7 @@
 use pi_session::Value;
 use pi_session::dirs::{Env, Flavor};
 use pi_session::dump::canonical::{CanonOptions, canonical_string};
-use pi_session::listing::{self, CancelToken, ListOptions, Listing, Progress, SkipFileReason};
+use pi_session::listing::{self, CancelToken, ListOptions, Listing, ListingCache, Progress, SkipFileReason};
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
@@ -93,6 +93,68 @@ fn run_with(
     read_mode: pi_session::ReadMode,
     f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelled>,
 ) -> Run {
+    run_cached(read_mode, None, f)
+}
+
+/// Check `list` against the golden `name` with no cache, then through a new cache twice:
+/// once filling it (every file read) and once from it (every file it keeps reused), with
+/// the joined text and without.
+fn check_cached(name: &str, root: &Path, list: &dyn Fn(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelled>) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = ListingCache::at(dir.path()).with_racy_window(Duration::ZERO);
+    let cold = run_cached(pi_session::ReadMode::Auto, Some(cache.clone()), |o| list(o));
+    check(name, root, &cold);
+    let Some(report) = cold.listing.cache.clone() else {
+        // A folder that cannot be read lists nothing, and has no cache.
+        assert!(!cold.listing.problems.is_empty(), "{name}: a report");
+        return;
+    };
+    assert_eq!(
+        (report.reused, report.appended, report.warning),
+        (0, 0, None),
+        "{name}: cold"
+    );
+    let warm = run_cached(pi_session::ReadMode::Auto, Some(cache.clone()), |o| list(o));
+    check(name, root, &warm);
+    let report = warm.listing.cache.clone().expect("a report");
+    assert_eq!(
+        report.reused,
+        cold.listing.cache.as_ref().map_or(0, |c| c.read) - unreadable(&cold.listing),
+        "{name}: warm"
+    );
+    assert!(!report.written, "{name}: an unchanged tree writes nothing");
+    // Filled without the text: asked for it, the cache reads the files again, then has it.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = ListingCache::at(dir.path()).with_racy_window(Duration::ZERO);
+    let lean = |o: &mut ListOptions<'_>| {
+        o.skip_text = true;
+        list(o)
+    };
+    run_cached(pi_session::ReadMode::Auto, Some(cache.clone()), lean);
+    let with_text = run_cached(pi_session::ReadMode::Auto, Some(cache.clone()), |o| list(o));
+    check(name, root, &with_text);
+    let lean_again = run_cached(pi_session::ReadMode::Auto, Some(cache), lean);
+    let plain = run(lean);
+    assert_eq!(
+        format!("{:?}", lean_again.listing.sessions),
+        format!("{:?}", plain.listing.sessions),
+        "{name}: lean"
+    );
+}
+
+/// Files skipped as unreadable (the cache keeps no entry for them).
+fn unreadable(l: &Listing) -> usize {
+    l.skipped
+        .iter()
+        .filter(|s| matches!(s.reason, SkipFileReason::Unreadable { .. }))
+        .count()
+}
+
+fn run_cached(
+    read_mode: pi_session::ReadMode,
+    cache: Option<ListingCache>,
+    f: impl FnOnce(&mut ListOptions<'_>) -> Result<Listing, listing::Cancelled>,
+) -> Run {
     let mut progress = Vec::new();
     let mut partial_lens = Vec::new();
     let listing = {
@@ -113,6 +175,7 @@ fn run_with(
             cancel: None,
             read_mode,
             skip_text: false,
+            cache,
         };
         f(&mut opts).expect("not cancelled")
     };
@@ -213,6 +276,7 @@ fn list_all_matches_pi() {
     for mode in [pi_session::ReadMode::Mmap, pi_session::ReadMode::Read] {
         check("listall", &root, &run_with(mode, |o| listing::list_all(&root, o)));
     }
+    check_cached("listall", &root, &|o| listing::list_all(&root, o));
     // Damaged files are reported, not fatal.
     let reasons = skip_reasons(&root, &r.listing);
     assert_eq!(r.listing.skipped.len(), 16, "{reasons:#?}");
@@ -273,6 +337,9 @@ fn list_one_project_matches_pi() {
     ] {
         let r = run(|o| listing::list_project(&env, Path::new(cwd), Some(&dir), &agent, o));
         check(name, &root, &r);
+        check_cached(name, &root, &|o| {
+            listing::list_project(&env, Path::new(cwd), Some(&dir), &agent, o)
+        });
         // listSessionsFromDir publishes at the first file, every 10th and the last.
         let expect: Vec<usize> = (1..=r.listing.total)
             .filter(|&l| l == 1 || l % 10 == 0 || l == r.listing.total)
@@ -291,6 +358,7 @@ fn list_flat_dir_matches_pi() {
     let flat = tmp.path().join("flat");
     let r = run(|o| listing::list_dir(&flat, o));
     check("flat-all", &flat, &r);
+    check_cached("flat-all", &flat, &|o| listing::list_dir(&flat, o));
 }
 
 #[test]
