@@ -219,7 +219,7 @@ pub(super) struct View<'o> {
     /// Sorted by path.
     entries: Vec<Entry<'o>>,
     by_path: ahash::AHashMap<&'o [u8], u32>,
-    /// The text section, once checked against its hash.
+    /// The text section, once checked against its hash (`None`: it failed the check).
     texts: OnceLock<Option<&'o [u8]>>,
     warning: Option<String>,
 }
@@ -434,7 +434,7 @@ impl<'o> View<'o> {
                 }
             }
         }
-        if !changed && kept.iter().all(|&k| k) && self.warning.is_none() {
+        if !changed && kept.iter().all(|&k| k) && self.warning.is_none() && !self.texts_damaged() {
             return;
         }
         next.sort_by(|a, b| a.0.path.cmp(b.0.path));
@@ -467,9 +467,22 @@ impl<'o> View<'o> {
         }
     }
 
-    /// The warning from loading, if any.
-    pub(super) fn warning(&self) -> Option<&str> {
-        self.warning.as_deref()
+    /// The warning from loading or from reading the texts, if any.
+    pub(super) fn warning(&self) -> Option<String> {
+        if let Some(w) = &self.warning {
+            return Some(w.clone());
+        }
+        self.texts_damaged().then(|| {
+            format!(
+                "the texts of the listing cache {} are damaged: rebuilt",
+                self.open.file.display()
+            )
+        })
+    }
+
+    /// Whether the text section was read and failed its check.
+    fn texts_damaged(&self) -> bool {
+        matches!(self.texts.get(), Some(None)) && self.open.loaded.is_some()
     }
 }
 
@@ -496,7 +509,15 @@ fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> 
     let unreadable = |e: std::io::Error| format!("cannot be read ({e})");
     let f = match File::open(path) {
         Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // No cache yet (or no folder for it: the write says so).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
         Err(e) => return Err(unreadable(e)),
     };
     let src = Source::from_file(f, ReadMode::Auto).map_err(unreadable)?;

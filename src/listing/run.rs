@@ -218,7 +218,7 @@ fn build_all<'a>(
     let report = match (open, cache_opts.as_ref()) {
         (Some(o), Some(c)) => {
             let mut report = CacheReport {
-                warning: o.warning().map(str::to_owned),
+                warning: None,
                 ..CacheReport::default()
             };
             for d in &done {
@@ -241,6 +241,7 @@ fn build_all<'a>(
                 rows.push((cands[d.0].path.as_path(), &d.1, src));
             }
             o.save(c, &rows, &mut report);
+            report.warning = o.warning().or(report.warning.take());
             Some(report)
         }
         _ => None,
