@@ -240,3 +240,16 @@ pub fn write_branch_jsonl_with(
 ) -> crate::Result<()> {
     s.branch_jsonl(branch, timestamp, env, out, verbatim)
 }
+
+/// The listing cache's append path against a listing of the whole file: `bytes` listed
+/// when they ended at `cut`, then carried on to their end, must list as `bytes` read at
+/// once (`Err` says how they differ). See `listing/checks.rs`.
+pub fn listing_carry_twin(bytes: &[u8], cut: usize, skip_text: bool) -> Result<(), String> {
+    crate::listing::checks::carry_twin(bytes, cut, skip_text)
+}
+
+/// `bytes` decoded as a listing cache file (never a panic); entries that decode survive
+/// being encoded again. `Ok(true)` when they decoded.
+pub fn listing_cache_roundtrip(bytes: &[u8]) -> Result<bool, String> {
+    crate::listing::checks::cache_file_roundtrip(bytes)
+}

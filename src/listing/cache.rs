@@ -144,7 +144,7 @@ pub(super) enum Origin {
     /// The entry of the loaded cache at this index, as it was.
     Kept(usize),
     /// A read: what to keep of it; `bool` whether its text was collected.
-    Fresh(Memo, bool),
+    Fresh(Box<Memo>, bool),
 }
 
 /// How a file was answered, for the report.
@@ -383,12 +383,7 @@ impl<'o> View<'o> {
     /// Write the cache's next version: an entry for every listed file whose outcome can
     /// be stored, in path order; nothing when it would hold what the loaded one holds.
     /// `rows` are the candidates' paths, outcomes and sources.
-    pub(super) fn save(
-        &self,
-        cache: &ListingCache,
-        rows: &[(&Path, &Result<Arc<SessionInfo>, SkipFileReason>, Origin)],
-        report: &mut CacheReport,
-    ) {
+    pub(super) fn save(&self, cache: &ListingCache, rows: &[Row<'_>], report: &mut CacheReport) {
         let mut kept = vec![false; self.entries.len()];
         let mut next: Vec<(Entry<'_>, Option<TextFrom<'_>>)> = Vec::with_capacity(rows.len());
         let mut changed = false;
@@ -493,8 +488,11 @@ enum TextFrom<'a> {
 }
 
 fn fresh(memo: Option<Memo>, with_text: bool) -> Origin {
-    memo.map_or(Origin::None, |m| Origin::Fresh(m, with_text))
+    memo.map_or(Origin::None, |m| Origin::Fresh(Box::new(m), with_text))
 }
+
+/// A listed file for [`View::save`]: its path, its outcome, and where that came from.
+pub(super) type Row<'a> = (&'a Path, &'a Result<Arc<SessionInfo>, SkipFileReason>, Origin);
 
 /// Whether a fresh entry holds what the loaded one does (so nothing needs writing).
 fn same_entry(old: &Entry<'_>, new: &Entry<'_>) -> bool {

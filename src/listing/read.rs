@@ -302,7 +302,9 @@ pub(super) fn read_appended(path: &Path, file: &File, before: &Before<'_>, scrat
             &buf[buf.len() - keep..],
         )
         .ok()?;
-        let _ = holds.then_some(())?;
+        if !holds {
+            return None;
+        }
         Some((
             c.result,
             Some(Memo {

@@ -353,32 +353,11 @@ proptest! {
         trim in any::<prop::sample::Index>(),
         skip_text in any::<bool>(),
     ) {
-        use super::info::{InfoScratch, Resume, build_carried};
-        let path = std::path::Path::new("x.jsonl");
         // Sometimes without its last line end, to complete later.
         let bytes = &bytes[..bytes.len() - trim.index(2).min(bytes.len())];
         let k = cut.index(bytes.len() + 1);
-        let scratch = || InfoScratch { skip_text, ..InfoScratch::default() };
-        let whole = build_carried(path, bytes, bytes, 5.0, &mut scratch(), None, true).expect("no resume");
-        let before = build_carried(path, &bytes[..k], &bytes[..k], 5.0, &mut scratch(), None, true).expect("no resume");
-        let carry = before.carry.expect("bytes that hold still keep a carry");
-        prop_assert!(carry.offset as usize <= k);
-        let text: &[u8] = match &before.result {
-            Ok(info) => &info.all_messages_text.as_bytes()[..carry.text_len as usize],
-            Err(_) => &[],
-        };
-        if before.result.is_err() && carry.text_len > 0 {
-            // The cache keeps no text for a dropped file: it reads such a file whole.
-            return Ok(());
-        }
-        let off = carry.offset as usize;
-        let resumed = build_carried(path, &bytes[off..], &bytes[off..], 5.0, &mut scratch(), Some(Resume { carry: &carry, text }), true)
-            .expect("the carry's header line parses");
-        // (Debug text: a `created` of NaN is equal to itself there.)
-        prop_assert_eq!(format!("{:?}", resumed.result), format!("{:?}", whole.result));
-        prop_assert_eq!(&resumed.carry, &whole.carry);
-        if whole.result.is_ok() {
-            prop_assert_eq!(&resumed.header_line, &whole.header_line);
+        if let Err(e) = super::checks::carry_twin(bytes, k, skip_text) {
+            prop_assert!(false, "{}", e);
         }
     }
 }

@@ -406,10 +406,8 @@ proptest! {
                 (Op::Append(_, true), Some(f)) => append(&f, &format!("{}\n", assistant(&format!("step {n}")))),
                 (Op::Append(_, false), Some(f)) => append(&f, &user("torn")[..20]),
                 (Op::Rewrite(_), Some(f)) => std::fs::write(&f, session("rw", &format!("rewritten {n}"))).expect("rewrite"),
-                (Op::SameSizeRewrite(_), Some(f)) => {
-                    if std::fs::read_to_string(&f).is_ok_and(|t| t.contains("hello")) {
-                        same_size_rewrite(&f);
-                    }
+                (Op::SameSizeRewrite(_), Some(f)) if std::fs::read_to_string(&f).is_ok_and(|t| t.contains("hello")) => {
+                    same_size_rewrite(&f);
                 }
                 (Op::Delete(_), Some(f)) => std::fs::remove_file(&f).expect("delete"),
                 (Op::Rename(_), Some(f)) => std::fs::rename(&f, f.with_file_name(format!("r{n}.jsonl"))).expect("rename"),
