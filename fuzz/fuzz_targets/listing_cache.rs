@@ -9,7 +9,7 @@ fuzz_target!(|data: &[u8]| {
     let Some((&mode, rest)) = data.split_first() else { return };
     if mode & 1 == 0 {
         // A real magic and version in front, so that the decoder gets past its first check.
-        let mut file = b"pi-session-list\n\x01\0\0\0\0\0\0\0".to_vec();
+        let mut file = b"pi-session-list\n\x02\0\0\0\0\0\0\0".to_vec();
         file.extend_from_slice(rest);
         if let Err(e) = pi_session::internals::listing_cache_roundtrip(&file) {
             panic!("{e}");

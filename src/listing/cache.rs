@@ -56,7 +56,7 @@ use super::store::{self, Entry, Outcome, Refused};
 use super::{SessionInfo, SkipFileReason};
 use crate::js::string::JsStr;
 use crate::json::Value;
-use crate::source::{ReadMode, Source};
+use crate::source::{ReadMode, Source, read_upto};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
@@ -219,8 +219,11 @@ pub(super) struct View<'o> {
     /// Sorted by path.
     entries: Vec<Entry<'o>>,
     by_path: ahash::AHashMap<&'o [u8], u32>,
-    /// The text section, once checked against its hash (`None`: it failed the check).
-    texts: OnceLock<Option<&'o [u8]>>,
+    /// The text log, mapped on first use (`None`: there is none of the entries'
+    /// generation).
+    texts: OnceLock<Option<Source>>,
+    /// A text failed its hash: the log is written anew.
+    texts_bad: std::sync::atomic::AtomicBool,
     warning: Option<String>,
 }
 
@@ -230,7 +233,7 @@ impl<'o> View<'o> {
         let mut warning = open.warning.clone();
         let entries = match &open.loaded {
             None => Vec::new(),
-            Some((src, s)) => match store::entries(&src.bytes()[s.meta.clone()], s.count, s.text_len) {
+            Some((src, s)) => match store::entries(&src.bytes()[s.meta.clone()], s.count) {
                 Some(e) if e.is_sorted_by(|a, b| a.path < b.path) => e,
                 _ => {
                     warning = Some(format!("the listing cache {} is damaged: rebuilt", open.file.display()));
@@ -244,6 +247,7 @@ impl<'o> View<'o> {
             entries,
             by_path,
             texts: OnceLock::new(),
+            texts_bad: std::sync::atomic::AtomicBool::new(false),
             warning,
         }
     }
@@ -252,26 +256,30 @@ impl<'o> View<'o> {
         self.by_path.get(path).map(|&i| i as usize)
     }
 
-    /// The text section, read once (and checked against its hash) on first use.
+    /// The text log of the entries' generation, mapped once on first use.
     fn texts(&self) -> Option<&[u8]> {
         self.texts
             .get_or_init(|| {
-                let (src, s) = self.open.loaded.as_ref()?;
-                let at = usize::try_from(s.text_at).ok()?;
-                let t = src
-                    .bytes()
-                    .get(at..at.checked_add(usize::try_from(s.text_len).ok()?)?)?;
-                (xxhash_rust::xxh3::xxh3_128(t) == s.text_hash).then_some(t)
+                let (_, s) = self.open.loaded.as_ref()?;
+                let f = File::open(text_log_path(&self.open.file)).ok()?;
+                let src = Source::from_file(f, ReadMode::Auto).ok()?;
+                (store::text_log_generation(src.bytes()) == Some(s.text_gen) && s.text_gen != 0).then_some(src)
             })
-            .as_deref()
+            .as_ref()
+            .map(Source::bytes)
     }
 
-    /// An entry's text, its first `len` bytes when given.
+    /// An entry's text (checked against its hash), its first `len` bytes when given.
     fn text_of(&self, e: &Entry<'_>, len: Option<u64>) -> Option<&[u8]> {
-        let (at, full) = e.text?;
-        let n = len.unwrap_or(full).min(full);
-        self.texts()?
-            .get(usize::try_from(at).ok()?..usize::try_from(at + n).ok()?)
+        let (at, full, hash) = e.text?;
+        let t = self
+            .texts()
+            .and_then(|t| t.get(usize::try_from(at).ok()?..usize::try_from(at.checked_add(full)?).ok()?));
+        let Some(t) = t.filter(|t| xxhash_rust::xxh3::xxh3_64(t) == hash) else {
+            self.texts_bad.store(true, std::sync::atomic::Ordering::Relaxed);
+            return None;
+        };
+        t.get(..usize::try_from(len.unwrap_or(full).min(full)).ok()?)
     }
 
     /// The answer an entry holds, for the file at `path`; `None` when it cannot be given
@@ -434,22 +442,37 @@ impl<'o> View<'o> {
         }
         next.sort_by(|a, b| a.0.path.cmp(b.0.path));
         next.dedup_by(|a, b| a.0.path == b.0.path);
-        let mut texts = Vec::new();
         let mut entries = Vec::with_capacity(next.len());
+        let mut texts: Vec<(usize, &[u8], Option<u64>)> = Vec::new();
         for (mut e, from) in next {
-            let bytes = match from {
-                Some(TextFrom::New(b)) => Some(b),
-                Some(TextFrom::Old(old)) => self.text_of(old, None),
+            let text = match from {
+                Some(TextFrom::New(b)) => Some((b, None)),
+                Some(TextFrom::Old(old)) => self
+                    .text_of(old, None)
+                    .zip(old.text.map(|t| t.0))
+                    .map(|(b, at)| (b, Some(at))),
                 None => None,
             };
-            e.text = bytes.map(|b| {
-                let at = texts.len() as u64;
-                texts.extend_from_slice(b);
-                (at, b.len() as u64)
-            });
+            e.text = None;
+            if let Some((b, old_at)) = text {
+                texts.push((entries.len(), b, old_at));
+            }
             entries.push(e);
         }
-        let bytes = store::encode(&self.open.key, &entries, &texts);
+        let text_gen = match self.write_texts(&cache.dir, &texts, &mut entries) {
+            Ok(g) => g,
+            Err(e) => {
+                report.warning.get_or_insert(format!(
+                    "cannot write the listing cache's texts in {}: {e} (kept without them)",
+                    cache.dir.display()
+                ));
+                for e in &mut entries {
+                    e.text = None;
+                }
+                0
+            }
+        };
+        let bytes = store::encode(&self.open.key, text_gen, &entries);
         match write_atomically(&cache.dir, &self.open.file, &bytes) {
             Ok(()) => report.written = true,
             Err(e) => {
@@ -460,6 +483,74 @@ impl<'o> View<'o> {
                 report.warning.get_or_insert(w);
             }
         }
+    }
+
+    /// Put `texts` (entry index, bytes, offset in the old log when kept) in the text log and their
+    /// places in the entries; the log's generation (0 when there are no texts). New texts
+    /// are appended in one `write` (`O_APPEND`: writers never overlap); the log is written
+    /// anew, under a new generation, when there is none of the entries' generation, a text
+    /// failed its check, or more than half of it would be dead texts.
+    fn write_texts(
+        &self,
+        dir: &Path,
+        texts: &[(usize, &[u8], Option<u64>)],
+        entries: &mut [Entry<'_>],
+    ) -> std::io::Result<u64> {
+        use std::io::{Seek, Write};
+        if texts.is_empty() {
+            return Ok(0);
+        }
+        let log = text_log_path(&self.open.file);
+        let live: u64 = texts.iter().map(|t| t.1.len() as u64).sum();
+        let old_gen = self.open.loaded.as_ref().map_or(0, |(_, s)| s.text_gen);
+        let log_len = self.texts().map_or(0, |t| t.len() as u64);
+        let place = |entries: &mut [Entry<'_>], i: usize, at: u64, b: &[u8]| {
+            entries[i].text = Some((at, b.len() as u64, xxhash_rust::xxh3::xxh3_64(b)));
+        };
+        let keep_log = self.texts().is_some() && !self.texts_damaged() && log_len <= 2 * live + (1 << 20);
+        if keep_log {
+            let new: Vec<&(usize, &[u8], Option<u64>)> = texts.iter().filter(|t| t.2.is_none()).collect();
+            let mut buf = Vec::with_capacity(new.iter().map(|t| t.1.len()).sum());
+            for t in &new {
+                buf.extend_from_slice(t.1);
+            }
+            let mut f = std::fs::OpenOptions::new().read(true).append(true).open(&log)?;
+            let mut head = Vec::new();
+            read_upto(&f, 0, 24, &mut head)?;
+            // The log another writer may have put in its place since it was mapped is not
+            // the one the kept texts are in.
+            let appended =
+                store::text_log_generation(&head) == Some(old_gen) && (buf.is_empty() || f.write(&buf)? == buf.len());
+            if appended {
+                let end = f.stream_position()?;
+                let mut at = end - buf.len() as u64;
+                for &(i, b, old_at) in texts {
+                    match old_at {
+                        Some(old_at) => place(entries, i, old_at, b),
+                        None => {
+                            place(entries, i, at, b);
+                            at += b.len() as u64;
+                        }
+                    }
+                }
+                return Ok(old_gen);
+            }
+        }
+        // A new log: a generation no other writer will pick.
+        let generation = loop {
+            let g = (now_ns() as u64) ^ (u64::from(std::process::id()) << 32) ^ (texts.len() as u64).rotate_left(17);
+            if g != 0 && g != old_gen {
+                break g;
+            }
+        };
+        let mut buf = Vec::with_capacity(24 + live as usize);
+        buf.extend_from_slice(&store::text_log_header(generation));
+        for &(i, b, _) in texts {
+            place(entries, i, buf.len() as u64, b);
+            buf.extend_from_slice(b);
+        }
+        write_atomically(dir, &log, &buf)?;
+        Ok(generation)
     }
 
     /// The warning from loading or from reading the texts, if any.
@@ -475,10 +566,17 @@ impl<'o> View<'o> {
         })
     }
 
-    /// Whether the text section was read and failed its check.
+    /// Whether a text failed its check.
     fn texts_damaged(&self) -> bool {
-        matches!(self.texts.get(), Some(None)) && self.open.loaded.is_some()
+        self.texts_bad.load(std::sync::atomic::Ordering::Relaxed)
     }
+}
+
+/// The text log beside a cache file.
+fn text_log_path(file: &Path) -> PathBuf {
+    let mut p = file.as_os_str().to_owned();
+    p.push(".text");
+    PathBuf::from(p)
 }
 
 /// Where an entry's text comes from when the cache is written.
@@ -497,8 +595,8 @@ pub(super) type Row<'a> = (&'a Path, &'a Result<Arc<SessionInfo>, SkipFileReason
 /// Whether a fresh entry holds what the loaded one does (so nothing needs writing).
 fn same_entry(old: &Entry<'_>, new: &Entry<'_>) -> bool {
     let (mut a, mut b) = (old.clone(), new.clone());
-    a.text = a.text.map(|_| (0, 0));
-    b.text = b.text.map(|_| (0, 0));
+    a.text = a.text.map(|_| (0, 0, 0));
+    b.text = b.text.map(|_| (0, 0, 0));
     a == b
 }
 
@@ -519,17 +617,8 @@ fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> 
         Err(e) => return Err(unreadable(e)),
     };
     let src = Source::from_file(f, ReadMode::Auto).map_err(unreadable)?;
-    let bytes = src.bytes();
-    let need = match store::prefix_bytes_needed(bytes) {
-        _ if bytes.len() >= 16 && bytes[..16] != store::MAGIC[..] => {
-            return Err("is not a cache file of this version".into());
-        }
-        Some(n) if n <= bytes.len() => n,
-        _ => return Err("is damaged (truncated)".into()),
-    };
-    match store::sections(&bytes[..need]) {
-        Ok(s) if s.text_at.checked_add(s.text_len) == Some(bytes.len() as u64) => Ok(Some((src, s))),
-        Ok(_) => Err("is damaged (its length is off)".into()),
+    match store::sections(src.bytes()) {
+        Ok(s) => Ok(Some((src, s))),
         Err(Refused::Foreign) => Err("is not a cache file of this version".into()),
         Err(Refused::Damaged) => Err("is damaged".into()),
     }

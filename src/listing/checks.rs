@@ -65,18 +65,13 @@ pub(crate) fn cache_file_roundtrip(bytes: &[u8]) -> Result<bool, String> {
     let Ok(s) = store::sections(bytes) else {
         return Ok(false);
     };
-    let Some(entries) = store::entries(&bytes[s.meta.clone()], s.count, s.text_len) else {
+    let Some(entries) = store::entries(&bytes[s.meta.clone()], s.count) else {
         return Ok(false);
     };
-    let at = usize::try_from(s.text_at).map_err(|e| e.to_string())?;
-    let texts = bytes.get(at..).unwrap_or_default();
-    let texts = texts
-        .get(..usize::try_from(s.text_len).unwrap_or(usize::MAX))
-        .unwrap_or(texts);
-    let again = store::encode(&s.key, &entries, texts);
+    let again = store::encode(&s.key, s.text_gen, &entries);
     let s2 = store::sections(&again).map_err(|e| format!("re-encoded file refused: {e:?}"))?;
-    let back = store::entries(&again[s2.meta.clone()], s2.count, s2.text_len).ok_or("re-encoded entries refused")?;
-    if back != entries || s2.key != s.key {
+    let back = store::entries(&again[s2.meta.clone()], s2.count).ok_or("re-encoded entries refused")?;
+    if back != entries || s2.key != s.key || s2.text_gen != s.text_gen {
         return Err("entries changed in a round trip".into());
     }
     Ok(true)

@@ -43,6 +43,7 @@
 //! rayon, progress, sort), `find.rs` the header-only lookups, `dirs.rs` pi's folders.
 
 mod cache;
+#[cfg(any(test, feature = "internals"))]
 pub(crate) mod checks;
 pub mod dirs;
 mod find;

@@ -7,9 +7,17 @@
 //! flags      u32       0
 //! key        u64 length, bytes: what was listed (`all`/`dir`, a NUL, the folder's path)
 //! count      u64       entries
-//! meta       u64 length, u128 XXH3 of its bytes, then the entries
-//! text       u64 length, u128 XXH3 of its bytes, then the joined texts
+//! meta       u64 length, u128 XXH3 of its bytes, then: the generation of the text log
+//!            the entries' texts are in (u64, 0 for none), the entries
 //! ```
+//!
+//! The texts (`allMessagesText`, often far larger than the rest) are in a file beside it,
+//! the *text log* (`<name>.text`): [`TEXT_MAGIC`], its generation (u64), then texts one
+//! after the other. A listing appends the texts it read to the log (one `write` with
+//! `O_APPEND`, so concurrent writers never overlap) and never rewrites the ones it keeps,
+//! so a re-list after a few changes writes a few texts, not all of them; the log is
+//! written anew, under a new generation, when it holds more dead texts than live ones.
+//! Each entry keeps its text's offset, length and XXH3 hash, checked on every read.
 //!
 //! Integers are little-endian; byte strings are a `u64` length and the bytes; an optional
 //! value is a byte 0 (none) or 1 and the value. An entry is a file's path, its `fstat`
@@ -31,7 +39,9 @@ use std::borrow::Cow;
 /// The first bytes of every cache file.
 pub(super) const MAGIC: &[u8; 16] = b"pi-session-list\n";
 /// The format's version: a file of another version is rebuilt.
-pub(super) const FORMAT: u32 = 1;
+pub(super) const FORMAT: u32 = 2;
+/// The first bytes of every text log, before its generation.
+pub(super) const TEXT_MAGIC: &[u8; 16] = b"pi-session-text\n";
 
 /// The reasons for dropping a file that an entry can store (the others are not cached:
 /// an unreadable or changing file is read again).
@@ -129,8 +139,9 @@ pub(super) struct Entry<'a> {
     /// The header line, when the file has one.
     pub(super) header_line: Option<&'a [u8]>,
     pub(super) outcome: Outcome<'a>,
-    /// Where its `allMessagesText` is in the text section: `None` when it was not collected.
-    pub(super) text: Option<(u64, u64)>,
+    /// Where its `allMessagesText` is in the text log, its length and its XXH3-64 hash:
+    /// `None` when it was not collected.
+    pub(super) text: Option<(u64, u64, u64)>,
     pub(super) carry: Option<CarryAt<'a>>,
 }
 
@@ -145,7 +156,7 @@ impl<'a> Entry<'a> {
             racy,
             header_line: memo.header_line.as_deref(),
             outcome,
-            text: text.then_some((0, 0)),
+            text: text.then_some((0, 0, 0)),
             carry: memo.carry.as_ref().map(CarryAt::of),
         }
     }
@@ -169,10 +180,8 @@ pub(super) struct Sections {
     pub(super) count: u64,
     /// Where the entries are in the bytes given to [`sections`].
     pub(super) meta: std::ops::Range<usize>,
-    /// Offset of the text section in the file, its length and its hash.
-    pub(super) text_at: u64,
-    pub(super) text_len: u64,
-    pub(super) text_hash: u128,
+    /// The generation of the text log the entries' texts are in (0: none).
+    pub(super) text_gen: u64,
 }
 
 /// Bytes of the file before the meta section's entries: magic, version, flags, key, count,
@@ -181,13 +190,27 @@ fn prefix_len(key_len: usize) -> usize {
     16 + 4 + 4 + 8 + key_len + 8 + 8 + 16
 }
 
-/// The file: its sections encoded, `texts` the text section.
-pub(super) fn encode(key: &[u8], entries: &[Entry<'_>], texts: &[u8]) -> Vec<u8> {
-    let mut meta = Vec::with_capacity(entries.len() * 256);
+/// A text log's first bytes: [`TEXT_MAGIC`] and its generation.
+pub(super) fn text_log_header(generation: u64) -> [u8; 24] {
+    let mut h = [0u8; 24];
+    h[..16].copy_from_slice(TEXT_MAGIC);
+    h[16..].copy_from_slice(&generation.to_le_bytes());
+    h
+}
+
+/// The generation of a text log (its first bytes), when they are one's.
+pub(super) fn text_log_generation(bytes: &[u8]) -> Option<u64> {
+    (bytes.get(..16)? == TEXT_MAGIC).then(|| u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")))
+}
+
+/// The file: its entries, whose texts are in the text log of generation `text_gen`.
+pub(super) fn encode(key: &[u8], text_gen: u64, entries: &[Entry<'_>]) -> Vec<u8> {
+    let mut meta = Vec::with_capacity(8 + entries.len() * 256);
+    put_u64(&mut meta, text_gen);
     for e in entries {
         put_entry(&mut meta, e);
     }
-    let mut out = Vec::with_capacity(prefix_len(key.len()) + meta.len() + 24 + texts.len());
+    let mut out = Vec::with_capacity(prefix_len(key.len()) + meta.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&FORMAT.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
@@ -196,9 +219,6 @@ pub(super) fn encode(key: &[u8], entries: &[Entry<'_>], texts: &[u8]) -> Vec<u8>
     put_u64(&mut out, meta.len() as u64);
     out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&meta).to_le_bytes());
     out.extend_from_slice(&meta);
-    put_u64(&mut out, texts.len() as u64);
-    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(texts).to_le_bytes());
-    out.extend_from_slice(texts);
     out
 }
 
@@ -211,8 +231,7 @@ pub(super) enum Refused {
     Damaged,
 }
 
-/// The file's start up to the text section (`bytes`; more may follow), its meta section
-/// checked against its hash.
+/// The file's bytes, its meta section checked against its hash.
 pub(super) fn sections(bytes: &[u8]) -> Result<Sections, Refused> {
     if bytes.len() < 24 || bytes[..16] != MAGIC[..] {
         return Err(if bytes.len() >= 16 && bytes[..16] != MAGIC[..] {
@@ -233,50 +252,30 @@ pub(super) fn sections(bytes: &[u8]) -> Result<Sections, Refused> {
         let meta_hash = r.u128()?;
         let meta_at = r.at;
         let meta = r.take(meta_len)?;
-        if xxhash_rust::xxh3::xxh3_128(meta) != meta_hash {
+        if xxhash_rust::xxh3::xxh3_128(meta) != meta_hash || r.at != bytes.len() {
             return None;
         }
-        let text_len = r.u64()?;
-        let text_hash = r.u128()?;
+        let text_gen = u64::from_le_bytes(meta.get(..8)?.try_into().ok()?);
         Some(Sections {
             key,
             count,
-            meta: meta_at..meta_at + meta_len,
-            text_at: r.at as u64,
-            text_len,
-            text_hash,
+            meta: meta_at + 8..meta_at + meta_len,
+            text_gen,
         })
     })();
     s.ok_or(Refused::Damaged)
 }
 
-/// The entries of a meta section (`meta`, holding `count` of them, with a text section
-/// of `text_len` bytes); `None` when anything is off.
-pub(super) fn entries(meta: &[u8], count: u64, text_len: u64) -> Option<Vec<Entry<'_>>> {
+/// The entries of a meta section (`meta`, holding `count` of them); `None` when anything
+/// is off.
+pub(super) fn entries(meta: &[u8], count: u64) -> Option<Vec<Entry<'_>>> {
     let mut m = Reader { b: meta, at: 0 };
     // Each entry takes well over 64 bytes: a count beyond that is a lie.
     let mut out = Vec::with_capacity(usize::try_from(count).ok()?.min(meta.len() / 64 + 1));
     for _ in 0..count {
-        let e = get_entry(&mut m)?;
-        if let Some((at, len)) = e.text
-            && at.checked_add(len)? > text_len
-        {
-            return None;
-        }
-        out.push(e);
+        out.push(get_entry(&mut m)?);
     }
     (m.at == meta.len()).then_some(out)
-}
-
-/// Bytes of a file to read first: enough for the prefix of a short key.
-pub(super) fn prefix_bytes_needed(bytes: &[u8]) -> Option<usize> {
-    let key_len = usize::try_from(u64::from_le_bytes(bytes.get(24..32)?.try_into().ok()?)).ok()?;
-    let meta_len_at = 32usize.checked_add(key_len)?.checked_add(8)?;
-    let meta_len = usize::try_from(u64::from_le_bytes(
-        bytes.get(meta_len_at..meta_len_at + 8)?.try_into().ok()?,
-    ))
-    .ok()?;
-    prefix_len(key_len).checked_add(meta_len)?.checked_add(24)
 }
 
 fn put_u64(out: &mut Vec<u8>, v: u64) {
@@ -367,10 +366,11 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry<'_>) {
     }
     match e.text {
         None => out.push(0),
-        Some((at, len)) => {
+        Some((at, len, hash)) => {
             out.push(1);
             put_u64(out, at);
             put_u64(out, len);
+            put_u64(out, hash);
         }
     }
     match &e.carry {
@@ -495,7 +495,11 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
     if matches!(outcome, Outcome::Listed { .. }) && header_line.is_none() {
         return None;
     }
-    let text = if r.bool()? { Some((r.u64()?, r.u64()?)) } else { None };
+    let text = if r.bool()? {
+        Some((r.u64()?, r.u64()?, r.u64()?))
+    } else {
+        None
+    };
     let carry = if r.bool()? {
         let offset = r.u64()?;
         let dropped = match r.u8()? {

@@ -72,11 +72,18 @@ fn shown(l: &Listing) -> String {
 }
 
 /// List through `cache`, check it against a listing without one, and return its report.
-fn check(root: &Path, cache: &ListingCache, text: bool, step: &str) -> CacheReport {
+fn check_warned(root: &Path, cache: &ListingCache, text: bool, step: &str) -> CacheReport {
     let cached = list(root, Some(cache), text);
     let plain = list(root, None, text);
     assert_eq!(shown(&cached), shown(&plain), "{step}");
     cached.cache.expect("a cache report")
+}
+
+/// [`check_warned`], where the cache must have worked without a warning.
+fn check(root: &Path, cache: &ListingCache, text: bool, step: &str) -> CacheReport {
+    let r = check_warned(root, cache, text, step);
+    assert_eq!(r.warning, None, "{step}");
+    r
 }
 
 /// Wait until the file system's clock has moved past the last write (at once on file
@@ -221,7 +228,10 @@ fn cache_file(dir: &Path) -> PathBuf {
     let files: Vec<PathBuf> = std::fs::read_dir(dir)
         .expect("cache dir")
         .map(|e| e.expect("entry").path())
-        .filter(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("list-")))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("list-") && !n.to_string_lossy().ends_with(".text"))
+        })
         .collect();
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
@@ -241,7 +251,7 @@ fn a_damaged_foreign_or_unreadable_cache_is_rebuilt_with_one_warning() {
             let i = b.len() / 3;
             b[i] ^= 0x20;
         }),
-        ("a byte flipped in the texts", |b| {
+        ("a byte flipped at its end", |b| {
             let i = b.len() - 3;
             b[i] ^= 0x20;
         }),
@@ -263,10 +273,34 @@ fn a_damaged_foreign_or_unreadable_cache_is_rebuilt_with_one_warning() {
         let r = check(&root, &cache, true, what);
         assert_eq!((r.warning, r.read), (None, 0), "{what}: trusted once rebuilt");
     }
+    // The text log: a text that fails its hash is read from its file again, the log is
+    // written anew, with one warning.
+    let mut log = file.as_os_str().to_owned();
+    log.push(".text");
+    let log = PathBuf::from(log);
+    let texts = std::fs::read(&log).expect("text log");
+    for (what, at) in [
+        ("a text", texts.len() - 5),
+        ("the log's generation", 20),
+        ("the log's magic", 3),
+    ] {
+        let mut bytes = texts.clone();
+        bytes[at] ^= 0x20;
+        std::fs::write(&log, &bytes).expect("damage");
+        let cached = list(&root, Some(&cache), true);
+        assert_eq!(shown(&cached), shown(&list(&root, None, true)), "{what}");
+        let r = cached.cache.expect("report");
+        assert!(r.read > 0 && r.written, "{what}: {r:?}");
+        let r = check(&root, &cache, true, what);
+        assert_eq!((r.warning, r.read), (None, 0), "{what}: trusted once rebuilt");
+    }
+    let cached = list(&root, Some(&cache), true);
+    let r = cached.cache.expect("report");
+    assert_eq!(r.read, 0);
     // A folder where the file should be: it can be neither read nor replaced.
     std::fs::remove_file(&file).expect("rm");
     std::fs::create_dir(&file).expect("mkdir");
-    let r = check(&root, &cache, false, "a folder in its place");
+    let r = check_warned(&root, &cache, false, "a folder in its place");
     assert!(r.warning.is_some() && !r.written, "{r:?}");
 }
 
@@ -277,7 +311,7 @@ fn an_unwritable_cache_dir_means_listing_without_a_cache() {
     std::fs::write(&not_a_dir, b"x").expect("write");
     for dir in [not_a_dir.clone(), not_a_dir.join("below")] {
         let cache = zero_window(&dir);
-        let r = check(&root, &cache, false, "unwritable");
+        let r = check_warned(&root, &cache, false, "unwritable");
         assert!(
             !r.written && r.warning.as_deref().is_some_and(|w| w.contains("cannot write")),
             "{r:?}"
@@ -472,7 +506,7 @@ fn the_cli_keeps_its_cache_where_it_is_told_and_says_what_it_did() {
         "just written: racy, read again, nothing to write: {err}"
     );
     // A damaged cache: the same answer, and one warning on stderr.
-    std::fs::write(cache_file(&flag_dir), b"pi-session-list\n\x01\0\0\0garbage").expect("damage");
+    std::fs::write(cache_file(&flag_dir), b"pi-session-list\n\x02\0\0\0garbage").expect("damage");
     let damaged = pi_session(&refs(&stats), Some(&env_dir));
     assert!(damaged.status.success());
     assert_eq!(damaged.stdout, out.stdout);
