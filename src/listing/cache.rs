@@ -216,7 +216,7 @@ impl Open {
 /// A loaded cache's entries, looked up by path.
 pub(super) struct View<'o> {
     open: &'o Open,
-    /// Sorted by path.
+    /// In the order of the listing that wrote them.
     entries: Vec<Entry<'o>>,
     by_path: ahash::AHashMap<&'o [u8], u32>,
     /// The text log, mapped on first use (`None`: there is none of the entries'
@@ -234,7 +234,7 @@ impl<'o> View<'o> {
         let entries = match &open.loaded {
             None => Vec::new(),
             Some((src, s)) => match store::entries(&src.bytes()[s.meta.clone()], s.count) {
-                Some(e) if e.is_sorted_by(|a, b| a.path < b.path) => e,
+                Some(e) => e,
                 _ => {
                     warning = Some(format!("the listing cache {} is damaged: rebuilt", open.file.display()));
                     Vec::new()
@@ -389,19 +389,18 @@ impl<'o> View<'o> {
     }
 
     /// Write the cache's next version: an entry for every listed file whose outcome can
-    /// be stored, in path order; nothing when it would hold what the loaded one holds.
+    /// be stored; nothing when it would hold what the loaded one holds.
     /// `rows` are the candidates' paths, outcomes and sources.
     pub(super) fn save(&self, cache: &ListingCache, rows: &[Row<'_>], report: &mut CacheReport) {
-        let mut kept = vec![false; self.entries.len()];
-        let mut next: Vec<(Entry<'_>, Option<TextFrom<'_>>)> = Vec::with_capacity(rows.len());
-        let mut changed = false;
-        for (path, res, src) in rows {
-            match src {
-                Origin::None => {}
+        use rayon::prelude::*;
+        // Each row's entry (built in parallel), and the loaded entry it keeps or repeats.
+        let made: Vec<Option<(Entry<'_>, Option<TextFrom<'_>>, Option<usize>, bool)>> = rows
+            .par_iter()
+            .map(|(path, res, src)| match src {
+                Origin::None => None,
                 Origin::Kept(i) => {
-                    kept[*i] = true;
                     let e = &self.entries[*i];
-                    next.push((e.clone(), e.text.map(|_| TextFrom::Old(e))));
+                    Some((e.clone(), e.text.map(|_| TextFrom::Old(e)), Some(*i), true))
                 }
                 Origin::Fresh(memo, with_text) => {
                     let outcome = match res {
@@ -420,7 +419,7 @@ impl<'o> View<'o> {
                             bytes: info.bytes,
                         },
                         Err(r) if store::storable(r) => Outcome::Dropped(r.clone()),
-                        Err(_) => continue,
+                        Err(_) => return None,
                     };
                     let text = match res {
                         Ok(info) if *with_text => Some(TextFrom::New(info.all_messages_text.as_bytes())),
@@ -429,19 +428,25 @@ impl<'o> View<'o> {
                     let path = path.as_os_str().as_encoded_bytes();
                     let racy = memo.stamp.ctime_ns() > self.open.racy_before;
                     let e = Entry::fresh(path, memo, racy, outcome, text.is_some());
-                    match self.find(path) {
-                        Some(i) if same_entry(&self.entries[i], &e) => kept[i] = true,
-                        _ => changed = true,
-                    }
-                    next.push((e, text));
+                    let old = self.find(path);
+                    let same = old.is_some_and(|i| same_entry(&self.entries[i], &e));
+                    Some((e, text, old, same))
                 }
+            })
+            .collect();
+        let mut kept = vec![false; self.entries.len()];
+        let mut changed = false;
+        let mut next = Vec::with_capacity(made.len());
+        for (e, text, old, same) in made.into_iter().flatten() {
+            match old {
+                Some(i) if same => kept[i] = true,
+                _ => changed = true,
             }
+            next.push((e, text));
         }
         if !changed && kept.iter().all(|&k| k) && self.warning.is_none() && !self.texts_damaged() {
             return;
         }
-        next.sort_by(|a, b| a.0.path.cmp(b.0.path));
-        next.dedup_by(|a, b| a.0.path == b.0.path);
         let mut entries = Vec::with_capacity(next.len());
         let mut texts: Vec<(usize, &[u8], Option<u64>)> = Vec::new();
         for (mut e, from) in next {
@@ -472,8 +477,8 @@ impl<'o> View<'o> {
                 0
             }
         };
-        let bytes = store::encode(&self.open.key, text_gen, &entries);
-        match write_atomically(&cache.dir, &self.open.file, &bytes) {
+        let pieces = store::encode_pieces(&self.open.key, text_gen, &entries);
+        match write_atomically(&cache.dir, &self.open.file, &pieces) {
             Ok(()) => report.written = true,
             Err(e) => {
                 let w = format!(
@@ -549,7 +554,7 @@ impl<'o> View<'o> {
             place(entries, i, buf.len() as u64, b);
             buf.extend_from_slice(b);
         }
-        write_atomically(dir, &log, &buf)?;
+        write_atomically(dir, &log, &[buf])?;
         Ok(generation)
     }
 
@@ -626,7 +631,7 @@ fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> 
 
 /// Write `bytes` to `path` through a temporary file in `dir` renamed over it; temporary
 /// files of writers that died (an hour old) are removed.
-fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn write_atomically(dir: &Path, path: &Path, pieces: &[Vec<u8>]) -> std::io::Result<()> {
     use std::io::Write;
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
@@ -644,7 +649,7 @@ fn write_atomically(dir: &Path, path: &Path, bytes: &[u8]) -> std::io::Result<()
     std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
     let done = o
         .open(&tmp)
-        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|mut f| pieces.iter().try_for_each(|p| f.write_all(p)))
         .and_then(|()| std::fs::rename(&tmp, path));
     if done.is_err() {
         let _ = std::fs::remove_file(&tmp);

@@ -204,22 +204,69 @@ pub(super) fn text_log_generation(bytes: &[u8]) -> Option<u64> {
 }
 
 /// The file: its entries, whose texts are in the text log of generation `text_gen`.
+#[cfg(any(test, feature = "internals"))]
 pub(super) fn encode(key: &[u8], text_gen: u64, entries: &[Entry<'_>]) -> Vec<u8> {
-    let mut meta = Vec::with_capacity(8 + entries.len() * 256);
-    put_u64(&mut meta, text_gen);
-    for e in entries {
-        put_entry(&mut meta, e);
+    encode_pieces(key, text_gen, entries).concat()
+}
+
+/// [`encode`] in pieces to write one after the other: the prefix, then the entries in
+/// chunks encoded in parallel (10,000 entries are 12 MB; encoding them on one thread was
+/// most of what a cold listing spent on its cache).
+pub(super) fn encode_pieces(key: &[u8], text_gen: u64, entries: &[Entry<'_>]) -> Vec<Vec<u8>> {
+    use rayon::prelude::*;
+    let chunks: Vec<Vec<u8>> = entries
+        .par_chunks(512)
+        .map(|c| {
+            let mut buf = Vec::with_capacity(c.iter().map(entry_size_guess).sum());
+            for e in c {
+                put_entry(&mut buf, e);
+            }
+            buf
+        })
+        .collect();
+    let gen_bytes = text_gen.to_le_bytes();
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    h.update(&gen_bytes);
+    for c in &chunks {
+        h.update(c);
     }
-    let mut out = Vec::with_capacity(prefix_len(key.len()) + meta.len());
-    out.extend_from_slice(MAGIC);
-    out.extend_from_slice(&FORMAT.to_le_bytes());
-    out.extend_from_slice(&0u32.to_le_bytes());
-    put_bytes(&mut out, key);
-    put_u64(&mut out, entries.len() as u64);
-    put_u64(&mut out, meta.len() as u64);
-    out.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&meta).to_le_bytes());
-    out.extend_from_slice(&meta);
-    out
+    let meta_len = 8 + chunks.iter().map(Vec::len).sum::<usize>();
+    let mut prefix = Vec::with_capacity(prefix_len(key.len()) + 8);
+    prefix.extend_from_slice(MAGIC);
+    prefix.extend_from_slice(&FORMAT.to_le_bytes());
+    prefix.extend_from_slice(&0u32.to_le_bytes());
+    put_bytes(&mut prefix, key);
+    put_u64(&mut prefix, entries.len() as u64);
+    put_u64(&mut prefix, meta_len as u64);
+    prefix.extend_from_slice(&h.digest128().to_le_bytes());
+    prefix.extend_from_slice(&gen_bytes);
+    let mut pieces = Vec::with_capacity(chunks.len() + 1);
+    pieces.push(prefix);
+    pieces.extend(chunks);
+    pieces
+}
+
+/// About how many bytes an entry takes (at least as many, unless its carry keeps a name or
+/// first message of its own).
+fn entry_size_guess(e: &Entry<'_>) -> usize {
+    let strings = match &e.outcome {
+        Outcome::Listed {
+            id,
+            cwd,
+            parent,
+            name,
+            first_message,
+            ..
+        } => {
+            id.as_ref().map_or(0, |v| v.len())
+                + cwd.len()
+                + parent.as_ref().map_or(0, |v| v.len())
+                + name.map_or(0, <[u8]>::len)
+                + first_message.len()
+        }
+        Outcome::Dropped(_) => 0,
+    };
+    e.path.len() + e.header_line.map_or(0, <[u8]>::len) + strings + 320
 }
 
 /// Why a cache file was not used.
