@@ -394,7 +394,7 @@ impl<'o> View<'o> {
     pub(super) fn save(&self, cache: &ListingCache, rows: &[Row<'_>], report: &mut CacheReport) {
         use rayon::prelude::*;
         // Each row's entry (built in parallel), and the loaded entry it keeps or repeats.
-        let made: Vec<Option<(Entry<'_>, Option<TextFrom<'_>>, Option<usize>, bool)>> = rows
+        let made: Vec<Option<Made<'_>>> = rows
             .par_iter()
             .map(|(path, res, src)| match src {
                 Origin::None => None,
@@ -583,6 +583,10 @@ fn text_log_path(file: &Path) -> PathBuf {
     p.push(".text");
     PathBuf::from(p)
 }
+
+/// A row's entry for the next version, where its text comes from, the loaded entry of
+/// its path, and whether it holds the same.
+type Made<'a> = (Entry<'a>, Option<TextFrom<'a>>, Option<usize>, bool);
 
 /// Where an entry's text comes from when the cache is written.
 enum TextFrom<'a> {
