@@ -45,6 +45,11 @@
 //! (`PI_CODING_AGENT_DIR`, `--agent-dir`: another root, another cache file) are seen at
 //! once. Entries of files no longer listed are dropped at the next write.
 //!
+//! Network file systems: the Linux NFS client answers `stat` from its attribute cache
+//! (3 to 60 s by default) where `open` asks the server, so a file another machine changed
+//! that recently may still show its old stamp, and its old entry be used. Mount with
+//! `actimeo=0` (or `noac`), or list with `--no-cache`, where that matters.
+//!
 //! # Failures
 //! None is fatal. A cache file that is damaged, truncated, of another format version or
 //! unreadable is ignored with one warning ([`CacheReport::warning`]) and rebuilt; a

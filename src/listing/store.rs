@@ -200,7 +200,8 @@ pub(super) fn text_log_header(generation: u64) -> [u8; 24] {
 
 /// The generation of a text log (its first bytes), when they are one's.
 pub(super) fn text_log_generation(bytes: &[u8]) -> Option<u64> {
-    (bytes.get(..16)? == TEXT_MAGIC).then(|| u64::from_le_bytes(bytes[16..24].try_into().expect("8 bytes")))
+    let generation = bytes.get(16..24)?;
+    (bytes.get(..16)? == TEXT_MAGIC).then(|| u64::from_le_bytes(generation.try_into().expect("8 bytes")))
 }
 
 /// The file: its entries, whose texts are in the text log of generation `text_gen`.

@@ -279,13 +279,18 @@ fn a_damaged_foreign_or_unreadable_cache_is_rebuilt_with_one_warning() {
     log.push(".text");
     let log = PathBuf::from(log);
     let texts = std::fs::read(&log).expect("text log");
-    for (what, at) in [
-        ("a text", texts.len() - 5),
-        ("the log's generation", 20),
-        ("the log's magic", 3),
+    for (what, at, cut) in [
+        ("a text", texts.len() - 5, texts.len()),
+        ("the log's generation", 20, texts.len()),
+        ("the log's magic", 3, texts.len()),
+        ("the log cut inside its generation", 0, 20),
+        ("the log cut after its header", 0, 24),
     ] {
         let mut bytes = texts.clone();
-        bytes[at] ^= 0x20;
+        if cut == texts.len() {
+            bytes[at] ^= 0x20;
+        }
+        bytes.truncate(cut);
         std::fs::write(&log, &bytes).expect("damage");
         let cached = list(&root, Some(&cache), true);
         assert_eq!(shown(&cached), shown(&list(&root, None, true)), "{what}");
