@@ -76,6 +76,12 @@ pub(super) struct Carry {
 }
 
 impl Carry {
+    /// [`Carry::dropped`] of a `NotSession`, for tests.
+    #[cfg(test)]
+    pub(super) fn dropped_for_tests() -> Carry {
+        Carry::dropped(SkipFileReason::NotSession)
+    }
+
     /// The carry of a file the lines before it dropped: nothing else in it matters.
     fn dropped(why: SkipFileReason) -> Carry {
         Carry {

@@ -52,8 +52,10 @@ const THROWS: &[&str] = &[
     "session name is not a string",
 ];
 
-/// What a listed file gave, as stored.
-#[derive(Clone, Debug, PartialEq)]
+/// What a listed file gave, as stored. (Equal when stored alike: times compare by their
+/// bits, so that a `created` of NaN, an invalid header date, equals itself and an
+/// unchanged file does not rewrite the cache.)
+#[derive(Clone, Debug)]
 pub(super) enum Outcome<'a> {
     /// Listed: its `SessionInfo` (the values of `id` and `parentSessionPath` as JSON
     /// text), but the path and the text.
@@ -70,6 +72,44 @@ pub(super) enum Outcome<'a> {
     },
     /// Not listed, and why.
     Dropped(SkipFileReason),
+}
+
+impl PartialEq for Outcome<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                Outcome::Listed {
+                    id,
+                    cwd,
+                    parent,
+                    created,
+                    name,
+                    modified,
+                    message_count,
+                    first_message,
+                    bytes,
+                },
+                Outcome::Listed {
+                    id: id2,
+                    cwd: cwd2,
+                    parent: parent2,
+                    created: created2,
+                    name: name2,
+                    modified: modified2,
+                    message_count: message_count2,
+                    first_message: first_message2,
+                    bytes: bytes2,
+                },
+            ) => {
+                (id, cwd, parent, name, message_count, first_message, bytes)
+                    == (id2, cwd2, parent2, name2, message_count2, first_message2, bytes2)
+                    && created.to_bits() == created2.to_bits()
+                    && modified.to_bits() == modified2.to_bits()
+            }
+            (Outcome::Dropped(a), Outcome::Dropped(b)) => a == b,
+            _ => false,
+        }
+    }
 }
 
 /// A [`Carry`] as stored: its header line is its entry's.
@@ -312,6 +352,22 @@ pub(super) fn sections(bytes: &[u8]) -> Result<Sections, Refused> {
         })
     })();
     s.ok_or(Refused::Damaged)
+}
+
+/// Where the meta section (the bytes its hash covers) is, without checking the hash: for
+/// tests that change bytes past the checksum.
+#[cfg(test)]
+pub(super) fn sections_unchecked(bytes: &[u8]) -> Result<std::ops::Range<usize>, Refused> {
+    let mut r = Reader { b: bytes, at: 24 };
+    let _key = r.bytes().ok_or(Refused::Damaged)?;
+    let _count = r.u64().ok_or(Refused::Damaged)?;
+    let len = usize::try_from(r.u64().ok_or(Refused::Damaged)?).map_err(|_| Refused::Damaged)?;
+    let _hash = r.u128().ok_or(Refused::Damaged)?;
+    let at = r.at;
+    bytes
+        .get(at..at.checked_add(len).ok_or(Refused::Damaged)?)
+        .ok_or(Refused::Damaged)?;
+    Ok(at..at + len)
 }
 
 /// The entries of a meta section (`meta`, holding `count` of them); `None` when anything

@@ -519,3 +519,24 @@ fn the_cli_keeps_its_cache_where_it_is_told_and_says_what_it_did() {
     assert_eq!(err.matches("warning").count(), 1, "{err}");
     assert!(err.contains("is damaged") && err.contains("rebuilt"), "{err}");
 }
+
+#[test]
+fn a_session_with_an_invalid_date_is_reused_without_rewriting_the_cache() {
+    // `created` is NaN for a header date that does not parse: the entry must still equal
+    // itself, or every listing would write the cache again.
+    let (tmp, root) = tree(1, 1);
+    let odd = root.join("--p0--/odd.jsonl");
+    std::fs::write(
+        &odd,
+        session("odd", "hello odd").replace("2025-01-01T00:00:00.000Z", "not a date"),
+    )
+    .expect("write");
+    // The default window: both files were written just now, so both are read again, and
+    // give the entries the cache holds: nothing to write.
+    let cache = ListingCache::at(tmp.path().join("cache"));
+    check(&root, &cache, false, "cold");
+    let r = check(&root, &cache, false, "racy");
+    assert_eq!((r.read, r.written), (2, false), "{r:?}");
+    let l = list(&root, Some(&cache), false);
+    assert!(l.sessions.iter().any(|s| s.created.is_nan()));
+}
