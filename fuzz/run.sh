@@ -29,6 +29,7 @@ case $target in
   verbatim_twin) max_len=65536 ;;
   decode_twin)   max_len=65536 ;;
   context_twin)  max_len=262144 ;;
+  listing_cache) max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

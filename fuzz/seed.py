@@ -76,9 +76,34 @@ for data in files():
         put(data, 131072)
         first, _, rest = data.partition(b"\n")
         put(rest, 131072)
+    elif target == "listing_cache":
+        # The append path: the file cut at its start, middle and end, with text and without.
+        for cut in (0, len(data) // 2, max(len(data) - 1, 0)):
+            for mode in (b"\x01", b"\x03"):
+                put(mode + min(cut, 65535).to_bytes(2, "little") + data[:65536])
     else:
         sys.exit("unknown target " + target)
     n += 1
+if target == "listing_cache":
+    # Real cache files (what follows their magic, version and flags, which the target
+    # puts back), written by the release binary listing the demo corpus, when it is built.
+    import subprocess
+    import tempfile
+
+    exe = os.path.join(root, "target", "release", "pi-session")
+    if os.path.exists(exe):
+        with tempfile.TemporaryDirectory() as cache:
+            for extra in ([], ["--text"]):
+                subprocess.run(
+                    [exe, "ls", "--all", "--json", "--agent-dir", os.path.join(root, "corpus", "demo"), "--cache-dir", cache] + extra,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    check=False,
+                )
+                for name in os.listdir(cache):
+                    if name.startswith("list-") and not name.endswith(".text"):
+                        with open(os.path.join(cache, name), "rb") as f:
+                            put(b"\x00" + f.read()[24:])
 if target == "listing_walk":
     # The listing fixtures too (one is a symlink loop: skipped).
     for dp, dn, fn in os.walk(os.path.join(root, "corpus", "listing")):
