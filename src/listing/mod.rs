@@ -104,12 +104,6 @@ impl SessionInfo {
     /// `toISOString()` strings (`null` for an invalid date), missing values as `null`,
     /// `path` as given by `path_text`; `allMessagesText` only when `with_text`.
     pub fn to_value(&self, path_text: &str, with_text: bool) -> Value<'static> {
-        self.to_value_with(path_text, None, with_text)
-    }
-
-    /// [`SessionInfo::to_value`], with `pathBytes` (an array of byte values) after `path`
-    /// when `path_bytes` is given.
-    fn to_value_with(&self, path_text: &str, path_bytes: Option<&[u8]>, with_text: bool) -> Value<'static> {
         let date = |ms: f64| match crate::js::time::iso_from_ms(ms) {
             Some(s) => Value::string(s),
             None => Value::Null,
@@ -117,12 +111,6 @@ impl SessionInfo {
         let mut o = crate::json::Object::new();
         let mut put = |k: &'static str, v: Value<'static>| o.set(JsStr::from_str(k), v);
         put("path", Value::string(path_text.to_owned()));
-        if let Some(b) = path_bytes {
-            put(
-                "pathBytes",
-                Value::Array(b.iter().map(|&b| Value::Number(f64::from(b))).collect()),
-            );
-        }
         put("id", self.id.clone().unwrap_or(Value::Null));
         put("cwd", Value::String(self.cwd.clone()));
         put("name", self.name.clone().map_or(Value::Null, Value::String));
@@ -147,7 +135,7 @@ impl SessionInfo {
     /// `bytes(v["pathBytes"])` in Python, `Buffer.from(v.pathBytes)` in Node). Other paths
     /// have no `pathBytes`.
     pub fn write_json_line(&self, with_text: bool, out: &mut Vec<u8>) {
-        // What `to_value_with` builds and `JSON.stringify` writes, written field by field
+        // What `to_value` builds (with `pathBytes`) and `JSON.stringify` writes, field by field
         // (a listing of 10,000 sessions spent a tenth of its time building the values).
         use crate::json::stringify::{push_json_string, stringify_into};
         let value = |out: &mut Vec<u8>, v: &Option<Value<'static>>| match v {

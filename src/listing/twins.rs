@@ -448,3 +448,59 @@ proptest! {
         prop_assert!(r.is_ok(), "{:?}", r);
     }
 }
+
+/// `ls --json`'s line writer against its slow twin: the `SessionInfo` as a `Value`
+/// (`to_value`) through `JSON.stringify`, for sessions with every kind of field (missing
+/// values, invalid dates, any JSON id, escapes and lone surrogates); a path that is not
+/// UTF-8 adds `pathBytes`, its bytes.
+#[test]
+fn the_json_line_writer_writes_what_to_value_stringifies() {
+    use crate::js::string::JsStr;
+    use crate::json::Value;
+    use crate::listing::SessionInfo;
+    let base = SessionInfo {
+        path: "/s/a \"b\"\u{7}.jsonl".into(),
+        id: Some(Value::string("0195".to_owned())),
+        cwd: JsStr::from_str("/p\\q").into_owned(),
+        name: Some(JsStr(b"n\xed\xa0\x80".to_vec().into())),
+        parent_session_path: None,
+        created: f64::NAN,
+        modified: 1_735_776_000_001.0,
+        message_count: 3,
+        first_message: JsStr::from_str("hi\nthere\u{2028}").into_owned(),
+        all_messages_text: JsStr::from_str("hi\nthere yo").into_owned(),
+        bytes: 10,
+    };
+    let mut other = base.clone();
+    other.id = crate::json::value::parse(br#"{"x":[1,-0,1e21,null,"\ud800"]}"#)
+        .ok()
+        .map(Value::into_owned);
+    other.name = None;
+    other.parent_session_path = Some(Value::Number(7.0));
+    other.created = -62_198_755_200_000.0;
+    other.modified = 8.64e15 + 1.0;
+    for s in [&base, &other] {
+        for text in [false, true] {
+            let mut line = Vec::new();
+            s.write_json_line(text, &mut line);
+            let mut want = s.to_value(&s.path.to_string_lossy(), text).stringify().into_bytes();
+            want.push(b'\n');
+            assert_eq!(String::from_utf8_lossy(&line), String::from_utf8_lossy(&want));
+        }
+    }
+    use std::os::unix::ffi::OsStrExt;
+    let mut odd = base.clone();
+    odd.path = std::ffi::OsStr::from_bytes(b"/s/caf\xe9.jsonl").into();
+    let mut line = Vec::new();
+    odd.write_json_line(false, &mut line);
+    let v = crate::json::value::parse(&line[..line.len() - 1]).expect("a JSON line");
+    let bytes: Vec<u8> = match v.get("pathBytes") {
+        Some(Value::Array(a)) => a
+            .iter()
+            .map(|b| if let Value::Number(n) = b { *n as u8 } else { 0 })
+            .collect(),
+        _ => panic!("pathBytes: {}", String::from_utf8_lossy(&line)),
+    };
+    assert_eq!(bytes, b"/s/caf\xe9.jsonl");
+    assert_eq!(v.get("path").and_then(Value::as_str), Some("/s/caf\u{fffd}.jsonl"));
+}
