@@ -57,7 +57,7 @@
 //! warning.
 
 use super::read::{Before, Candidate, Memo, Read, Scratch, read_appended, read_opened};
-use super::store::{self, Entry, Outcome, Refused};
+use super::store::{self, Entry, Listed, Outcome, Refused};
 use super::{SessionInfo, SkipFileReason};
 use crate::js::string::JsStr;
 use crate::json::Value;
@@ -290,22 +290,9 @@ impl<'o> View<'o> {
     /// The answer an entry holds, for the file at `path`; `None` when it cannot be given
     /// (the text is wanted and not there).
     fn answer(&self, e: &Entry<'_>, path: &Path, want_text: bool) -> Option<Result<SessionInfo, SkipFileReason>> {
-        let Outcome::Listed {
-            id,
-            cwd,
-            parent,
-            created,
-            name,
-            modified,
-            message_count,
-            first_message,
-            bytes,
-        } = &e.outcome
-        else {
-            let Outcome::Dropped(r) = &e.outcome else {
-                unreachable!("an outcome is listed or dropped")
-            };
-            return Some(Err(r.clone()));
+        let l = match &e.outcome {
+            Outcome::Listed(l) => l,
+            Outcome::Dropped(r) => return Some(Err(r.clone())),
         };
         let value = |v: &Option<std::borrow::Cow<'_, [u8]>>| -> Option<Option<Value<'static>>> {
             match v {
@@ -315,16 +302,16 @@ impl<'o> View<'o> {
         };
         let mut s = SessionInfo {
             path: path.to_path_buf(),
-            id: value(id)?,
-            cwd: JsStr(cwd.to_vec().into()),
-            name: name.map(|n| JsStr(n.to_vec().into())),
-            parent_session_path: value(parent)?,
-            created: *created,
-            modified: *modified,
-            message_count: *message_count,
-            first_message: JsStr(first_message.to_vec().into()),
+            id: value(&l.id)?,
+            cwd: JsStr(l.cwd.to_vec().into()),
+            name: l.name.map(|n| JsStr(n.to_vec().into())),
+            parent_session_path: value(&l.parent)?,
+            created: l.created,
+            modified: l.modified,
+            message_count: l.message_count,
+            first_message: JsStr(l.first_message.to_vec().into()),
             all_messages_text: JsStr::from_str("").into_owned(),
-            bytes: *bytes,
+            bytes: l.bytes,
         };
         if want_text {
             s.all_messages_text = JsStr(self.text_of(e, None)?.to_vec().into());
@@ -409,7 +396,7 @@ impl<'o> View<'o> {
                 }
                 Origin::Fresh(memo, with_text) => {
                     let outcome = match res {
-                        Ok(info) => Outcome::Listed {
+                        Ok(info) => Outcome::Listed(Listed {
                             id: info.id.as_ref().map(|v| v.stringify().into_bytes().into()),
                             cwd: info.cwd.as_bytes(),
                             parent: info
@@ -422,7 +409,7 @@ impl<'o> View<'o> {
                             message_count: info.message_count,
                             first_message: info.first_message.as_bytes(),
                             bytes: info.bytes,
-                        },
+                        }),
                         Err(r) if store::storable(r) => Outcome::Dropped(r.clone()),
                         Err(_) => return None,
                     };

@@ -52,63 +52,39 @@ const THROWS: &[&str] = &[
     "session name is not a string",
 ];
 
-/// What a listed file gave, as stored. (Equal when stored alike: times compare by their
-/// bits, so that a `created` of NaN, an invalid header date, equals itself and an
-/// unchanged file does not rewrite the cache.)
-#[derive(Clone, Debug)]
+/// What a listed file gave, as stored.
+#[derive(Clone, Debug, PartialEq)]
 pub(super) enum Outcome<'a> {
-    /// Listed: its `SessionInfo` (the values of `id` and `parentSessionPath` as JSON
-    /// text), but the path and the text.
-    Listed {
-        id: Option<Cow<'a, [u8]>>,
-        cwd: &'a [u8],
-        parent: Option<Cow<'a, [u8]>>,
-        created: f64,
-        name: Option<&'a [u8]>,
-        modified: f64,
-        message_count: u64,
-        first_message: &'a [u8],
-        bytes: u64,
-    },
+    /// Listed.
+    Listed(Listed<'a>),
     /// Not listed, and why.
     Dropped(SkipFileReason),
 }
 
-impl PartialEq for Outcome<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (
-                Outcome::Listed {
-                    id,
-                    cwd,
-                    parent,
-                    created,
-                    name,
-                    modified,
-                    message_count,
-                    first_message,
-                    bytes,
-                },
-                Outcome::Listed {
-                    id: id2,
-                    cwd: cwd2,
-                    parent: parent2,
-                    created: created2,
-                    name: name2,
-                    modified: modified2,
-                    message_count: message_count2,
-                    first_message: first_message2,
-                    bytes: bytes2,
-                },
-            ) => {
-                (id, cwd, parent, name, message_count, first_message, bytes)
-                    == (id2, cwd2, parent2, name2, message_count2, first_message2, bytes2)
-                    && created.to_bits() == created2.to_bits()
-                    && modified.to_bits() == modified2.to_bits()
-            }
-            (Outcome::Dropped(a), Outcome::Dropped(b)) => a == b,
-            _ => false,
-        }
+/// A listed file's `SessionInfo` as stored (the values of `id` and `parentSessionPath`
+/// as JSON text), but the path and the text. Equal when stored alike: times compare by
+/// their bits, so that a `created` of NaN (an invalid header date) equals itself and an
+/// unchanged file does not rewrite the cache.
+#[derive(Clone, Debug)]
+pub(super) struct Listed<'a> {
+    pub(super) id: Option<Cow<'a, [u8]>>,
+    pub(super) cwd: &'a [u8],
+    pub(super) parent: Option<Cow<'a, [u8]>>,
+    pub(super) created: f64,
+    pub(super) name: Option<&'a [u8]>,
+    pub(super) modified: f64,
+    pub(super) message_count: u64,
+    pub(super) first_message: &'a [u8],
+    pub(super) bytes: u64,
+}
+
+impl PartialEq for Listed<'_> {
+    fn eq(&self, o: &Self) -> bool {
+        (self.id.as_deref(), self.cwd, self.parent.as_deref(), self.name)
+            == (o.id.as_deref(), o.cwd, o.parent.as_deref(), o.name)
+            && (self.message_count, self.first_message, self.bytes) == (o.message_count, o.first_message, o.bytes)
+            && self.created.to_bits() == o.created.to_bits()
+            && self.modified.to_bits() == o.modified.to_bits()
     }
 }
 
@@ -291,19 +267,12 @@ pub(super) fn encode_pieces(key: &[u8], text_gen: u64, entries: &[Entry<'_>]) ->
 /// first message of its own).
 fn entry_size_guess(e: &Entry<'_>) -> usize {
     let strings = match &e.outcome {
-        Outcome::Listed {
-            id,
-            cwd,
-            parent,
-            name,
-            first_message,
-            ..
-        } => {
-            id.as_ref().map_or(0, |v| v.len())
-                + cwd.len()
-                + parent.as_ref().map_or(0, |v| v.len())
-                + name.map_or(0, <[u8]>::len)
-                + first_message.len()
+        Outcome::Listed(l) => {
+            l.id.as_ref().map_or(0, |v| v.len())
+                + l.cwd.len()
+                + l.parent.as_ref().map_or(0, |v| v.len())
+                + l.name.map_or(0, <[u8]>::len)
+                + l.first_message.len()
         }
         Outcome::Dropped(_) => 0,
     };
@@ -444,27 +413,17 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry<'_>) {
     out.extend_from_slice(&e.tail.to_le_bytes());
     put_opt_bytes(out, e.header_line);
     match &e.outcome {
-        Outcome::Listed {
-            id,
-            cwd,
-            parent,
-            created,
-            name,
-            modified,
-            message_count,
-            first_message,
-            bytes,
-        } => {
+        Outcome::Listed(l) => {
             out.push(0);
-            put_opt_bytes(out, id.as_deref());
-            put_bytes(out, cwd);
-            put_opt_bytes(out, parent.as_deref());
-            put_u64(out, created.to_bits());
-            put_opt_bytes(out, *name);
-            put_u64(out, modified.to_bits());
-            put_u64(out, *message_count);
-            put_bytes(out, first_message);
-            put_u64(out, *bytes);
+            put_opt_bytes(out, l.id.as_deref());
+            put_bytes(out, l.cwd);
+            put_opt_bytes(out, l.parent.as_deref());
+            put_u64(out, l.created.to_bits());
+            put_opt_bytes(out, l.name);
+            put_u64(out, l.modified.to_bits());
+            put_u64(out, l.message_count);
+            put_bytes(out, l.first_message);
+            put_u64(out, l.bytes);
         }
         Outcome::Dropped(r) => out.push(reason_code(r).unwrap_or(1)),
     }
@@ -504,9 +463,7 @@ fn put_carry(out: &mut Vec<u8>, c: &CarryAt<'_>, e: &Entry<'_>) {
 /// The first message and name of a listed outcome, which a carry may share.
 fn shared_fields<'a>(o: &Outcome<'a>) -> (Option<&'a [u8]>, Option<&'a [u8]>) {
     match o {
-        Outcome::Listed {
-            first_message, name, ..
-        } => (Some(first_message), *name),
+        Outcome::Listed(l) => (Some(l.first_message), l.name),
         Outcome::Dropped(_) => (None, None),
     }
 }
@@ -583,7 +540,7 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
     let tail = r.u128()?;
     let header_line = r.opt_bytes()?;
     let outcome = match r.u8()? {
-        0 => Outcome::Listed {
+        0 => Outcome::Listed(Listed {
             id: r.opt_bytes()?.map(Cow::Borrowed),
             cwd: r.bytes()?,
             parent: r.opt_bytes()?.map(Cow::Borrowed),
@@ -593,10 +550,10 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
             message_count: r.u64()?,
             first_message: r.bytes()?,
             bytes: r.u64()?,
-        },
+        }),
         c => Outcome::Dropped(reason_of(c)?),
     };
-    if matches!(outcome, Outcome::Listed { .. }) && header_line.is_none() {
+    if matches!(outcome, Outcome::Listed(_)) && header_line.is_none() {
         return None;
     }
     let text = if r.bool()? {

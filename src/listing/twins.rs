@@ -392,16 +392,18 @@ fn a_cache_file() -> Vec<u8> {
         memo(2, Some(Carry::dropped_for_tests())),
         memo(3, None),
     );
-    let listed = |first: &'static [u8]| Outcome::Listed {
-        id: Some(std::borrow::Cow::Borrowed(&b"\"s\""[..])),
-        cwd: b"/p",
-        parent: None,
-        created: f64::NAN,
-        name: Some(b"n"),
-        modified: 2.0,
-        message_count: 3,
-        first_message: first,
-        bytes: 101,
+    let listed = |first: &'static [u8]| {
+        Outcome::Listed(super::store::Listed {
+            id: Some(std::borrow::Cow::Borrowed(&b"\"s\""[..])),
+            cwd: b"/p",
+            parent: None,
+            created: f64::NAN,
+            name: Some(b"n"),
+            modified: 2.0,
+            message_count: 3,
+            first_message: first,
+            bytes: 101,
+        })
     };
     let mut e1 = Entry::fresh(b"/a/1.jsonl", &m1, false, listed(b"hi"), true);
     e1.text = Some((24, 2, 99));
