@@ -23,6 +23,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("dump", 6),
     ("listing", 6),
     ("write", 7),
+    ("search", 7),
     ("internals", 8),
     ("lib", 9),
 ];

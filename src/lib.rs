@@ -86,6 +86,7 @@ pub mod internals;
 mod js;
 mod json;
 pub mod listing;
+pub mod search;
 mod session;
 mod source;
 pub mod text;

@@ -497,7 +497,7 @@ fn sort_rows(rows: &mut [Listed<'_>], key: Option<SortKey>, reverse: bool) {
 
 /// The width to fit rows into: `--width` (0: none), else `$COLUMNS`, else the width of
 /// the terminal on stdout; `None` (nothing cut) when piped.
-fn terminal_width(arg: Option<usize>) -> Option<usize> {
+pub(crate) fn terminal_width(arg: Option<usize>) -> Option<usize> {
     if let Some(w) = arg {
         return (w > 0).then_some(w);
     }

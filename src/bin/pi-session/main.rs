@@ -26,6 +26,7 @@ mod locate;
 mod ls;
 mod message;
 mod read;
+mod search;
 mod show;
 mod transcript;
 mod tree;
@@ -96,6 +97,10 @@ enum Cmd {
     Ls(ls::LsArgs),
     /// Print the path of the session with this id (or a unique prefix of it).
     Find(ls::FindArgs),
+    /// Find what was said: a regex over the decoded text of every session (or the ones
+    /// named), newest session first; ripgrep's flags and exit codes.
+    #[command(visible_alias = "grep")]
+    Search(search::SearchArgs),
     /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
     /// through $PAGER (default `less -FRX`) on a terminal.
     #[command(
@@ -302,7 +307,9 @@ impl Cmd {
             | Cmd::Migrate { file, .. } => Some(file),
             Cmd::Export(a) => Some(&mut a.file),
             Cmd::Tree(a) => Some(&mut a.file),
-            Cmd::Ls(_) | Cmd::Find(_) | Cmd::Gen(_) | Cmd::Completions { .. } | Cmd::Man { .. } => None,
+            Cmd::Ls(_) | Cmd::Find(_) | Cmd::Search(_) | Cmd::Gen(_) | Cmd::Completions { .. } | Cmd::Man { .. } => {
+                None
+            }
         }
     }
 
@@ -314,6 +321,7 @@ impl Cmd {
             Cmd::Context { json: true, .. } | Cmd::Recover { json: true, .. } => Some(None),
             Cmd::Ls(a) if a.json() => Some(None),
             Cmd::Tree(a) if a.json => Some(None),
+            Cmd::Search(a) if a.json => Some(None),
             _ => None,
         }
     }
@@ -577,6 +585,7 @@ fn run(mut cli: Cli) -> Result<i32> {
         }
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
+        Cmd::Search(a) => search::run(&a, open.read_mode, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,
         Cmd::Append {
             file,

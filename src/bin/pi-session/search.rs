@@ -1,0 +1,632 @@
+//! `pi-session search PATTERN [SESSION|DIR ...]` (alias `grep`): what was said, found in
+//! the decoded text of every session (`pi_session::search`), with ripgrep's pattern
+//! flags and exit codes (0 found, 1 not found, 2 error).
+//!
+//! Text output: a heading per session (path, short id, name), then a line per matching
+//! line: entry id (8 characters), `*` when the entry is on the current branch, role, local
+//! time, the field when it is not the role's plain text, `:` (`-` for a context line), and
+//! the line, cut to the terminal around its first match and highlighted on a terminal.
+//! Everything from a session is escaped (`pi_session::text`).
+//!
+//! `--json`: one object per line (docs/cli.md, "search"): `match` and `context` lines,
+//! `session` lines with `-l`, `count` lines with `-c`, and a closing `summary`.
+
+use crate::show::{Kind, Printable};
+use anstyle::{AnsiColor, Color, Style};
+use anyhow::Result;
+use clap::Args;
+use pi_session::dirs::{Env, Flavor};
+use pi_session::listing::{self, SessionInfo};
+use pi_session::search::{self, Case, FieldKind, Fields, Hit, HitLine, Pattern, Query, SearchOptions};
+use pi_session::text::{escape, escape_path};
+use std::io::{IsTerminal, Write};
+use std::ops::ControlFlow;
+use std::path::PathBuf;
+use unicode_width::UnicodeWidthChar;
+
+/// `pi-session search`.
+#[derive(Args)]
+#[command(
+    after_help = "Searched: user and assistant text, compaction and branch summaries, custom messages, bash commands, session names and labels; --thinking, --tool-calls and --tool-results add the rest. Never JSON keys, ids, signatures, extension state or image data. A phrase with a quote, a newline (-U and \\n) or any character a file writes as a JSON escape is found as it reads.\n\nOutput: a heading per session (newest first), then ENTRY * ROLE TIME[ FIELD]: LINE, `*` marking entries on the current branch; `-` instead of `:` for context lines.\n\nExit status: 0 a match was found, 1 none, 2 an error (a bad pattern, a file that could not be read).\n\nExamples:\n  pi-session search 'rustfmt'\n  pi-session search -F 'say \"hi\"' --role user --since 2w\n  pi-session search -U 'first line\\nsecond' --json\n  pi-session search -l --tool-results 'panicked at' ~/.pi/agent/sessions"
+)]
+pub struct SearchArgs {
+    /// The pattern (a regex, as the regex crate reads it; -F: a literal string).
+    #[arg(value_name = "PATTERN", required_unless_present = "regexp")]
+    pattern: Option<String>,
+    /// Sessions (files, or ids or unique prefixes of ids) and folders (every session in
+    /// them) to search; default: every session of the agent dir (or the custom session dir).
+    #[arg(value_name = "SESSION|DIR")]
+    paths: Vec<PathBuf>,
+    /// A pattern; may be given several times (a line matches when any matches). Then every
+    /// positional argument is a session or folder.
+    #[arg(short = 'e', long = "regexp", value_name = "PATTERN")]
+    regexp: Vec<String>,
+    /// Take patterns as literal strings.
+    #[arg(short = 'F', long)]
+    fixed_strings: bool,
+    /// Ignore case.
+    #[arg(short = 'i', long, overrides_with_all = ["case_sensitive", "smart_case"])]
+    ignore_case: bool,
+    /// Match case exactly.
+    #[arg(short = 's', long, overrides_with_all = ["ignore_case", "smart_case"])]
+    case_sensitive: bool,
+    /// Ignore case unless the pattern has an upper-case letter (the default).
+    #[arg(short = 'S', long, overrides_with_all = ["ignore_case", "case_sensitive"])]
+    smart_case: bool,
+    /// Only whole words (the match between word boundaries, \b).
+    #[arg(short = 'w', long)]
+    word_regexp: bool,
+    /// Let a match span lines of one text (`\n` in the pattern matches a line break).
+    #[arg(short = 'U', long)]
+    multiline: bool,
+    /// Print only the sessions that have a match.
+    #[arg(short = 'l', long, conflicts_with = "count")]
+    files_with_matches: bool,
+    /// Print the number of matching lines of each session that has one.
+    #[arg(short = 'c', long)]
+    count: bool,
+    /// At most N matching lines per session.
+    #[arg(short = 'm', long, value_name = "N")]
+    max_count: Option<usize>,
+    /// N lines of context before and after each matching line (within its message).
+    #[arg(short = 'C', long, value_name = "N", default_value_t = 0)]
+    context: usize,
+    /// Also search assistants' thinking.
+    #[arg(long)]
+    thinking: bool,
+    /// Also search the arguments of tool calls.
+    #[arg(long)]
+    tool_calls: bool,
+    /// Also search tool results and bash output.
+    #[arg(long)]
+    tool_results: bool,
+    /// Only these roles (comma-separated or repeated): user, assistant, toolResult,
+    /// bashExecution, custom, branchSummary, compactionSummary, name, label.
+    #[arg(long, value_delimiter = ',', value_name = "ROLE")]
+    role: Vec<String>,
+    /// Only entries written since DATE: a local date (2025-11-01), date and time
+    /// (2025-11-01 14:00) or an age (3d, 2w, 4mo).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only entries written before the end of DATE (same forms as --since).
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Only sessions started in DIR or a folder below it (their header's cwd).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Only entries on each session's current branch (by default every entry; those on
+    /// it are marked `*`).
+    #[arg(long)]
+    branch: bool,
+    /// One JSON object per line (docs/cli.md).
+    #[arg(short, long)]
+    pub json: bool,
+    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, value_enum, default_value_t = crate::ColorChoice::Auto)]
+    color: crate::ColorChoice,
+    /// Times in UTC instead of the local time zone.
+    #[arg(long)]
+    utc: bool,
+    /// Cut lines to N columns (default: $COLUMNS, else the terminal's width; piped output
+    /// is not cut). 0: never cut.
+    #[arg(long, value_name = "N")]
+    width: Option<usize>,
+    /// The agent dir whose sessions/ is searched (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
+    #[arg(long, value_name = "DIR")]
+    agent_dir: Option<PathBuf>,
+    /// A custom flat session dir to search (default: $PI_CODING_AGENT_SESSION_DIR, else
+    /// `sessionDir` in the agent dir's settings.json).
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Where the listing cache is kept (as `ls`).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Read every session file to list it, without the listing cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+}
+
+fn usage(text: String) -> anyhow::Error {
+    anyhow::anyhow!(Printable::kind(text, Kind::Usage))
+}
+
+impl SearchArgs {
+    fn pattern(&self) -> (Pattern, Vec<PathBuf>) {
+        let mut paths = self.paths.clone();
+        let patterns = if self.regexp.is_empty() {
+            vec![self.pattern.clone().unwrap_or_default()]
+        } else {
+            // With -e, the first positional is a path too.
+            if let Some(p) = &self.pattern {
+                paths.insert(0, PathBuf::from(p));
+            }
+            self.regexp.clone()
+        };
+        let case = if self.ignore_case {
+            Case::Insensitive
+        } else if self.case_sensitive {
+            Case::Sensitive
+        } else {
+            Case::Smart
+        };
+        let p = Pattern {
+            patterns,
+            fixed: self.fixed_strings,
+            case,
+            word: self.word_regexp,
+            multiline: self.multiline,
+        };
+        (p, paths)
+    }
+
+    fn query(&self, p: &Pattern, zone: &crate::when::Zone) -> Result<Query> {
+        let matcher = p.compile().map_err(|e| usage(format!("bad pattern: {e}")))?;
+        let mut q = Query::new(matcher);
+        q.fields = Fields {
+            thinking: self.thinking,
+            tool_calls: self.tool_calls,
+            tool_results: self.tool_results,
+        };
+        if !self.role.is_empty() {
+            for r in &self.role {
+                if !search::ROLES.contains(&r.as_str()) {
+                    return Err(usage(format!(
+                        "--role {}: no such role (one of {})",
+                        escape(r),
+                        search::ROLES.join(", ")
+                    )));
+                }
+            }
+            q.roles = Some(self.role.clone());
+        }
+        let now = crate::when::now_ms();
+        let bound = |v: &Option<String>, end: bool| -> Result<Option<f64>> {
+            v.as_deref()
+                .map(|d| zone.bound(d, now, end))
+                .transpose()
+                .map_err(|e| usage(escape(&e).into_owned()))
+        };
+        q.since = bound(&self.since, false)?;
+        q.until = bound(&self.until, true)?;
+        q.branch_only = self.branch;
+        q.max_per_session = self.max_count;
+        q.context = self.context;
+        Ok(q)
+    }
+}
+
+/// The default roots: the custom session dir when one is set, else the agent dir's
+/// sessions root.
+fn default_roots(a: &SearchArgs) -> Result<Vec<PathBuf>> {
+    for d in [&a.agent_dir, &a.session_dir].into_iter().flatten() {
+        if let Err(e) = std::fs::read_dir(d) {
+            anyhow::bail!(Printable::io("cannot read", d, e));
+        }
+    }
+    let env = Env::from_process(Flavor::Pi)?;
+    let agent_dir = env.agent_dir(a.agent_dir.as_deref());
+    Ok(vec![
+        match env.custom_session_dir(a.session_dir.as_deref(), &agent_dir) {
+            Some(d) => d,
+            None => pi_session::dirs::sessions_root(&agent_dir),
+        },
+    ])
+}
+
+/// Run `pi-session search`; returns the exit code.
+///
+/// # Errors
+/// A bad pattern or option (usage), a named session or folder that cannot be read.
+pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
+    let zone = crate::when::Zone::new(a.utc);
+    let (pattern, named) = a.pattern();
+    let q = a.query(&pattern, &zone)?;
+    let roots = if named.is_empty() {
+        default_roots(a)?
+    } else {
+        let mut v = Vec::with_capacity(named.len());
+        for p in &named {
+            let p = crate::locate::session(p)?;
+            if let Err(e) = std::fs::metadata(&p) {
+                anyhow::bail!(Printable::io("cannot read", &p, e));
+            }
+            v.push(p);
+        }
+        v
+    };
+    let cache = if a.no_cache {
+        None
+    } else {
+        a.cache_dir
+            .clone()
+            .or_else(listing::ListingCache::default_dir)
+            .map(listing::ListingCache::at)
+    };
+    let found = search::sessions_in(&roots, cache, read_mode, None)?;
+    for p in &found.problems {
+        eprintln!("pi-session: {}: {}", escape_path(&p.path), escape(&p.what));
+    }
+    let mut errors = 0usize;
+    // A file named on the command line that is no session is an error; one found in a
+    // folder is passed over, as `ls` passes over it.
+    for s in &found.skipped {
+        if named.iter().any(|n| *n == s.path) {
+            eprintln!(
+                "pi-session: {}: {}",
+                escape_path(&s.path),
+                escape(&s.reason.to_string())
+            );
+            errors += 1;
+        }
+    }
+    let mut sessions = found.sessions;
+    if let Some(dir) = &a.cwd {
+        let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
+        sessions.retain(|s| search::cwd_within(s, &dir));
+    }
+    let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
+
+    let tty = std::io::stdout().is_terminal();
+    let printer = Printer {
+        color: a.color.enabled(tty),
+        width: crate::ls::terminal_width(a.width),
+        zone,
+        json: a.json,
+        mode: if a.files_with_matches {
+            Mode::Files
+        } else if a.count {
+            Mode::Count
+        } else {
+            Mode::Lines
+        },
+    };
+    let bar = (std::io::stderr().is_terminal() && paths.len() > 1).then(|| {
+        let b = indicatif::ProgressBar::new(paths.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
+                .expect("the template is valid"),
+        );
+        b
+    });
+    let mut progress = |done: usize, _total: usize| {
+        if let Some(b) = &bar {
+            b.set_position(done as u64);
+        }
+    };
+    let mut opts = SearchOptions {
+        on_progress: Some(&mut progress),
+        read_mode,
+        ..SearchOptions::default()
+    };
+    let mut totals = Totals::default();
+    let mut failure: Option<std::io::Error> = None;
+    let mut first = true;
+    search::search_paths(&paths, &q, &mut opts, |f| {
+        let info = &sessions[f.index];
+        totals.searched += 1;
+        match f.result {
+            Err(e) => {
+                let msg = format!(
+                    "pi-session: {}: {}",
+                    escape_path(&f.path),
+                    crate::message(&anyhow::Error::new(e))
+                );
+                match &bar {
+                    Some(b) => b.suspend(|| eprintln!("{msg}")),
+                    None => eprintln!("{msg}"),
+                }
+                totals.errors += 1;
+                ControlFlow::Continue(())
+            }
+            Ok(hits) if hits.is_empty() => ControlFlow::Continue(()),
+            Ok(hits) => {
+                totals.sessions += 1;
+                totals.lines += hits.iter().map(Hit::match_count).sum::<usize>();
+                let mut buf = Vec::new();
+                printer.session(info, &hits, first, &mut buf);
+                first = false;
+                let r = match &bar {
+                    Some(b) => b.suspend(|| out.write_all(&buf).and_then(|()| out.flush())),
+                    None => out.write_all(&buf),
+                };
+                match r {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        failure = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            }
+        }
+    })
+    .map_err(anyhow::Error::new)?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(e) = failure {
+        return Err(e.into());
+    }
+    errors += totals.errors;
+    if a.json {
+        let _ = writeln!(
+            out,
+            "{{\"type\":\"summary\",\"sessionsSearched\":{},\"sessionsWithMatches\":{},\"matchingLines\":{},\"errors\":{}}}",
+            totals.searched, totals.sessions, totals.lines, errors
+        );
+    }
+    Ok(if errors > 0 {
+        2
+    } else if totals.sessions > 0 {
+        0
+    } else {
+        1
+    })
+}
+
+#[derive(Default)]
+struct Totals {
+    searched: usize,
+    sessions: usize,
+    lines: usize,
+    errors: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Lines,
+    Files,
+    Count,
+}
+
+struct Printer {
+    color: bool,
+    width: Option<usize>,
+    zone: crate::when::Zone,
+    json: bool,
+    mode: Mode,
+}
+
+fn js(s: &str) -> String {
+    pi_session::Value::str(s).stringify()
+}
+
+fn session_id(info: &SessionInfo) -> Option<String> {
+    info.id
+        .as_ref()
+        .and_then(|v| v.as_js_str())
+        .map(|s| s.to_str_lossy().into_owned())
+}
+
+const MATCH: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Red))).bold();
+const PATH: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Magenta))).bold();
+const ID: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Yellow)));
+const DIM: Style = Style::new().dimmed();
+
+impl Printer {
+    fn paint(&self, s: &str, style: Style, out: &mut String) {
+        if self.color {
+            out.push_str(&format!("{style}{s}{style:#}"));
+        } else {
+            out.push_str(s);
+        }
+    }
+
+    fn session(&self, info: &SessionInfo, hits: &[Hit], first: bool, buf: &mut Vec<u8>) {
+        let path = info.path.to_string_lossy();
+        let id = session_id(info);
+        let lines: usize = hits.iter().map(Hit::match_count).sum();
+        if self.json {
+            let head = format!(
+                "\"path\":{},\"session\":{}",
+                js(&path),
+                id.as_deref().map_or("null".into(), js)
+            );
+            match self.mode {
+                Mode::Files => {
+                    let _ = writeln!(buf, "{{\"type\":\"session\",{head},\"matchingLines\":{lines}}}");
+                }
+                Mode::Count => {
+                    let _ = writeln!(buf, "{{\"type\":\"count\",{head},\"count\":{lines}}}");
+                }
+                Mode::Lines => {
+                    for h in hits {
+                        for l in &h.lines {
+                            self.json_line(&head, h, l, buf);
+                        }
+                    }
+                }
+            }
+            return;
+        }
+        let mut s = String::new();
+        match self.mode {
+            Mode::Files => {
+                self.paint(&escape_path(&info.path), PATH, &mut s);
+                s.push('\n');
+            }
+            Mode::Count => {
+                self.paint(&escape_path(&info.path), PATH, &mut s);
+                s.push_str(&format!(":{lines}\n"));
+            }
+            Mode::Lines => {
+                if !first {
+                    s.push('\n');
+                }
+                self.paint(&escape_path(&info.path), PATH, &mut s);
+                s.push('\n');
+                let short: String = id.as_deref().unwrap_or("(no id)").chars().take(8).collect();
+                self.paint(&escape(&short), ID, &mut s);
+                if let Some(n) = &info.name {
+                    s.push_str(" · ");
+                    s.push_str(&escape(&n.to_str_lossy()));
+                }
+                s.push('\n');
+                for h in hits {
+                    for l in &h.lines {
+                        self.text_line(h, l, &mut s);
+                    }
+                }
+            }
+        }
+        buf.extend_from_slice(s.as_bytes());
+    }
+
+    fn json_line(&self, head: &str, h: &Hit, l: &HitLine, buf: &mut Vec<u8>) {
+        let ty = if l.is_match() { "match" } else { "context" };
+        let matches: Vec<String> = l
+            .matches
+            .iter()
+            .map(|(s, e)| format!("{{\"start\":{s},\"end\":{e}}}"))
+            .collect();
+        let _ = writeln!(
+            buf,
+            "{{\"type\":\"{ty}\",{head},\"entry\":{},\"line\":{},\"offset\":{},\"role\":\"{}\",\"field\":\"{}\",\"block\":{},\"timestamp\":{},\"onBranch\":{},\"textOffset\":{},\"text\":{},\"matches\":[{}]}}",
+            h.entry_id.as_deref().map_or("null".into(), js),
+            h.line.0,
+            h.offset.0,
+            h.role,
+            h.field.as_str(),
+            h.block.map_or("null".into(), |b| b.to_string()),
+            h.timestamp.as_deref().map_or("null".into(), js),
+            h.on_branch,
+            l.offset,
+            js(&l.text),
+            matches.join(",")
+        );
+    }
+
+    fn text_line(&self, h: &Hit, l: &HitLine, s: &mut String) {
+        let id: String = h.entry_id.as_deref().unwrap_or("(no id)").chars().take(8).collect();
+        let id = escape(&id);
+        self.paint(&format!("{id:<8}"), ID, s);
+        s.push_str(if h.on_branch { " * " } else { "   " });
+        s.push_str(&format!("{:<9} ", h.role));
+        let time = self.zone.local(h.time_ms).unwrap_or_else(|| "-".repeat(16));
+        self.paint(&time, DIM, s);
+        let shown_field = matches!(
+            h.field,
+            FieldKind::Thinking | FieldKind::ToolCall | FieldKind::ToolResult | FieldKind::Output
+        );
+        if shown_field {
+            s.push(' ');
+            s.push_str(h.field.as_str());
+        }
+        s.push_str(if l.is_match() { ": " } else { "- " });
+        // Visible width so far (no escapes in it but the id's and colour codes).
+        let used = id.chars().count().max(8)
+            + 3
+            + h.role.len().max(9)
+            + 1
+            + time.chars().count()
+            + if shown_field { 1 + h.field.as_str().len() } else { 0 }
+            + 2;
+        let room = self.width.map(|w| w.saturating_sub(used).max(20));
+        self.fitted(&l.text, l.offset, &l.matches, room, s);
+        s.push('\n');
+    }
+
+    /// The line, escaped, its matches highlighted, cut to `room` columns around the first
+    /// match (`…` where cut).
+    fn fitted(&self, text: &str, base: usize, matches: &[(usize, usize)], room: Option<usize>, s: &mut String) {
+        // Match ranges relative to the line, clipped to it.
+        let rel: Vec<(usize, usize)> = matches
+            .iter()
+            .map(|&(a, b)| {
+                (
+                    a.saturating_sub(base).min(text.len()),
+                    b.saturating_sub(base).min(text.len()),
+                )
+            })
+            .collect();
+        let in_match = |i: usize| rel.iter().any(|&(a, b)| i >= a && i < b);
+        let (from, to) = match room {
+            None => (0, text.len()),
+            Some(room) => window(text, rel.first().map_or(0, |m| m.0), room),
+        };
+        if from > 0 {
+            s.push('…');
+        }
+        let mut run = String::new();
+        let mut run_hot = false;
+        let flush = |run: &mut String, hot: bool, s: &mut String| {
+            if !run.is_empty() {
+                if hot {
+                    self.paint(run, MATCH, s);
+                } else {
+                    s.push_str(run);
+                }
+                run.clear();
+            }
+        };
+        for (i, c) in text[from..to].char_indices() {
+            let hot = in_match(from + i);
+            if hot != run_hot {
+                flush(&mut run, run_hot, s);
+                run_hot = hot;
+            }
+            let mut tmp = [0u8; 4];
+            run.push_str(&escape(c.encode_utf8(&mut tmp)));
+        }
+        flush(&mut run, run_hot, s);
+        if to < text.len() {
+            s.push('…');
+        }
+    }
+}
+
+/// The columns a character takes once escaped.
+fn cols(c: char) -> usize {
+    let mut tmp = [0u8; 4];
+    let e = escape(c.encode_utf8(&mut tmp));
+    e.chars().map(|x| x.width().unwrap_or(0)).sum()
+}
+
+/// The byte range of `text` to show in `room` columns: from up to a quarter of the room
+/// before `at` (the first match) onwards.
+fn window(text: &str, at: usize, room: usize) -> (usize, usize) {
+    let mut total = 0usize;
+    if text.chars().all(|c| {
+        total += cols(c);
+        total <= room
+    }) {
+        return (0, text.len());
+    }
+    let room = room.saturating_sub(2).max(1); // the two `…`
+    let mut from = at.min(text.len());
+    while !text.is_char_boundary(from) {
+        from -= 1;
+    }
+    let mut used = 0;
+    for (i, c) in text[..from].char_indices().rev() {
+        let w = cols(c);
+        if used + w > room / 4 {
+            break;
+        }
+        used += w;
+        from = i;
+    }
+    let mut to = from;
+    for (i, c) in text[from..].char_indices() {
+        let w = cols(c);
+        if used + w > room {
+            break;
+        }
+        used += w;
+        to = from + i + c.len_utf8();
+    }
+    (from, to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::window;
+
+    #[test]
+    fn the_window_holds_the_match() {
+        let t = format!("{}needle{}", "a".repeat(100), "b".repeat(100));
+        let (f, to) = window(&t, 100, 40);
+        assert!(f <= 100 && to >= 106, "{f}..{to}");
+        assert!(to - f <= 40);
+        assert_eq!(window("short", 0, 40), (0, 5));
+    }
+}

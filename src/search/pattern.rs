@@ -1,0 +1,328 @@
+//! The pattern: what users type (ripgrep's syntax and flags) turned into the regex that
+//! runs on decoded text, and the literal prefilter that runs on raw JSON bytes.
+//!
+//! ## Why a prefilter on raw bytes is exact
+//! A match lies in a decoded JSON string. A character of that string stands in the raw
+//! line either as itself or as an escape: `\"`, `\\`, `\/`, `\b`, `\f`, `\n`, `\r`, `\t`
+//! (only for `"`, `\`, `/` and control characters) or `\uXXXX` (for any character: pi's
+//! `JSON.stringify` writes it only for control characters and lone surrogates, other
+//! writers for anything). U+FFFD may also come from bytes that are not UTF-8. So a run
+//! of characters other than `"`, `\`, `/`, control characters and U+FFFD appears in the
+//! raw bytes as it is, unless the string holds a `\u` escape. Every match starts with one
+//! of the pattern's prefix literals (regex-syntax's extractor; or ends with one of its
+//! suffix literals): the longest such run of each is a *piece*, and a raw text in which no
+//! piece and no `\u` occurs cannot hold a match once decoded. The prefilter looks for the
+//! pieces and `\u` at once; a pattern whose literals give no piece (`\w+`, `.`) has no
+//! prefilter, and every string is decoded and searched.
+
+use regex::Regex;
+use regex::bytes::Regex as BytesRegex;
+use regex_syntax::hir::literal::{ExtractKind, Extractor, Seq};
+use regex_syntax::hir::{Hir, Look};
+
+/// Case sensitivity.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Case {
+    /// Insensitive when no pattern has an upper-case letter (ripgrep's `--smart-case`).
+    #[default]
+    Smart,
+    /// Always sensitive (`-s`).
+    Sensitive,
+    /// Always insensitive (`-i`).
+    Insensitive,
+}
+
+/// What to look for: one or more patterns and how to read them.
+#[derive(Clone, Debug, Default)]
+pub struct Pattern {
+    /// The patterns; a text matches when any of them does.
+    pub patterns: Vec<String>,
+    /// Take the patterns as literal strings, not regexes (`-F`).
+    pub fixed: bool,
+    /// Case sensitivity.
+    pub case: Case,
+    /// Only whole words: the match is surrounded by word boundaries (`\b`; `-w`).
+    pub word: bool,
+    /// A match may span lines of one text (`-U`); `^` and `$` still match at every line.
+    pub multiline: bool,
+}
+
+/// A pattern that cannot be used, with the regex crate's or this module's reason.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PatternError(pub String);
+
+/// The compiled pattern.
+#[derive(Clone, Debug)]
+pub struct Matcher {
+    /// Runs on decoded text.
+    pub(crate) re: Regex,
+    /// Runs on raw JSON bytes (`None`: every string is a candidate).
+    pub(crate) prefilter: Option<BytesRegex>,
+    /// Whether a whole text without a match proves that none of its lines has one (false
+    /// when the pattern uses `\A` or `\z`, which match at a line's ends only when the line
+    /// is searched alone).
+    pub(crate) gate: bool,
+    pub(crate) multiline: bool,
+    /// The pieces the prefilter looks for (for tests and `--debug`-style reports).
+    pub(crate) pieces: Vec<String>,
+}
+
+/// Whether ripgrep's smart case would pick case-insensitive matching for `p`: no
+/// upper-case letter outside escapes (`\S`, `\p{Lu}` do not count).
+fn has_upper(p: &str, fixed: bool) -> bool {
+    if fixed {
+        return p.chars().any(char::is_uppercase);
+    }
+    let mut chars = p.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.next() {
+                Some('p' | 'P') => {
+                    // \pL or \p{...}
+                    let mut rest = chars.clone();
+                    if rest.next() == Some('{') {
+                        for c in chars.by_ref() {
+                            if c == '}' {
+                                break;
+                            }
+                        }
+                    } else {
+                        chars.next();
+                    }
+                }
+                _ => {}
+            }
+        } else if c.is_uppercase() {
+            return true;
+        }
+    }
+    false
+}
+
+/// A character that may be written other than as itself in a raw JSON string (besides
+/// `\u` escapes): see the module docs.
+fn breaks_piece(c: char) -> bool {
+    matches!(c, '"' | '\\' | '/' | '\u{fffd}') || (c as u32) < 0x20
+}
+
+/// The longest run of a literal's characters that must appear raw.
+fn piece_of(lit: &[u8]) -> String {
+    let text = String::from_utf8_lossy(lit);
+    text.split(breaks_piece)
+        .max_by_key(|s| s.len())
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// The pieces of a literal sequence, or `None` when it gives no usable prefilter.
+fn pieces_of(seq: &Seq) -> Option<Vec<String>> {
+    let lits = seq.literals()?;
+    if lits.is_empty() {
+        return None;
+    }
+    let mut out = Vec::with_capacity(lits.len());
+    for l in lits {
+        let p = piece_of(l.as_bytes());
+        if p.is_empty() {
+            return None;
+        }
+        out.push(p);
+    }
+    out.sort();
+    out.dedup();
+    Some(out)
+}
+
+fn extract(hir: &Hir, prefix: bool) -> Option<Vec<String>> {
+    let kind = if prefix {
+        ExtractKind::Prefix
+    } else {
+        ExtractKind::Suffix
+    };
+    let mut seq = Extractor::new().kind(kind).extract(hir);
+    if prefix {
+        seq.optimize_for_prefix_by_preference();
+    } else {
+        seq.optimize_for_suffix_by_preference();
+    }
+    pieces_of(&seq)
+}
+
+/// The better of two piece sets: the one whose shortest piece is longer (rarer), then the
+/// smaller set.
+fn better(a: Option<Vec<String>>, b: Option<Vec<String>>) -> Option<Vec<String>> {
+    let key = |v: &Vec<String>| (v.iter().map(String::len).min().unwrap_or(0), usize::MAX - v.len());
+    match (a, b) {
+        (Some(a), Some(b)) => Some(if key(&b) > key(&a) { b } else { a }),
+        (a, b) => a.or(b),
+    }
+}
+
+impl Pattern {
+    /// One pattern, regex syntax, smart case.
+    pub fn new(p: impl Into<String>) -> Pattern {
+        Pattern {
+            patterns: vec![p.into()],
+            ..Pattern::default()
+        }
+    }
+
+    /// Whether matching ignores case (after smart case).
+    pub fn case_insensitive(&self) -> bool {
+        match self.case {
+            Case::Sensitive => false,
+            Case::Insensitive => true,
+            Case::Smart => !self.patterns.iter().any(|p| has_upper(p, self.fixed)),
+        }
+    }
+
+    /// The regex the patterns stand for (without the case flag).
+    pub fn regex_source(&self) -> String {
+        let alts: Vec<String> = self
+            .patterns
+            .iter()
+            .map(|p| if self.fixed { regex::escape(p) } else { p.clone() })
+            .map(|p| format!("(?:{p})"))
+            .collect();
+        let any = alts.join("|");
+        if self.word { format!(r"\b(?:{any})\b") } else { any }
+    }
+
+    /// Compile.
+    ///
+    /// # Errors
+    /// No pattern; a regex the `regex` crate refuses; a pattern that can only match a
+    /// line break without [`Pattern::multiline`] (as ripgrep refuses it).
+    pub fn compile(&self) -> Result<Matcher, PatternError> {
+        if self.patterns.is_empty() {
+            return Err(PatternError("no pattern".into()));
+        }
+        let source = self.regex_source();
+        let ci = self.case_insensitive();
+        let hir = regex_syntax::ParserBuilder::new()
+            .case_insensitive(ci)
+            .multi_line(true)
+            .build()
+            .parse(&source)
+            .map_err(|e| PatternError(e.to_string()))?;
+        if !self.multiline && matches_only_newline_literal(&hir) {
+            return Err(PatternError(
+                "the pattern contains a line break (\\n), which no single line holds: add -U to let matches span lines"
+                    .into(),
+            ));
+        }
+        let re = regex::RegexBuilder::new(&source)
+            .case_insensitive(ci)
+            .multi_line(true)
+            .build()
+            .map_err(|e| PatternError(e.to_string()))?;
+        let looks = hir.properties().look_set();
+        let gate = !(looks.contains(Look::Start) || looks.contains(Look::End));
+        let pieces = better(extract(&hir, true), extract(&hir, false));
+        let prefilter = match &pieces {
+            Some(ps) => {
+                let mut alts: Vec<String> = ps.iter().map(|p| regex::escape(p)).collect();
+                alts.push(r"\\u".into());
+                Some(
+                    regex::bytes::RegexBuilder::new(&alts.join("|"))
+                        .unicode(false)
+                        .build()
+                        .map_err(|e| PatternError(e.to_string()))?,
+                )
+            }
+            None => None,
+        };
+        Ok(Matcher {
+            re,
+            prefilter,
+            gate,
+            multiline: self.multiline,
+            pieces: pieces.unwrap_or_default(),
+        })
+    }
+}
+
+/// Whether every literal the pattern requires holds a line break (`a\nb`): then no
+/// single line can match. Checked through the literal extractor, so `[\s\S]` or `\s`
+/// (which may match other characters) are allowed.
+fn matches_only_newline_literal(hir: &Hir) -> bool {
+    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
+    let Some(lits) = seq.literals() else { return false };
+    !lits.is_empty() && lits.iter().all(|l| l.is_exact() && l.as_bytes().contains(&b'\n'))
+}
+
+impl Matcher {
+    /// Whether raw JSON bytes (a line, a string with its quotes) may hold a match once
+    /// decoded (see the module docs); always true without a prefilter.
+    #[inline]
+    pub fn may_match_raw(&self, raw: &[u8]) -> bool {
+        self.prefilter.as_ref().is_none_or(|p| p.is_match(raw))
+    }
+
+    /// The prefilter, when the pattern has one.
+    pub(crate) fn prefilter(&self) -> Option<&BytesRegex> {
+        self.prefilter.as_ref()
+    }
+
+    /// The literal pieces the prefilter looks for besides `\u` (empty: no prefilter).
+    pub fn pieces(&self) -> &[String] {
+        &self.pieces
+    }
+
+    /// The regex run on decoded text.
+    pub fn regex(&self) -> &Regex {
+        &self.re
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pieces(p: Pattern) -> Vec<String> {
+        p.compile().unwrap().pieces
+    }
+
+    #[test]
+    fn smart_case_reads_letters_not_escapes() {
+        assert!(Pattern::new("hello").case_insensitive());
+        assert!(!Pattern::new("Hello").case_insensitive());
+        assert!(Pattern::new(r"\S+\p{Lu}\pL").case_insensitive());
+        let mut p = Pattern::new("x");
+        p.case = Case::Sensitive;
+        assert!(!p.case_insensitive());
+    }
+
+    #[test]
+    fn pieces_stop_at_characters_json_may_escape() {
+        assert_eq!(pieces(Pattern::new("foobar")), vec!["foobar"]);
+        let mut q = Pattern::new("say \"hello world\"\nnow");
+        q.fixed = true;
+        q.multiline = true;
+        assert_eq!(pieces(q), vec!["hello world"]);
+        assert_eq!(pieces(Pattern::new("a/b")), vec!["a"]);
+        assert!(pieces(Pattern::new(r"\w+")).is_empty());
+        assert!(pieces(Pattern::new("\"")).is_empty());
+        // Case-insensitive: every variant of the prefix.
+        assert!(pieces(Pattern::new("ab")).len() >= 4);
+    }
+
+    #[test]
+    fn a_line_break_needs_multiline() {
+        let mut p = Pattern::new("a\nb");
+        p.fixed = true;
+        assert!(p.compile().is_err());
+        p.multiline = true;
+        assert!(p.compile().is_ok());
+        assert!(Pattern::new(r"a\sb").compile().is_ok());
+    }
+
+    #[test]
+    fn the_prefilter_sees_escapes() {
+        let m = Pattern::new("café").compile().unwrap();
+        assert!(m.may_match_raw("un café".as_bytes()));
+        assert!(m.may_match_raw(br"caf\u00e9"));
+        assert!(!m.may_match_raw(b"tea"));
+    }
+}

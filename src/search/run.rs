@@ -1,0 +1,195 @@
+//! Many files: which sessions a search covers (the listing, with its cache) and the
+//! parallel run over them, results handed over in the order given.
+
+use super::{FileOptions, Hit, Query, search_path};
+use crate::error::Result;
+use crate::listing::{self, CancelToken, Cancelled, ListOptions, ListingCache, SessionInfo, SkippedFile};
+use crate::source::ReadMode;
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+/// Options of a search over many files.
+#[derive(Default)]
+pub struct SearchOptions<'a> {
+    /// Called after every file, one call at a time: (files done, files in all).
+    pub on_progress: Option<&'a mut (dyn FnMut(usize, usize) + Send + 'a)>,
+    /// Checked between files.
+    pub cancel: Option<CancelToken>,
+    /// mmap or read.
+    pub read_mode: ReadMode,
+    /// Worker threads (default: rayon's thread count, `RAYON_NUM_THREADS` or the CPUs).
+    pub threads: Option<usize>,
+}
+
+/// One file's result.
+#[derive(Debug)]
+pub struct FileHits {
+    /// Its place in the list searched.
+    pub index: usize,
+    /// The file.
+    pub path: PathBuf,
+    /// Its hits, in file order, or why it could not be searched.
+    pub result: Result<Vec<Hit>>,
+}
+
+/// Search `paths` in parallel; `sink` gets each file's result in the order of `paths`
+/// (whatever order the workers finish in) and may stop the search early with
+/// `ControlFlow::Break`.
+///
+/// # Errors
+/// [`Cancelled`] when the token in `opts` was cancelled.
+pub fn search_paths(
+    paths: &[PathBuf],
+    q: &Query,
+    opts: &mut SearchOptions<'_>,
+    mut sink: impl FnMut(FileHits) -> ControlFlow<()>,
+) -> std::result::Result<(), Cancelled> {
+    let total = paths.len();
+    let workers = opts
+        .threads
+        .unwrap_or_else(rayon::current_num_threads)
+        .clamp(1, total.max(1));
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let cancel = opts.cancel.clone();
+    let cancelled = || cancel.as_ref().is_some_and(CancelToken::is_cancelled);
+    let fo = FileOptions {
+        read_mode: opts.read_mode,
+    };
+    let delivered = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<FileHits>(workers * 4);
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop) = (&next, &stop);
+            let cancelled = &cancelled;
+            scope.spawn(move || {
+                loop {
+                    if stop.load(Ordering::Relaxed) || cancelled() {
+                        break;
+                    }
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(path) = paths.get(i) else { break };
+                    let result = search_path(path, q, fo);
+                    if tx
+                        .send(FileHits {
+                            index: i,
+                            path: path.clone(),
+                            result,
+                        })
+                        .is_err()
+                    {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        let mut waiting = BTreeMap::new();
+        let mut want = 0;
+        let mut done = 0;
+        for r in rx {
+            done += 1;
+            if let Some(p) = opts.on_progress.as_mut() {
+                p(done, total);
+            }
+            waiting.insert(r.index, r);
+            while let Some(r) = waiting.remove(&want) {
+                want += 1;
+                if !stop.load(Ordering::Relaxed) && sink(r).is_break() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+        }
+        // Dropping the receiver ends the workers at their next send.
+        want
+    });
+    if delivered < total && !stop.load(Ordering::Relaxed) && cancelled() {
+        return Err(Cancelled);
+    }
+    Ok(())
+}
+
+/// The sessions a search covers, newest first.
+#[derive(Debug, Default)]
+pub struct Sessions {
+    /// Newest `modified` first, ties by path.
+    pub sessions: Vec<SessionInfo>,
+    /// Files that are not sessions, or could not be read.
+    pub skipped: Vec<SkippedFile>,
+    /// Folders that could not be read.
+    pub problems: Vec<listing::DirProblem>,
+}
+
+/// The sessions in `roots`: a file is one session; a folder is listed as pi lists a
+/// sessions folder (its own `*.jsonl` files) and as pi's `listAll` lists a sessions root
+/// (the `*.jsonl` files of each folder in it), through `cache` when given.
+///
+/// # Errors
+/// [`Cancelled`].
+pub fn sessions_in(
+    roots: &[PathBuf],
+    cache: Option<ListingCache>,
+    read_mode: ReadMode,
+    cancel: Option<CancelToken>,
+) -> std::result::Result<Sessions, Cancelled> {
+    let mut out = Sessions::default();
+    let mut scratch = listing::Scratch::default();
+    for root in roots {
+        if root.is_dir() {
+            for all in [false, true] {
+                let mut o = ListOptions {
+                    read_mode,
+                    skip_text: true,
+                    cache: cache.clone(),
+                    cancel: cancel.clone(),
+                    ..ListOptions::default()
+                };
+                let l = if all {
+                    listing::list_all(root, &mut o)?
+                } else {
+                    listing::list_dir(root, &mut o)?
+                };
+                out.sessions.extend(l.sessions);
+                out.skipped.extend(l.skipped);
+                if !all {
+                    out.problems.extend(l.problems);
+                }
+            }
+        } else {
+            match listing::read_session_info(root, read_mode, &mut scratch) {
+                Ok(s) => out.sessions.push(s),
+                Err(reason) => out.skipped.push(SkippedFile {
+                    path: root.clone(),
+                    reason,
+                }),
+            }
+        }
+    }
+    sort_newest_first(&mut out.sessions);
+    out.sessions.dedup_by(|a, b| a.path == b.path);
+    Ok(out)
+}
+
+/// Newest `modified` first (an invalid date last), ties by path: an order that never
+/// depends on how the files were found.
+pub fn sort_newest_first(s: &mut [SessionInfo]) {
+    let key = |x: &SessionInfo| {
+        if x.modified.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            x.modified
+        }
+    };
+    s.sort_by(|a, b| key(b).total_cmp(&key(a)).then_with(|| a.path.cmp(&b.path)));
+}
+
+/// Whether a session was started in `dir` or a folder below it (its header `cwd`).
+pub fn cwd_within(s: &SessionInfo, dir: &Path) -> bool {
+    let cwd = s.cwd.to_str_lossy();
+    Path::new(&*cwd).starts_with(dir)
+}
