@@ -201,7 +201,7 @@ impl HitLine {
 }
 
 /// The matching lines of one searched string of one entry.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Hit {
     /// The entry.
     pub entry: EntryPos,
@@ -225,6 +225,23 @@ pub struct Hit {
     pub on_branch: bool,
     /// The matching lines and their context, in order.
     pub lines: Vec<HitLine>,
+}
+
+/// Equal field by field, times by their bits (NaN equals NaN: a hit without a time).
+impl PartialEq for Hit {
+    fn eq(&self, o: &Hit) -> bool {
+        self.entry == o.entry
+            && self.entry_id == o.entry_id
+            && self.line == o.line
+            && self.offset == o.offset
+            && self.role == o.role
+            && self.field == o.field
+            && self.block == o.block
+            && self.timestamp == o.timestamp
+            && self.time_ms.to_bits() == o.time_ms.to_bits()
+            && self.on_branch == o.on_branch
+            && self.lines == o.lines
+    }
 }
 
 impl Hit {
@@ -498,3 +515,6 @@ fn search_entries(s: &Session, q: &Query, positions: &[EntryPos]) -> Result<Vec<
     }
     Ok(hits)
 }
+
+#[cfg(test)]
+mod tests;

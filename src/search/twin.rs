@@ -227,3 +227,303 @@ pub fn search_source_slow(source: Source, q: &Query) -> Result<Vec<Hit>> {
     }
     Ok(hits)
 }
+
+/// Run the fast path and the twin on the same bytes and say how they differ (`Ok` when
+/// they agree, errors included).
+///
+/// # Errors
+/// A description of the first difference.
+pub fn check_against_twin(bytes: &[u8], q: &Query) -> std::result::Result<(), String> {
+    let fast = super::search_source(Source::from_bytes(bytes.to_vec()), q, super::FileOptions::default());
+    let slow = search_source_slow(Source::from_bytes(bytes.to_vec()), q);
+    match (fast, slow) {
+        (Ok(f), Ok(s)) => {
+            if f == s {
+                return Ok(());
+            }
+            let k = f.iter().zip(&s).position(|(a, b)| a != b).unwrap_or(f.len().min(s.len()));
+            Err(format!(
+                "fast path: {} hits, twin: {} hits; first difference at {k}:\nfast: {:?}\ntwin: {:?}",
+                f.len(),
+                s.len(),
+                f.get(k),
+                s.get(k)
+            ))
+        }
+        // A file that is no session: the fast path may say nothing without indexing it.
+        (Ok(f), Err(_)) if f.is_empty() => Ok(()),
+        (Err(a), Err(b)) if a.kind().to_string() == b.kind().to_string() => Ok(()),
+        (f, s) => Err(format!("fast path: {f:?}\ntwin: {s:?}")),
+    }
+}
+
+/// Sessions and patterns made to trip a raw-bytes search: strings written with every JSON
+/// escape a writer may choose, the pattern's words inside keys, ids, signatures, image
+/// data and extension state, invalid UTF-8, lone surrogates, line breaks and quotes.
+pub mod hostile {
+    use super::super::{Case, Fields, Pattern, Query};
+
+    /// Fragments strings are made of.
+    const FRAGMENTS: &[&str] = &[
+        "hello", "Hello", "HELLO", "café", "cafe\u{301}", "say \"hi\"", "\"", "\\", "/", "\n", "\t", "\r", "\u{1}",
+        "\u{7f}", "😀", "naïve", "word", "words", "sword", " ", "a", "b", "x y", "\u{fffd}", "end", "start",
+        "K", "\u{212a}", "ß", "ẞ", "line\nbreak", "tab\there", "\u{2028}", "\u{85}", "path/to/x", "0123",
+    ];
+
+    /// Patterns (with flags) that cover what the prefilter has to get right.
+    const PATTERNS: &[(&str, bool, bool, bool)] = &[
+        // (pattern, fixed, word, multiline)
+        ("hello", false, false, false),
+        ("Hello", false, false, false),
+        ("café", true, false, false),
+        ("say \"hi\"", true, false, false),
+        ("\"", true, false, false),
+        ("\\", true, false, false),
+        ("/", true, false, false),
+        ("path/to", true, false, false),
+        ("line\nbreak", true, false, true),
+        ("a\\nb|x\\sy", false, false, true),
+        ("word", false, true, false),
+        ("h.llo", false, false, false),
+        ("😀", true, false, false),
+        ("^start", false, false, false),
+        ("end$", false, false, false),
+        ("\\Aword", false, false, false),
+        ("[0-9]+", false, false, false),
+        ("\u{fffd}", true, false, false),
+        ("k", false, false, false),
+        ("ss", false, false, false),
+        ("tab\there", true, false, false),
+        ("\u{1}", true, false, false),
+        ("x", false, false, true),
+        ("", true, false, false),
+        ("(?s)hello.*word", false, false, true),
+        ("e\u{301}", true, false, false),
+    ];
+
+    /// A byte source: the fuzzer's data, or a generator's.
+    pub struct Bytes<'a> {
+        data: &'a [u8],
+        at: usize,
+    }
+
+    impl<'a> Bytes<'a> {
+        /// Read from `data`; zeros once it runs out.
+        pub fn new(data: &'a [u8]) -> Self {
+            Bytes { data, at: 0 }
+        }
+        fn next(&mut self) -> u8 {
+            let b = self.data.get(self.at).copied().unwrap_or(0);
+            self.at += 1;
+            b
+        }
+        fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+            from[usize::from(self.next()) % from.len()]
+        }
+        fn done(&self) -> bool {
+            self.at >= self.data.len()
+        }
+    }
+
+    /// A string of fragments, written as JSON with escapes chosen by the bytes: raw where
+    /// allowed, short escapes, `\u` escapes (surrogate pairs too), and now and then a lone
+    /// surrogate or a byte that is not UTF-8.
+    fn json_string(b: &mut Bytes<'_>, out: &mut Vec<u8>) {
+        out.push(b'"');
+        let n = b.next() % 6;
+        for _ in 0..n {
+            let frag = b.pick(FRAGMENTS);
+            for c in frag.chars() {
+                let style = b.next() % 8;
+                match c {
+                    '"' => out.extend_from_slice(if style < 6 { b"\\\"" } else { b"\\u0022" }),
+                    '\\' => out.extend_from_slice(if style < 6 { b"\\\\" } else { b"\\u005C" }),
+                    '\n' => out.extend_from_slice(if style < 6 { b"\\n" } else { b"\\u000a" }),
+                    '\t' => out.extend_from_slice(if style < 6 { b"\\t" } else { b"\\u0009" }),
+                    '\r' => out.extend_from_slice(b"\\r"),
+                    '/' if style == 0 => out.extend_from_slice(b"\\/"),
+                    c if (c as u32) < 0x20 => out.extend_from_slice(format!("\\u{:04x}", c as u32).as_bytes()),
+                    c if style == 7 => {
+                        let mut units = [0u16; 2];
+                        for u in c.encode_utf16(&mut units) {
+                            out.extend_from_slice(format!("\\u{:04X}", u).as_bytes());
+                        }
+                    }
+                    c => {
+                        let mut tmp = [0u8; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut tmp).as_bytes());
+                    }
+                }
+            }
+            match b.next() % 32 {
+                0 => out.extend_from_slice(b"\\ud83d"),
+                1 => out.push(0xff),
+                2 => out.extend_from_slice(b"\\udc00x"),
+                _ => {}
+            }
+        }
+        out.push(b'"');
+    }
+
+    fn string(b: &mut Bytes<'_>) -> Vec<u8> {
+        let mut v = Vec::new();
+        json_string(b, &mut v);
+        v
+    }
+
+    /// The pattern words where no search must find them: keys, ids, signatures, data.
+    fn noise(b: &mut Bytes<'_>) -> String {
+        let w = b.pick(FRAGMENTS).replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        let w: String = w.chars().filter(|c| (*c as u32) >= 0x20).collect();
+        w
+    }
+
+    /// A session file.
+    pub fn session(b: &mut Bytes<'_>) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(
+            b"{\"type\":\"session\",\"version\":3,\"id\":\"hello-word\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/hello\"}\n",
+        );
+        let mut parent = String::from("null");
+        let mut k = 0u32;
+        while !b.done() && k < 40 {
+            k += 1;
+            let id = format!("{:08x}", k.wrapping_mul(2_654_435_761));
+            let par = if b.next() % 5 == 0 { "null".to_owned() } else { parent.clone() };
+            let ts = format!("2025-01-{:02}T00:00:{:02}.000Z", 1 + k % 28, k % 60);
+            let head = format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",");
+            let mut line = Vec::new();
+            let s1 = string(b);
+            let s2 = string(b);
+            let nz = noise(b);
+            match b.next() % 12 {
+                0 => {
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"message\":{\"role\":\"user\",\"content\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}}");
+                }
+                1 => {
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(format!("}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{nz}{nz}\"}},{{\"text\":").as_bytes());
+                    line.extend_from_slice(&s2);
+                    line.extend_from_slice(b",\"type\":\"text\"}]}}");
+                }
+                2 => {
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(format!(",\"thinkingSignature\":\"{nz}\"}},{{\"type\":\"toolCall\",\"id\":\"{nz}\",\"name\":\"{nz}\",\"arguments\":{{\"{nz}\":").as_bytes());
+                    line.extend_from_slice(&s2);
+                    line.extend_from_slice(b",\"n\":[1,{\"deep\":");
+                    line.extend_from_slice(&string(b));
+                    line.extend_from_slice(b"}]}},{\"type\":\"text\",\"text\":");
+                    line.extend_from_slice(&string(b));
+                    line.extend_from_slice(b"}],\"provider\":\"hello\",\"model\":\"word\"}}");
+                }
+                3 => {
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"message\":{\"role\":\"toolResult\",\"toolCallId\":\"x\",\"content\":[{\"type\":\"text\",\"text\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}],\"isError\":false}}");
+                }
+                4 => {
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"message\":{\"role\":\"bashExecution\",\"command\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b",\"output\":");
+                    line.extend_from_slice(&s2);
+                    line.extend_from_slice(b",\"command\":");
+                    // A duplicate key: the last one wins.
+                    line.extend_from_slice(&string(b));
+                    line.extend_from_slice(b"}}");
+                }
+                5 => {
+                    line.extend_from_slice(format!("{{\"type\":\"compaction\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",\"summary\":").as_bytes());
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(format!(",\"firstKeptEntryId\":\"{nz}\",\"tokensBefore\":1}}").as_bytes());
+                }
+                6 => {
+                    line.extend_from_slice(format!("{{\"type\":\"custom\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",\"customType\":\"{nz}\",\"data\":{{\"text\":").as_bytes());
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}}");
+                }
+                7 => {
+                    line.extend_from_slice(format!("{{\"type\":\"custom_message\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",\"customType\":\"{nz}\",\"display\":true,\"content\":").as_bytes());
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}");
+                }
+                8 => {
+                    line.extend_from_slice(format!("{{\"type\":\"session_info\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",\"name\":").as_bytes());
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}");
+                }
+                9 => {
+                    line.extend_from_slice(format!("{{\"type\":\"label\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",\"targetId\":\"{nz}\",\"label\":").as_bytes());
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}");
+                }
+                10 => {
+                    // An escaped key, a system message, and a line that is no JSON.
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"m\\u0065ssage\":{\"role\":\"custom\",\"c\\u006fntent\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}}\n{\"type\":\"message\",\"message\":{\"role\":\"system\",\"content\":");
+                    line.extend_from_slice(&s2);
+                    line.extend_from_slice(b"}}\n{\"broken\":");
+                    line.extend_from_slice(&string(b));
+                }
+                _ => {
+                    line.extend_from_slice(head.as_bytes());
+                    line.extend_from_slice(b"\"message\":{\"role\":\"branchSummary\",\"summary\":");
+                    line.extend_from_slice(&s1);
+                    line.extend_from_slice(b"}}");
+                }
+            }
+            out.extend_from_slice(&line);
+            out.push(b'\n');
+            parent = format!("\"{id}\"");
+        }
+        out
+    }
+
+    /// A query: one of the tricky patterns, with flags and options chosen by the bytes.
+    pub fn query(b: &mut Bytes<'_>) -> Query {
+        let (p, fixed, word, multiline) = b.pick(PATTERNS);
+        let flags = b.next();
+        let mut pattern = Pattern::new(p);
+        pattern.fixed = fixed;
+        pattern.word = word || flags & 1 != 0 && !p.is_empty();
+        pattern.multiline = multiline || flags & 2 != 0;
+        pattern.case = match flags >> 2 & 3 {
+            0 => Case::Smart,
+            1 => Case::Sensitive,
+            _ => Case::Insensitive,
+        };
+        if flags & 16 != 0 {
+            pattern.patterns.push(b.pick(PATTERNS).0.to_owned());
+        }
+        let matcher = match pattern.compile() {
+            Ok(m) => m,
+            Err(_) => Pattern::new("hello").compile().expect("a valid pattern"),
+        };
+        let mut q = Query::new(matcher);
+        let o = b.next();
+        q.fields = Fields {
+            thinking: o & 1 != 0,
+            tool_calls: o & 2 != 0,
+            tool_results: o & 4 != 0,
+        };
+        q.branch_only = o & 8 != 0;
+        q.context = usize::from(o >> 4 & 3);
+        if o & 64 != 0 {
+            q.max_per_session = Some(usize::from(b.next() % 5));
+        }
+        if o & 128 != 0 {
+            q.since = Some(1_735_689_600_000.0 + f64::from(b.next()) * 86_400_000.0 / 16.0);
+        }
+        q
+    }
+}

@@ -1,0 +1,142 @@
+//! The fast path against its slow twin: on every corpus file and the real sessions, for
+//! patterns that stress the prefilter, and on generated hostile sessions (a property test;
+//! the `search` fuzz target runs the same check on any bytes).
+
+use super::twin::{check_against_twin, hostile};
+use super::{Case, FieldKind, Fields, Pattern, Query, search_source};
+use crate::source::Source;
+use proptest::prelude::*;
+use std::path::Path;
+
+fn queries() -> Vec<Query> {
+    let mut out = Vec::new();
+    let pats: &[(&str, bool)] = &[
+        ("parser", false),
+        ("the", false),
+        ("e", false),
+        ("ls", false),
+        ("\"", true),
+        ("\\", true),
+        ("/", true),
+        ("é", false),
+        (r"\w+", false),
+        ("^", false),
+        ("(?i)SUMMARY", false),
+        ("\u{fffd}", true),
+    ];
+    for &(p, fixed) in pats {
+        for fields in [Fields::default(), Fields { thinking: true, tool_calls: true, tool_results: true }] {
+            let mut pat = Pattern::new(p);
+            pat.fixed = fixed;
+            let mut q = Query::new(pat.compile().unwrap());
+            q.fields = fields;
+            q.context = usize::from(fields.thinking);
+            out.push(q);
+        }
+    }
+    out
+}
+
+fn corpus_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            corpus_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "jsonl") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn the_fast_path_equals_the_twin_on_the_corpus() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for d in ["corpus/valid", "corpus/malformed", "corpus/demo", "corpus/listing", "../shared/corpus"] {
+        corpus_files(&root.join(d), &mut files);
+    }
+    assert!(files.len() > 100, "the corpus is there");
+    let qs = queries();
+    let mut hits = 0;
+    for f in &files {
+        // (corpus/listing has symlink loops and unreadable files on purpose.)
+        let Ok(bytes) = std::fs::read(f) else { continue };
+        for q in &qs {
+            if let Err(e) = check_against_twin(&bytes, q) {
+                panic!("{}: {:?}: {e}", f.display(), q.matcher.re.as_str());
+            }
+        }
+        hits += search_source(Source::from_bytes(bytes), &qs[0], Default::default()).map_or(0, |h| h.len());
+    }
+    assert!(hits > 0, "`parser` is in the corpus");
+}
+
+#[test]
+fn escaped_text_is_found_and_keys_ids_and_images_are_not() {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"parser-id","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+        "\n",
+        r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":[{"type":"text","text":"caf\u00e9 \"quoted\"\nnext"},{"type":"image","data":"cafe","mimeType":"image/png"}]}}"#,
+        "\n",
+        r#"{"type":"custom","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z","customType":"cafe","data":{"cafe":"cafe"}}"#,
+        "\n",
+    );
+    let find = |p: &str, fixed: bool, multiline: bool| {
+        let mut pat = Pattern::new(p);
+        pat.fixed = fixed;
+        pat.multiline = multiline;
+        let q = Query::new(pat.compile().unwrap());
+        super::search_source(Source::from_bytes(text.as_bytes().to_vec()), &q, Default::default()).unwrap()
+    };
+    let h = find("café", true, false);
+    assert_eq!(h.len(), 1);
+    assert_eq!(h[0].lines[0].text, "café \"quoted\"");
+    assert_eq!(h[0].lines[0].matches, vec![(0, 5)]);
+    assert_eq!(h[0].field, FieldKind::Text);
+    assert_eq!(h[0].block, Some(0));
+    assert_eq!(h[0].entry_id.as_deref(), Some("a1"));
+    assert!(h[0].on_branch);
+    assert_eq!(find("\"quoted\"\nnext", true, true)[0].lines[0].text, "café \"quoted\"\nnext");
+    assert!(find("cafe", true, false).is_empty(), "image data, extension state, keys");
+    assert!(find("parser", true, false).is_empty(), "the header's id");
+    assert!(find("a1", true, false).is_empty(), "ids");
+}
+
+#[test]
+fn filters_roles_times_branches_and_caps() {
+    let bytes = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/valid/branches.jsonl")).unwrap();
+    let run = |q: &Query| super::search_source(Source::from_bytes(bytes.clone()), q, Default::default()).unwrap();
+    let mut q = Query::new(Pattern::new("parser").compile().unwrap());
+    let all = run(&q);
+    assert!(all.len() >= 4);
+    assert!(all.iter().any(|h| !h.on_branch) && all.iter().any(|h| h.on_branch));
+    q.branch_only = true;
+    assert!(run(&q).iter().all(|h| h.on_branch));
+    q.branch_only = false;
+    q.roles = Some(vec!["user".into()]);
+    assert!(run(&q).iter().all(|h| h.role == "user"));
+    q.roles = None;
+    q.max_per_session = Some(2);
+    assert_eq!(run(&q).iter().map(super::Hit::match_count).sum::<usize>(), 2);
+    q.max_per_session = None;
+    q.since = Some(all.iter().map(|h| h.time_ms).fold(f64::MIN, f64::max));
+    assert!(run(&q).iter().all(|h| h.time_ms >= q.since.unwrap()));
+    assert!(run(&q).len() < all.len());
+    let mut p = Pattern::new("PARSER");
+    p.case = Case::Sensitive;
+    assert!(run(&Query::new(p.compile().unwrap())).is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1024, ..ProptestConfig::default() })]
+    #[test]
+    fn the_fast_path_equals_the_twin_on_hostile_sessions(data in proptest::collection::vec(any::<u8>(), 0..600)) {
+        let (qbytes, sbytes) = data.split_at(data.len().min(8));
+        let q = hostile::query(&mut hostile::Bytes::new(qbytes));
+        let session = hostile::session(&mut hostile::Bytes::new(sbytes));
+        if let Err(e) = check_against_twin(&session, &q) {
+            panic!("{e}\npattern {:?}\nsession:\n{}", q.matcher.re.as_str(), String::from_utf8_lossy(&session));
+        }
+    }
+}
