@@ -26,6 +26,7 @@ mod readme;
 mod real;
 mod robustness;
 mod session_ids;
+mod search;
 mod show;
 #[cfg(unix)]
 mod terminal;

@@ -1,0 +1,294 @@
+//! `pi-session search` (issue #16) from the command line: exit codes as ripgrep's, the
+//! `--json` shape (docs/cli.md), ripgrep's flags, the filters, the order of sessions,
+//! output that is safe on a terminal, and hits checked against an independent decode of
+//! the demo corpus and the real sessions.
+
+use crate::common::{real_sessions, terminal_safe};
+use serde_json::Value as J;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .arg("search")
+        .args(args)
+        .env("TZ", "UTC")
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env("PI_SESSION_CACHE_DIR", root().join("target/listing-cache"))
+        .output()
+        .expect("run pi-session")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("UTF-8")
+}
+
+fn json_lines(o: &Output) -> Vec<J> {
+    stdout(o).lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+}
+
+fn demo() -> String {
+    root().join("corpus/demo").display().to_string()
+}
+
+fn branches() -> String {
+    root().join("corpus/valid/branches.jsonl").display().to_string()
+}
+
+#[test]
+fn exit_codes_are_ripgreps() {
+    assert_eq!(run(&["parser", &branches()]).status.code(), Some(0));
+    assert_eq!(run(&["no such words anywhere", &branches()]).status.code(), Some(1));
+    let bad = run(&["(unclosed", &branches()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).starts_with("pi-session: bad pattern: "));
+    let bad = run(&["--json", "(unclosed", &branches()]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert_eq!(json_lines(&bad)[0]["error"]["kind"], "usage");
+    let missing = run(&["x", "/nonexistent/nowhere.jsonl"]);
+    assert_eq!(missing.status.code(), Some(2));
+    // A named file that is no session is an error; the others are still searched.
+    let not = root().join("corpus/malformed/header-type-not-session.jsonl");
+    {
+        let o = run(&["parser", &branches(), &not.display().to_string()]);
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stdout(&o).contains("Write a parser"));
+    }
+    // A line break needs -U, as in ripgrep.
+    assert_eq!(run(&["-F", "a\nb", &branches()]).status.code(), Some(2));
+    assert_eq!(run(&["--role", "robot", "x", &branches()]).status.code(), Some(2));
+}
+
+#[test]
+fn json_lines_say_where_each_match_is() {
+    let o = run(&["--json", "parser", &branches()]);
+    assert_eq!(o.status.code(), Some(0));
+    let lines = json_lines(&o);
+    let (summary, matches) = lines.split_last().expect("lines");
+    assert_eq!(summary["type"], "summary");
+    assert_eq!(summary["sessionsSearched"], 1);
+    assert_eq!(summary["sessionsWithMatches"], 1);
+    assert_eq!(summary["matchingLines"].as_u64(), Some(matches.len() as u64));
+    let file = std::fs::read(branches()).unwrap();
+    for m in matches {
+        assert_eq!(m["type"], "match");
+        assert_eq!(m["session"], "01952b60-2954-716b-8618-62924ed42174");
+        assert!(m["path"].as_str().unwrap().ends_with("branches.jsonl"));
+        // The offset is the start of the entry's line, which holds the entry's id.
+        let off = m["offset"].as_u64().unwrap() as usize;
+        assert!(off == 0 || file[off - 1] == b'\n');
+        let line_end = off + file[off..].iter().position(|&b| b == b'\n').unwrap();
+        let id = m["entry"].as_str().unwrap();
+        assert!(String::from_utf8_lossy(&file[off..line_end]).contains(&format!("\"id\":\"{id}\"")));
+        // The match offsets are in the decoded text; the line starts at textOffset.
+        let text = m["text"].as_str().unwrap();
+        let base = m["textOffset"].as_u64().unwrap() as usize;
+        for r in m["matches"].as_array().unwrap() {
+            let (s, e) = (r["start"].as_u64().unwrap() as usize - base, r["end"].as_u64().unwrap() as usize - base);
+            assert_eq!(&text[s..e], "parser");
+        }
+        for k in ["role", "field", "timestamp", "onBranch", "line", "block"] {
+            assert!(m.get(k).is_some(), "{k}");
+        }
+    }
+    // Hits of the branch summary and of every branch, the current one marked.
+    assert!(matches.iter().any(|m| m["role"] == "branchSummary" && m["field"] == "summary"));
+    assert!(matches.iter().any(|m| m["onBranch"] == true) && matches.iter().any(|m| m["onBranch"] == false));
+    let on = json_lines(&run(&["--json", "--branch", "parser", &branches()]));
+    assert!(on[..on.len() - 1].iter().all(|m| m["onBranch"] == true));
+    assert!(on.len() < lines.len());
+}
+
+/// A session whose strings hide words behind every kind of escape, and put them where
+/// no search must look.
+fn hostile_file(dir: &Path) -> String {
+    let text = concat!(
+        r#"{"type":"session","version":3,"id":"needle-session","timestamp":"2025-03-01T00:00:00.000Z","cwd":"/work/app"}"#,
+        "\n",
+        r#"{"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2025-03-01T00:00:01.000Z","message":{"role":"user","content":"she said \"caf\u00e9 time\"\nthen left \u001b[31mred\u001b[0m"}}"#,
+        "\n",
+        r#"{"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2025-03-02T00:00:01.000Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"the needle is here","thinkingSignature":"needle"},{"type":"toolCall","id":"needle","name":"bash","arguments":{"command":"grep needle src/"}},{"type":"text","text":"one\ntwo needle\nthree\nfour"}]}}"#,
+        "\n",
+        r#"{"type":"message","id":"aaaa0003","parentId":"aaaa0002","timestamp":"2025-03-03T00:00:01.000Z","message":{"role":"toolResult","toolCallId":"needle","content":[{"type":"text","text":"src/a.rs: needle"},{"type":"image","data":"bmVlZGxlneedle","mimeType":"image/png"}]}}"#,
+        "\n",
+        r#"{"type":"custom","id":"aaaa0004","parentId":"aaaa0003","timestamp":"2025-03-04T00:00:01.000Z","customType":"needle","data":{"needle":"needle"}}"#,
+        "\n",
+        r#"{"type":"session_info","id":"aaaa0005","parentId":"aaaa0004","timestamp":"2025-03-05T00:00:01.000Z","name":"Needle \u0068unt"}"#,
+        "\n",
+    );
+    let p = dir.join("hostile.jsonl");
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn escaped_phrases_are_found_and_noise_is_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hostile_file(dir.path());
+    let j = |args: &[&str]| {
+        let mut a: Vec<&str> = vec!["--json"];
+        a.extend_from_slice(args);
+        a.push(&f);
+        let lines = json_lines(&run(&a));
+        lines[..lines.len() - 1].to_vec()
+    };
+    // A quote, a \u escape and a newline (-U).
+    let m = j(&["-U", "-F", "said \"café time\"\nthen"]);
+    assert_eq!(m.len(), 1);
+    assert_eq!(m[0]["text"], "she said \"café time\"\nthen left \u{1b}[31mred\u{1b}[0m");
+    // By default only the text: keys, ids, signatures, extension state and image data never.
+    let m = j(&["needle"]);
+    assert_eq!(m.len(), 2, "{m:?}");
+    assert_eq!(m[0]["entry"], "aaaa0002");
+    assert_eq!(m[1]["role"], "name");
+    assert_eq!(m[1]["text"], "Needle hunt");
+    // Opt-in fields.
+    let fields: Vec<String> = j(&["--thinking", "--tool-calls", "--tool-results", "needle"])
+        .iter()
+        .map(|m| m["field"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(fields, ["thinking", "toolCall", "text", "toolResult", "name"]);
+    // Smart case, -s, -i, -w, -e, -F.
+    assert_eq!(j(&["-s", "needle"]).len(), 1);
+    assert_eq!(j(&["Needle"]).len(), 1);
+    assert_eq!(j(&["-i", "NEEDLE"]).len(), 2);
+    assert_eq!(j(&["-w", "needl"]).len(), 0);
+    assert_eq!(j(&["-e", "café", "-e", "hunt"]).len(), 2);
+    assert_eq!(j(&["-F", "t.me"]).len(), 0);
+    assert_eq!(j(&["t.me"]).len(), 1);
+    // Filters: role, dates (entry time, in the zone), -m, context.
+    assert_eq!(j(&["--role", "name", "needle"]).len(), 1);
+    assert_eq!(j(&["--since", "2025-03-03", "--utc", "needle"]).len(), 1);
+    // (Both lines of the first message: the other entries are of later days.)
+    assert_eq!(j(&["--until", "2025-03-01", "--utc", "e"]).len(), 2);
+    assert_eq!(j(&["-m", "1", "needle"]).len(), 1);
+    let c = j(&["-C", "1", "needle", "--role", "assistant"]);
+    let kinds: Vec<&str> = c.iter().map(|m| m["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["context", "match", "context"]);
+    assert_eq!(c[0]["text"], "one");
+    assert_eq!(c[2]["text"], "three");
+    // -l and -c.
+    let l = j(&["-l", "needle"]);
+    assert_eq!((l[0]["type"].as_str(), l[0]["matchingLines"].as_u64()), (Some("session"), Some(2)));
+    let c = j(&["-c", "needle"]);
+    assert_eq!(c[0]["count"], 2);
+    // --cwd: the header's cwd, or a folder above it.
+    let d = dir.path().display().to_string();
+    assert_eq!(run(&["--cwd", "/work", "needle", &d]).status.code(), Some(0));
+    assert_eq!(run(&["--cwd", "/work/other", "needle", &d]).status.code(), Some(1));
+}
+
+#[test]
+fn text_output_is_grouped_escaped_and_cut_to_the_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hostile_file(dir.path());
+    let o = run(&["red", &f, "--utc"]);
+    let text = stdout(&o);
+    assert!(terminal_safe(&text), "{text:?}");
+    assert!(text.contains("\\x1b[31mred"), "{text}");
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().ends_with("hostile.jsonl"));
+    assert_eq!(lines.next(), Some("needle-s · Needle hunt"));
+    assert_eq!(
+        lines.next(),
+        Some("aaaa0001 * user      2025-03-01 00:00: then left \\x1b[31mred\\x1b[0m")
+    );
+    // Forced colour highlights the match; a narrow width cuts around it.
+    let o = run(&["--color", "always", "--width", "60", "-F", "four", &f, "--utc"]);
+    let text = stdout(&o);
+    assert!(text.contains("\u{1b}[1m\u{1b}[31mfour\u{1b}[0m") || text.contains("four\u{1b}[0m"), "{text:?}");
+    let long = dir.path().join("long.jsonl");
+    let body = format!("{} needle {}", "x".repeat(300), "y".repeat(300));
+    std::fs::write(
+        &long,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-03-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n{{\"type\":\"message\",\"id\":\"b1\",\"parentId\":null,\"timestamp\":\"2025-03-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{body}\"}}}}\n"
+        ),
+    )
+    .unwrap();
+    let o = run(&["--width", "80", "needle", &long.display().to_string()]);
+    let last = stdout(&o).lines().last().unwrap().to_owned();
+    assert!(last.contains("needle") && last.contains('…'), "{last}");
+    assert!(last.chars().count() <= 80, "{} columns: {last}", last.chars().count());
+}
+
+#[test]
+fn sessions_come_newest_first_as_ls_lists_them() {
+    let o = run(&["-l", "--json", "--agent-dir", &demo(), "the"]);
+    assert_eq!(o.status.code(), Some(0));
+    let found: Vec<String> = json_lines(&o)
+        .iter()
+        .filter(|l| l["type"] == "session")
+        .map(|l| l["path"].as_str().unwrap().to_owned())
+        .collect();
+    let ls = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["ls", "--all", "--json", "--no-cache", "--agent-dir", &demo()])
+        .output()
+        .unwrap();
+    let listed: Vec<String> = String::from_utf8(ls.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<J>(l).unwrap()["path"].as_str().unwrap().to_owned())
+        .filter(|p| found.contains(p))
+        .collect();
+    assert!(found.len() >= 3);
+    assert_eq!(found, listed);
+    // The same search twice gives the same bytes.
+    let again = run(&["-l", "--json", "--agent-dir", &demo(), "the"]);
+    assert_eq!(o.stdout, again.stdout);
+}
+
+/// Every hit of the CLI over the demo corpus and the real sessions, against a decode of
+/// each file with serde_json: the entry holds the text at the offsets given.
+#[test]
+fn hits_are_in_the_decoded_text_of_their_entry() {
+    let mut roots = vec![demo()];
+    if let Some(real) = real_sessions() {
+        roots.extend(real.iter().map(|p| p.display().to_string()));
+    }
+    for root in roots {
+        let args = if root.ends_with(".jsonl") {
+            vec!["--json", "--thinking", "--tool-results", "--tool-calls", "-i", "the|error", root.as_str()]
+        } else {
+            vec!["--json", "--thinking", "--tool-results", "--tool-calls", "-i", "the|error", "--agent-dir", root.as_str()]
+        };
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(0), "{root}: {}", String::from_utf8_lossy(&o.stderr));
+        let mut checked = 0;
+        for m in json_lines(&o).iter().filter(|m| m["type"] == "match") {
+            let file = std::fs::read(m["path"].as_str().unwrap()).unwrap();
+            let off = m["offset"].as_u64().unwrap() as usize;
+            let end = off + file[off..].iter().position(|&b| b == b'\n').unwrap_or(file.len() - off);
+            let entry: J = serde_json::from_slice(&file[off..end]).expect("the entry's line");
+            // The line of text is in one of the entry's strings, with a match in it.
+            let text = m["text"].as_str().unwrap();
+            let mut strings = Vec::new();
+            let mut stack = vec![&entry];
+            while let Some(v) = stack.pop() {
+                match v {
+                    J::String(s) => strings.push(s.as_str()),
+                    J::Array(a) => stack.extend(a),
+                    J::Object(o) => stack.extend(o.values()),
+                    _ => {}
+                }
+            }
+            assert!(strings.iter().any(|s| s.contains(text)), "{root}: {text:?} not in its entry");
+            let base = m["textOffset"].as_u64().unwrap() as usize;
+            for r in m["matches"].as_array().unwrap() {
+                let s = r["start"].as_u64().unwrap() as usize - base;
+                let e = r["end"].as_u64().unwrap() as usize - base;
+                let hit = text[s..e].to_lowercase();
+                assert!(hit == "the" || hit == "error", "{hit:?}");
+            }
+            checked += 1;
+        }
+        assert!(checked > 0, "{root}: no hits to check");
+    }
+}
