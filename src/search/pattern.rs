@@ -198,6 +198,16 @@ impl Pattern {
         if self.patterns.is_empty() {
             return Err(PatternError("no pattern".into()));
         }
+        if !self.fixed {
+            // Each pattern alone first, so that an error names the user's text, on one line.
+            for p in &self.patterns {
+                if let Err(e) = regex_syntax::ParserBuilder::new().build().parse(p) {
+                    let text = e.to_string();
+                    let why = text.lines().last().unwrap_or("").trim_start_matches("error: ");
+                    return Err(PatternError(format!("`{}`: {why}", crate::text::escape(p))));
+                }
+            }
+        }
         let source = self.regex_source();
         let ci = self.case_insensitive();
         let hir = regex_syntax::ParserBuilder::new()
@@ -205,7 +215,7 @@ impl Pattern {
             .multi_line(true)
             .build()
             .parse(&source)
-            .map_err(|e| PatternError(e.to_string()))?;
+            .map_err(|e| PatternError(e.to_string().replace('\n', " ")))?;
         if !self.multiline && matches_only_newline_literal(&hir) {
             return Err(PatternError(
                 "the pattern contains a line break (\\n), which no single line holds: add -U to let matches span lines"

@@ -198,7 +198,7 @@ fn text_output_is_grouped_escaped_and_cut_to_the_width() {
     assert_eq!(lines.next(), Some("needle-s · Needle hunt"));
     assert_eq!(
         lines.next(),
-        Some("aaaa0001 * user      2025-03-01 00:00: then left \\x1b[31mred\\x1b[0m")
+        Some("aaaa0001 * user          2025-03-01 00:00: then left \\x1b[31mred\\x1b[0m")
     );
     // Forced colour highlights the match; a narrow width cuts around it.
     let o = run(&["--color", "always", "--width", "60", "-F", "four", &f, "--utc"]);

@@ -500,7 +500,7 @@ impl Printer {
         let id = escape(&id);
         self.paint(&format!("{id:<8}"), ID, s);
         s.push_str(if h.on_branch { " * " } else { "   " });
-        s.push_str(&format!("{:<9} ", h.role));
+        s.push_str(&format!("{:<13} ", h.role));
         let time = self.zone.local(h.time_ms).unwrap_or_else(|| "-".repeat(16));
         self.paint(&time, DIM, s);
         let shown_field = matches!(
