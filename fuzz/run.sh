@@ -30,6 +30,7 @@ case $target in
   decode_twin)   max_len=65536 ;;
   context_twin)  max_len=262144 ;;
   listing_cache) max_len=65536 ;;
+  search)        max_len=65536 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

@@ -12,6 +12,11 @@ usage: seed.py TARGET
 - listing_walk:  each file, each file without its first line, and the listing fixtures;
 - verbatim_twin, decode_twin: each line of each file;
 - context_twin: each file;
+- search:        a mode byte and eight query bytes + each file: mode 0x00 with the file
+                 without its first line (the target puts a header in front), mode 0x01
+                 with the file as the generator's input; query bytes pick a few patterns
+                 (plain word, fixed string with a quote, `\\Aword`, `(?s)hello.*word`,
+                 `-w word`) with every field, context, a max count, `since`, branch only;
 - parent_links:  nothing (its inputs are `arbitrary` byte streams; libFuzzer starts from
                  scratch and the corpus it keeps is reused on the next run).
 Seeds are named by content hash, so re-seeding is idempotent.
@@ -47,6 +52,19 @@ def put(data, limit=1 << 20):
         f.write(data)
 
 
+# Query bytes for `search` (hostile::query): pattern index, flags (bit 0 word, bit 1
+# multiline, bits 2-3 case, bit 4 a second pattern), options (bits 0-2 thinking / tool
+# calls / tool results, bit 3 branch only, bits 4-5 context, bit 6 max count, bit 7 since),
+# with the second pattern's index before the options when bit 4 is set, then the bytes the
+# options read (max count, since). Eight bytes each, whatever the query reads.
+SEARCH_QUERIES = [
+    bytes([0, 0x00, 0x07, 0, 0, 0, 0, 0]),  # hello, smart case, every field
+    bytes([3, 0x04, 0x17, 0, 0, 0, 0, 0]),  # fixed `say "hi"`, sensitive, one line of context
+    bytes([15, 0x00, 0x47, 2, 0, 0, 0, 0]),  # \Aword (no gate), at most 2 lines
+    bytes([24, 0x12, 11, 0xA7, 0x20, 0, 0, 0]),  # (?s)hello.*word | h.llo, -U, 2 lines of context, since Jan 3
+    bytes([10, 0x09, 0x0F, 0, 0, 0, 0, 0]),  # word -w, insensitive, branch only
+]
+
 n = 0
 for data in files():
     if target == "split_lines":
@@ -81,6 +99,12 @@ for data in files():
         for cut in (0, len(data) // 2, max(len(data) - 1, 0)):
             for mode in (b"\x01", b"\x03"):
                 put(mode + min(cut, 65535).to_bytes(2, "little") + data[:65536])
+    elif target == "search":
+        first, _, rest = data.partition(b"\n")
+        for query in SEARCH_QUERIES:
+            put(b"\x00" + query + rest[:65536 - 9], 65536)
+        # The generator reads bytes, not JSON: a file is as good as any other stream.
+        put(b"\x01" + SEARCH_QUERIES[0] + data[:4096])
     else:
         sys.exit("unknown target " + target)
     n += 1
