@@ -118,11 +118,7 @@ pub(crate) fn walk_entry(
         _ => skip(line, i).map(|(e, _)| e),
     })?;
     match ty {
-        EntryType::Message => {
-            if message.kind == Some(Kind::Object) {
-                walk_message(line, message.start, role, want, out)?;
-            }
-        }
+        EntryType::Message if message.kind == Some(Kind::Object) => walk_message(line, message.start, role, want, out)?,
         EntryType::CustomMessage => content(line, &top, FieldKind::Text, want, out)?,
         EntryType::Compaction | EntryType::BranchSummary if top.is_string() => out.push(Found {
             field: FieldKind::Summary,

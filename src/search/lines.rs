@@ -67,7 +67,7 @@ pub(crate) fn matching_lines(m: &Matcher, text: &str, at_most: usize, out: &mut 
                     }
                     cur = Some(TextLine {
                         span,
-                        matches: vec![x.start()..x.end()],
+                        matches: std::iter::once(x.start()..x.end()).collect(),
                     });
                 }
             }

@@ -77,21 +77,18 @@ fn has_upper(p: &str, fixed: bool) -> bool {
     let mut chars = p.chars();
     while let Some(c) = chars.next() {
         if c == '\\' {
-            match chars.next() {
-                Some('p' | 'P') => {
-                    // \pL or \p{...}
-                    let mut rest = chars.clone();
-                    if rest.next() == Some('{') {
-                        for c in chars.by_ref() {
-                            if c == '}' {
-                                break;
-                            }
+            if let Some('p' | 'P') = chars.next() {
+                // \pL or \p{...}
+                let mut rest = chars.clone();
+                if rest.next() == Some('{') {
+                    for c in chars.by_ref() {
+                        if c == '}' {
+                            break;
                         }
-                    } else {
-                        chars.next();
                     }
+                } else {
+                    chars.next();
                 }
-                _ => {}
             }
         } else if c.is_uppercase() {
             return true;

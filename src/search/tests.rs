@@ -25,7 +25,14 @@ fn queries() -> Vec<Query> {
         ("\u{fffd}", true),
     ];
     for &(p, fixed) in pats {
-        for fields in [Fields::default(), Fields { thinking: true, tool_calls: true, tool_results: true }] {
+        for fields in [
+            Fields::default(),
+            Fields {
+                thinking: true,
+                tool_calls: true,
+                tool_results: true,
+            },
+        ] {
             let mut pat = Pattern::new(p);
             pat.fixed = fixed;
             let mut q = Query::new(pat.compile().unwrap());
@@ -53,7 +60,13 @@ fn corpus_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 fn the_fast_path_equals_the_twin_on_the_corpus() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for d in ["corpus/valid", "corpus/malformed", "corpus/demo", "corpus/listing", "../shared/corpus"] {
+    for d in [
+        "corpus/valid",
+        "corpus/malformed",
+        "corpus/demo",
+        "corpus/listing",
+        "../shared/corpus",
+    ] {
         corpus_files(&root.join(d), &mut files);
     }
     assert!(files.len() > 100, "the corpus is there");
@@ -97,8 +110,14 @@ fn escaped_text_is_found_and_keys_ids_and_images_are_not() {
     assert_eq!(h[0].block, Some(0));
     assert_eq!(h[0].entry_id.as_deref(), Some("a1"));
     assert!(h[0].on_branch);
-    assert_eq!(find("\"quoted\"\nnext", true, true)[0].lines[0].text, "café \"quoted\"\nnext");
-    assert!(find("cafe", true, false).is_empty(), "image data, extension state, keys");
+    assert_eq!(
+        find("\"quoted\"\nnext", true, true)[0].lines[0].text,
+        "café \"quoted\"\nnext"
+    );
+    assert!(
+        find("cafe", true, false).is_empty(),
+        "image data, extension state, keys"
+    );
     assert!(find("parser", true, false).is_empty(), "the header's id");
     assert!(find("a1", true, false).is_empty(), "ids");
 }

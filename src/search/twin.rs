@@ -116,7 +116,8 @@ fn naive_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<H
             .expect("inside the text")
     };
     // (first line, last line, matches)
-    let mut groups: Vec<(usize, usize, Vec<(usize, usize)>)> = Vec::new();
+    type Group = (usize, usize, Vec<(usize, usize)>);
+    let mut groups: Vec<Group> = Vec::new();
     if m.multiline {
         for x in m.re.find_iter(text) {
             let a = line_of(x.start());
@@ -147,18 +148,12 @@ fn naive_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<H
     let mut is_match = vec![None; spans.len()];
     for (g, (a, b, _)) in groups.iter().enumerate() {
         is_match[*a] = Some(g);
-        for k in *a..=*b {
-            shown[k] = true;
-        }
+        shown[*a..=*b].fill(true);
     }
     let mut ctx = vec![false; spans.len()];
     for (a, b, _) in &groups {
-        for k in a.saturating_sub(context)..*a {
-            ctx[k] = true;
-        }
-        for k in b + 1..(b + 1 + context).min(spans.len()) {
-            ctx[k] = true;
-        }
+        ctx[a.saturating_sub(context)..*a].fill(true);
+        ctx[(b + 1).min(spans.len())..(b + 1 + context).min(spans.len())].fill(true);
     }
     let mut k = 0;
     while k < spans.len() {
@@ -241,7 +236,11 @@ pub fn check_against_twin(bytes: &[u8], q: &Query) -> std::result::Result<(), St
             if f == s {
                 return Ok(());
             }
-            let k = f.iter().zip(&s).position(|(a, b)| a != b).unwrap_or(f.len().min(s.len()));
+            let k = f
+                .iter()
+                .zip(&s)
+                .position(|(a, b)| a != b)
+                .unwrap_or(f.len().min(s.len()));
             Err(format!(
                 "fast path: {} hits, twin: {} hits; first difference at {k}:\nfast: {:?}\ntwin: {:?}",
                 f.len(),
@@ -265,9 +264,42 @@ pub mod hostile {
 
     /// Fragments strings are made of.
     const FRAGMENTS: &[&str] = &[
-        "hello", "Hello", "HELLO", "café", "cafe\u{301}", "say \"hi\"", "\"", "\\", "/", "\n", "\t", "\r", "\u{1}",
-        "\u{7f}", "😀", "naïve", "word", "words", "sword", " ", "a", "b", "x y", "\u{fffd}", "end", "start",
-        "K", "\u{212a}", "ß", "ẞ", "line\nbreak", "tab\there", "\u{2028}", "\u{85}", "path/to/x", "0123",
+        "hello",
+        "Hello",
+        "HELLO",
+        "café",
+        "cafe\u{301}",
+        "say \"hi\"",
+        "\"",
+        "\\",
+        "/",
+        "\n",
+        "\t",
+        "\r",
+        "\u{1}",
+        "\u{7f}",
+        "😀",
+        "naïve",
+        "word",
+        "words",
+        "sword",
+        " ",
+        "a",
+        "b",
+        "x y",
+        "\u{fffd}",
+        "end",
+        "start",
+        "K",
+        "\u{212a}",
+        "ß",
+        "ẞ",
+        "line\nbreak",
+        "tab\there",
+        "\u{2028}",
+        "\u{85}",
+        "path/to/x",
+        "0123",
     ];
 
     /// Patterns (with flags) that cover what the prefilter has to get right.
@@ -373,7 +405,11 @@ pub mod hostile {
 
     /// The pattern words where no search must find them: keys, ids, signatures, data.
     fn noise(b: &mut Bytes<'_>) -> String {
-        let w = b.pick(FRAGMENTS).replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n");
+        let w = b
+            .pick(FRAGMENTS)
+            .replace('\\', "\\\\")
+            .replace('"', "\\\"")
+            .replace('\n', "\\n");
         let w: String = w.chars().filter(|c| (*c as u32) >= 0x20).collect();
         w
     }
@@ -389,7 +425,11 @@ pub mod hostile {
         while !b.done() && k < 40 {
             k += 1;
             let id = format!("{:08x}", k.wrapping_mul(2_654_435_761));
-            let par = if b.next() % 5 == 0 { "null".to_owned() } else { parent.clone() };
+            let par = if b.next().is_multiple_of(5) {
+                "null".to_owned()
+            } else {
+                parent.clone()
+            };
             let ts = format!("2025-01-{:02}T00:00:{:02}.000Z", 1 + k % 28, k % 60);
             let head = format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{par},\"timestamp\":\"{ts}\",");
             let mut line = Vec::new();
@@ -407,13 +447,20 @@ pub mod hostile {
                     line.extend_from_slice(head.as_bytes());
                     line.extend_from_slice(b"\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":");
                     line.extend_from_slice(&s1);
-                    line.extend_from_slice(format!("}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{nz}{nz}\"}},{{\"text\":").as_bytes());
+                    line.extend_from_slice(
+                        format!(
+                            "}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{nz}{nz}\"}},{{\"text\":"
+                        )
+                        .as_bytes(),
+                    );
                     line.extend_from_slice(&s2);
                     line.extend_from_slice(b",\"type\":\"text\"}]}}");
                 }
                 2 => {
                     line.extend_from_slice(head.as_bytes());
-                    line.extend_from_slice(b"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":");
+                    line.extend_from_slice(
+                        b"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":",
+                    );
                     line.extend_from_slice(&s1);
                     line.extend_from_slice(format!(",\"thinkingSignature\":\"{nz}\"}},{{\"type\":\"toolCall\",\"id\":\"{nz}\",\"name\":\"{nz}\",\"arguments\":{{\"{nz}\":").as_bytes());
                     line.extend_from_slice(&s2);

@@ -250,7 +250,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     // A file named on the command line that is no session is an error; one found in a
     // folder is passed over, as `ls` passes over it.
     for s in &found.skipped {
-        if named.iter().any(|n| *n == s.path) {
+        if !named.is_empty() && roots.contains(&s.path) {
             eprintln!(
                 "pi-session: {}: {}",
                 escape_path(&s.path),
