@@ -34,7 +34,7 @@ pub mod twin;
 
 pub use lines::TextLine;
 pub use pattern::{Case, Matcher, Pattern, PatternError};
-pub use run::{FileHits, SearchOptions, Sessions, cwd_within, search_paths, sessions_in, sort_newest_first};
+pub use run::{FileHits, SearchOptions, Sessions, cwd_within, search, search_paths, sessions_in, sort_newest_first};
 
 use crate::error::{Error, Result};
 use crate::index::{ByteOffset, EntryPos, EntryType, KeyRef, LineNo, Role};

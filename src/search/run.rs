@@ -193,3 +193,37 @@ pub fn cwd_within(s: &SessionInfo, dir: &Path) -> bool {
     let cwd = s.cwd.to_str_lossy();
     Path::new(&*cwd).starts_with(dir)
 }
+
+/// Search every session in `roots` ([`sessions_in`], through `cache` when given), newest
+/// session first: `sink` gets each session's [`SessionInfo`] and its result, in that
+/// order, and may stop the search with `ControlFlow::Break`. Files that are not sessions
+/// are passed over, as a listing passes over them ([`Sessions::skipped`] is returned).
+///
+/// ```
+/// use pi_session::search::{self, Pattern, Query};
+/// let q = Query::new(Pattern::new("TOML").compile()?);
+/// let mut found = Vec::new();
+/// search::search(&["corpus/valid/branches.jsonl".into()], &q, None, &mut Default::default(), |s, hits| {
+///     found.extend(hits.map(|h| (s.path.clone(), h.len())));
+///     std::ops::ControlFlow::Continue(())
+/// })?;
+/// assert_eq!(found.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Cancelled`].
+pub fn search(
+    roots: &[PathBuf],
+    q: &Query,
+    cache: Option<ListingCache>,
+    opts: &mut SearchOptions<'_>,
+    mut sink: impl FnMut(&SessionInfo, Result<Vec<Hit>>) -> ControlFlow<()>,
+) -> std::result::Result<Sessions, Cancelled> {
+    let mut found = sessions_in(roots, cache, opts.read_mode, opts.cancel.clone())?;
+    let sessions = std::mem::take(&mut found.sessions);
+    let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
+    search_paths(&paths, q, opts, |f| sink(&sessions[f.index], f.result))?;
+    found.sessions = sessions;
+    Ok(found)
+}

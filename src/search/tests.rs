@@ -159,3 +159,62 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn many_files_come_back_in_order_with_progress_and_can_be_stopped_or_cancelled() {
+    use super::{SearchOptions, search_paths};
+    use std::ops::ControlFlow;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    corpus_files(&root.join("corpus/valid"), &mut files);
+    files.sort();
+    let q = Query::new(Pattern::new("e").compile().unwrap());
+    let mut calls = Vec::new();
+    let mut progress = |done: usize, total: usize| calls.push((done, total));
+    let mut seen = Vec::new();
+    search_paths(
+        &files,
+        &q,
+        &mut SearchOptions {
+            on_progress: Some(&mut progress),
+            threads: Some(3),
+            ..Default::default()
+        },
+        |f| {
+            assert_eq!(f.path, files[f.index]);
+            let one = super::search_path(&f.path, &q, Default::default());
+            assert_eq!(f.result.as_ref().ok(), one.as_ref().ok());
+            seen.push(f.index);
+            ControlFlow::Continue(())
+        },
+    )
+    .unwrap();
+    assert_eq!(seen, (0..files.len()).collect::<Vec<_>>());
+    assert_eq!(calls.len(), files.len());
+    assert_eq!(calls.last(), Some(&(files.len(), files.len())));
+    // Stopped by the sink.
+    let mut n = 0;
+    search_paths(&files, &q, &mut SearchOptions::default(), |_| {
+        n += 1;
+        if n == 3 {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .unwrap();
+    assert_eq!(n, 3);
+    // Cancelled before it starts.
+    let cancel = crate::listing::CancelToken::new();
+    cancel.cancel();
+    let r = search_paths(
+        &files,
+        &q,
+        &mut SearchOptions {
+            cancel: Some(cancel),
+            ..Default::default()
+        },
+        |_| ControlFlow::Continue(()),
+    );
+    assert_eq!(r, Err(crate::listing::Cancelled));
+}
