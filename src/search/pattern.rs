@@ -11,7 +11,9 @@
 //! raw bytes as it is, unless the string holds a `\u` escape. Every match starts with one
 //! of the pattern's prefix literals (regex-syntax's extractor; or ends with one of its
 //! suffix literals): the longest such run of each is a *piece*, and a raw text in which no
-//! piece and no `\u` occurs cannot hold a match once decoded. The prefilter looks for the
+//! piece and no `\u` escape occurs cannot hold a match once decoded. An escape of a
+//! control character (`\u0000` to `\u001F`: pi writes the ANSI escapes of tool output so)
+//! cannot make a piece's character, so only other `\u` escapes count. The prefilter looks for the
 //! pieces and `\u` at once; a pattern whose literals give no piece (`\w+`, `.`) has no
 //! prefilter, and every string is decoded and searched.
 
@@ -230,7 +232,9 @@ impl Pattern {
         let prefilter = match &pieces {
             Some(ps) => {
                 let mut alts: Vec<String> = ps.iter().map(|p| regex::escape(p)).collect();
-                alts.push(r"\\u".into());
+                // A `\u` escape, but not of a control character (`\u0000`-`\u001F`, the
+                // ANSI escapes tool output is full of), which no piece holds.
+                alts.push(r"\\u(?:[^0]|0[^0]|00[^01])".into());
                 Some(
                     regex::bytes::RegexBuilder::new(&alts.join("|"))
                         .unicode(false)
@@ -333,6 +337,13 @@ mod tests {
         let m = Pattern::new("café").compile().unwrap();
         assert!(m.may_match_raw("un café".as_bytes()));
         assert!(m.may_match_raw(br"caf\u00e9"));
+        assert!(m.may_match_raw(br"caf\u00E9"));
+        assert!(m.may_match_raw(br"\u0063af\u00e9"));
+        assert!(m.may_match_raw(br"\ud83d\ude00"), "a surrogate pair");
+        assert!(
+            !m.may_match_raw(br"\u001b[31mtea\u0000\u001F"),
+            "controls make no piece"
+        );
         assert!(!m.may_match_raw(b"tea"));
     }
 }
