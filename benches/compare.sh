@@ -8,11 +8,14 @@
 #      (benches/simdjson/, Debian's libsimdjson-dev; skipped with a message without it), on
 #      the realistic, image-heavy and small-entries shapes;
 #   3. `pi-session ls --all --json` vs pi's listAll on 10,000 sessions (benches/compare_listing.sh;
-#      SKIP_LISTING=1 skips it).
+#      SKIP_LISTING=1 skips it);
+#   4. `pi-session search` vs ripgrep on the same 10,000 sessions (benches/compare_search.sh:
+#      a common literal, a case-insensitive regex, a phrase with a quote and a line break,
+#      and the twin check of each; SKIP_SEARCH=1 skips it).
 #
 #   benches/compare.sh [DATA_DIR] [REPS]
 #
-# DATA_DIR (default /work/bench-data) receives the generated inputs (~5 GB; delete when done).
+# DATA_DIR (default /work/bench-data) receives the generated inputs (~8 GB; delete when done).
 set -eu
 repo=$(cd "$(dirname "$0")/.." && pwd)
 data=${1:-/work/bench-data}
@@ -89,4 +92,12 @@ if [ -n "${SKIP_LISTING:-}" ]; then
 	echo "listing comparison skipped (SKIP_LISTING is set)"
 else
 	"$repo/benches/compare_listing.sh" "$data/listing-10k" "$reps"
+fi
+if [ -n "${SKIP_SEARCH:-}" ]; then
+	echo "search comparison skipped (SKIP_SEARCH is set)"
+else
+	# The acceptance corpus of `search` (deterministic; ~2.9 GB).
+	[ -d "$data/search-10k/sessions" ] ||
+		"$bin" gen tree "$data/search-10k/sessions" --sessions 10000 --folders 200 --size 2900M
+	"$repo/benches/compare_search.sh" "$data/search-10k/sessions" "$reps"
 fi
