@@ -373,46 +373,54 @@ fn open_options(o: FileOptions) -> OpenOptions {
 /// The file cannot be read or is not a session ([`Session::open`]'s errors); it changed
 /// while it was read.
 pub fn search_path(path: &Path, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
-    let source = Source::open(path, o.read_mode).map_err(|source| {
+    thread_local! {
+        /// The buffer this thread reads files into, kept from one file to the next.
+        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let io = |source| {
         Error::from(crate::error::ErrorKind::Io {
             path: Some(path.to_path_buf()),
             source,
         })
-    })?;
-    search_source(source, q, o).map_err(|e| e.with_path(path))
-}
-
-/// The starts of the lines of `bytes` that may hold a match (all lines, as `None`, when
-/// the pattern has no prefilter).
-fn candidate_lines(m: &Matcher, bytes: &[u8]) -> Option<Vec<u64>> {
-    let pf = m.prefilter()?;
-    let mut out = Vec::new();
-    let mut at = 0;
-    while let Some(x) = pf.find_at(bytes, at) {
-        let start = memchr::memrchr(b'\n', &bytes[..x.start()]).map_or(0, |i| i + 1);
-        out.push(start as u64);
-        match memchr::memchr(b'\n', &bytes[x.end()..]) {
-            Some(i) => at = x.end() + i + 1,
-            None => break,
-        }
+    };
+    let file = crate::source::open_for_reading(path).map_err(io)?;
+    let buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let mut source = Source::from_file_into(file, o.read_mode, buf).map_err(io)?;
+    let hits = search_in(&mut source, q, o).map_err(|e| e.with_path(path));
+    let buf = source.take_buffer();
+    // (A buffer is kept up to 64 MiB: a larger file is mapped anyway.)
+    if buf.capacity() <= 64 << 20 {
+        BUF.with(|b| *b.borrow_mut() = buf);
     }
-    Some(out)
+    hits
 }
 
 /// Search a session's bytes (the fast path): see the module docs.
 ///
 /// # Errors
 /// As [`search_path`].
-pub fn search_source(source: Source, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
-    let candidates = candidate_lines(&q.matcher, source.bytes());
+pub fn search_source(mut source: Source, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
+    search_in(&mut source, q, o)
+}
+
+/// [`search_source`], leaving the source's buffer to the caller.
+fn search_in(source: &mut Source, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
+    let candidates = q.matcher.candidate_lines(source.bytes());
     if candidates.as_ref().is_some_and(Vec::is_empty) {
         // Nothing can match: the file is not even indexed (nor checked to be a session:
         // the listing that named it did that).
         return Ok(Vec::new());
     }
-    let s = Session::from_source(source, open_options(o))?;
+    let placeholder = Source::from_bytes(Vec::new());
+    let mut s = Session::from_source(std::mem::replace(source, placeholder), open_options(o))?;
+    let hits = hits_in(&s, q, candidates.as_deref());
+    *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
+    hits
+}
+
+fn hits_in(s: &Session, q: &Query, candidates: Option<&[u64]>) -> Result<Vec<Hit>> {
     let entries = s.entries_len();
-    let positions: Vec<EntryPos> = match &candidates {
+    let positions: Vec<EntryPos> = match candidates {
         None => (0..entries).filter_map(|k| s.entry_at(k)).collect(),
         Some(c) => {
             let mut v = Vec::with_capacity(c.len());
@@ -441,7 +449,7 @@ pub fn search_source(source: Source, q: &Query, o: FileOptions) -> Result<Vec<Hi
             v
         }
     };
-    let hits = search_entries(&s, q, &positions)?;
+    let hits = search_entries(s, q, &positions)?;
     s.verify()?;
     Ok(hits)
 }

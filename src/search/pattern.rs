@@ -54,13 +54,59 @@ pub struct Pattern {
 #[error("{0}")]
 pub struct PatternError(pub String);
 
+/// A searcher for the pieces: memchr's `memmem` for one, a bytes regex (Teddy) for more.
+#[derive(Clone, Debug)]
+pub(crate) enum Pieces {
+    One(memchr::memmem::Finder<'static>),
+    Many(BytesRegex),
+}
+
+impl Pieces {
+    /// Where the first piece at or after `at` starts and ends.
+    #[inline]
+    fn find_at(&self, b: &[u8], at: usize) -> Option<(usize, usize)> {
+        match self {
+            Pieces::One(f) => f.find(&b[at..]).map(|i| (at + i, at + i + f.needle().len())),
+            Pieces::Many(r) => r.find_at(b, at).map(|m| (m.start(), m.end())),
+        }
+    }
+}
+
+/// Whether the `\u` at `i` (a backslash and a `u`) may be an escape of a character a
+/// piece holds: any but `\u0000`-`\u001F` (whether the backslash is itself escaped does
+/// not matter: a false alarm costs a decode, never a miss).
+#[inline]
+fn relevant_escape(b: &[u8], i: usize) -> bool {
+    match (b.get(i + 2), b.get(i + 3), b.get(i + 4)) {
+        (Some(b'0'), Some(b'0'), Some(b'0' | b'1')) => false,
+        _ => true,
+    }
+}
+
+/// The starts of the lines of `b` that hold a relevant `\u` escape, in order.
+fn escape_lines(b: &[u8], out: &mut Vec<usize>) {
+    let finder = memchr::memmem::Finder::new(b"\\u");
+    let mut at = 0;
+    while let Some(i) = finder.find(&b[at..]).map(|i| at + i) {
+        if relevant_escape(b, i) {
+            out.push(memchr::memrchr(b'\n', &b[..i]).map_or(0, |k| k + 1));
+            match memchr::memchr(b'\n', &b[i..]) {
+                Some(k) => at = i + k + 1,
+                None => break,
+            }
+        } else {
+            at = i + 2;
+        }
+    }
+}
+
 /// The compiled pattern.
 #[derive(Clone, Debug)]
 pub struct Matcher {
     /// Runs on decoded text.
     pub(crate) re: Regex,
-    /// Runs on raw JSON bytes (`None`: every string is a candidate).
-    pub(crate) prefilter: Option<BytesRegex>,
+    /// The pieces, searched in raw JSON bytes (`None`: every string is a candidate).
+    pub(crate) prefilter: Option<Pieces>,
     /// Whether a whole text without a match proves that none of its lines has one (false
     /// when the pattern uses `\A` or `\z`, which match at a line's ends only when the line
     /// is searched alone).
@@ -230,17 +276,15 @@ impl Pattern {
         let gate = !(looks.contains(Look::Start) || looks.contains(Look::End));
         let pieces = better(extract(&hir, true), extract(&hir, false));
         let prefilter = match &pieces {
+            Some(ps) if ps.len() == 1 => Some(Pieces::One(memchr::memmem::Finder::new(ps[0].as_bytes()).into_owned())),
             Some(ps) => {
-                let mut alts: Vec<String> = ps.iter().map(|p| regex::escape(p)).collect();
-                // A `\u` escape, but not of a control character (`\u0000`-`\u001F`, the
-                // ANSI escapes tool output is full of), which no piece holds.
-                alts.push(r"\\u(?:[^0]|0[^0]|00[^01])".into());
-                Some(
+                let alts: Vec<String> = ps.iter().map(|p| regex::escape(p)).collect();
+                Some(Pieces::Many(
                     regex::bytes::RegexBuilder::new(&alts.join("|"))
                         .unicode(false)
                         .build()
                         .map_err(|e| PatternError(e.to_string()))?,
-                )
+                ))
             }
             None => None,
         };
@@ -268,12 +312,50 @@ impl Matcher {
     /// decoded (see the module docs); always true without a prefilter.
     #[inline]
     pub fn may_match_raw(&self, raw: &[u8]) -> bool {
-        self.prefilter.as_ref().is_none_or(|p| p.is_match(raw))
+        let Some(p) = &self.prefilter else { return true };
+        p.find_at(raw, 0).is_some() || memchr::memmem::find_iter(raw, b"\\u").any(|i| relevant_escape(raw, i))
     }
 
-    /// The prefilter, when the pattern has one.
-    pub(crate) fn prefilter(&self) -> Option<&BytesRegex> {
-        self.prefilter.as_ref()
+    /// The starts of the lines of `bytes` that may hold a match, in order (`None`: every
+    /// line may, the pattern has no prefilter): two passes, one for the pieces, one for
+    /// `\u` escapes, merged.
+    pub(crate) fn candidate_lines(&self, bytes: &[u8]) -> Option<Vec<u64>> {
+        let p = self.prefilter.as_ref()?;
+        let mut a = Vec::new();
+        let mut at = 0;
+        while let Some((s, e)) = p.find_at(bytes, at) {
+            a.push(memchr::memrchr(b'\n', &bytes[..s]).map_or(0, |i| i + 1));
+            match memchr::memchr(b'\n', &bytes[e..]) {
+                Some(i) => at = e + i + 1,
+                None => break,
+            }
+        }
+        let mut b = Vec::new();
+        escape_lines(bytes, &mut b);
+        let mut out = Vec::with_capacity(a.len() + b.len());
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            let next = match (a.get(i), b.get(j)) {
+                (Some(&x), Some(&y)) if x <= y => {
+                    i += 1;
+                    if x == y {
+                        j += 1;
+                    }
+                    x
+                }
+                (_, Some(&y)) => {
+                    j += 1;
+                    y
+                }
+                (Some(&x), None) => {
+                    i += 1;
+                    x
+                }
+                (None, None) => break,
+            };
+            out.push(next as u64);
+        }
+        Some(out)
     }
 
     /// The literal pieces the prefilter looks for besides `\u` (empty: no prefilter).

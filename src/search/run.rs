@@ -60,32 +60,38 @@ pub fn search_paths(
     };
     let delivered = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<FileHits>(workers * 4);
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, stop) = (&next, &stop);
-            let cancelled = &cancelled;
-            scope.spawn(move || {
-                loop {
-                    if stop.load(Ordering::Relaxed) || cancelled() {
-                        break;
-                    }
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(path) = paths.get(i) else { break };
-                    let result = search_path(path, q, fo);
-                    if tx
-                        .send(FileHits {
-                            index: i,
-                            path: path.clone(),
-                            result,
-                        })
-                        .is_err()
-                    {
-                        break;
-                    }
+        // The workers run on rayon's pool, so that a file's own parallel indexing runs on
+        // the same threads instead of waking others (which yielded and spun: 7% of a run).
+        let (next, stop) = (&next, &stop);
+        let cancelled = &cancelled;
+        scope.spawn(move || {
+            rayon::scope(|pool| {
+                for _ in 0..workers {
+                    let tx = tx.clone();
+                    pool.spawn(move |_| {
+                        loop {
+                            if stop.load(Ordering::Relaxed) || cancelled() {
+                                break;
+                            }
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            let Some(path) = paths.get(i) else { break };
+                            let result = search_path(path, q, fo);
+                            if tx
+                                .send(FileHits {
+                                    index: i,
+                                    path: path.clone(),
+                                    result,
+                                })
+                                .is_err()
+                            {
+                                break;
+                            }
+                        }
+                    });
                 }
+                drop(tx);
             });
-        }
-        drop(tx);
+        });
         let mut waiting = BTreeMap::new();
         let mut want = 0;
         let mut done = 0;
