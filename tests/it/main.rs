@@ -25,8 +25,8 @@ mod memory;
 mod readme;
 mod real;
 mod robustness;
-mod session_ids;
 mod search;
+mod session_ids;
 mod show;
 #[cfg(unix)]
 mod terminal;

@@ -31,7 +31,10 @@ fn stdout(o: &Output) -> String {
 }
 
 fn json_lines(o: &Output) -> Vec<J> {
-    stdout(o).lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect()
+    stdout(o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect()
 }
 
 fn demo() -> String {
@@ -91,7 +94,10 @@ fn json_lines_say_where_each_match_is() {
         let text = m["text"].as_str().unwrap();
         let base = m["textOffset"].as_u64().unwrap() as usize;
         for r in m["matches"].as_array().unwrap() {
-            let (s, e) = (r["start"].as_u64().unwrap() as usize - base, r["end"].as_u64().unwrap() as usize - base);
+            let (s, e) = (
+                r["start"].as_u64().unwrap() as usize - base,
+                r["end"].as_u64().unwrap() as usize - base,
+            );
             assert_eq!(&text[s..e], "parser");
         }
         for k in ["role", "field", "timestamp", "onBranch", "line", "block"] {
@@ -99,7 +105,11 @@ fn json_lines_say_where_each_match_is() {
         }
     }
     // Hits of the branch summary and of every branch, the current one marked.
-    assert!(matches.iter().any(|m| m["role"] == "branchSummary" && m["field"] == "summary"));
+    assert!(
+        matches
+            .iter()
+            .any(|m| m["role"] == "branchSummary" && m["field"] == "summary")
+    );
     assert!(matches.iter().any(|m| m["onBranch"] == true) && matches.iter().any(|m| m["onBranch"] == false));
     let on = json_lines(&run(&["--json", "--branch", "parser", &branches()]));
     assert!(on[..on.len() - 1].iter().all(|m| m["onBranch"] == true));
@@ -176,7 +186,10 @@ fn escaped_phrases_are_found_and_noise_is_not() {
     assert_eq!(c[2]["text"], "three");
     // -l and -c.
     let l = j(&["-l", "needle"]);
-    assert_eq!((l[0]["type"].as_str(), l[0]["matchingLines"].as_u64()), (Some("session"), Some(2)));
+    assert_eq!(
+        (l[0]["type"].as_str(), l[0]["matchingLines"].as_u64()),
+        (Some("session"), Some(2))
+    );
     let c = j(&["-c", "needle"]);
     assert_eq!(c[0]["count"], 2);
     // --cwd: the header's cwd, or a folder above it.
@@ -203,7 +216,10 @@ fn text_output_is_grouped_escaped_and_cut_to_the_width() {
     // Forced colour highlights the match; a narrow width cuts around it.
     let o = run(&["--color", "always", "--width", "60", "-F", "four", &f, "--utc"]);
     let text = stdout(&o);
-    assert!(text.contains("\u{1b}[1m\u{1b}[31mfour\u{1b}[0m") || text.contains("four\u{1b}[0m"), "{text:?}");
+    assert!(
+        text.contains("\u{1b}[1m\u{1b}[31mfour\u{1b}[0m") || text.contains("four\u{1b}[0m"),
+        "{text:?}"
+    );
     let long = dir.path().join("long.jsonl");
     let body = format!("{} needle {}", "x".repeat(300), "y".repeat(300));
     std::fs::write(
@@ -235,7 +251,12 @@ fn sessions_come_newest_first_as_ls_lists_them() {
     let listed: Vec<String> = String::from_utf8(ls.stdout)
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<J>(l).unwrap()["path"].as_str().unwrap().to_owned())
+        .map(|l| {
+            serde_json::from_str::<J>(l).unwrap()["path"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .filter(|p| found.contains(p))
         .collect();
     assert!(found.len() >= 3);
@@ -255,12 +276,34 @@ fn hits_are_in_the_decoded_text_of_their_entry() {
     }
     for root in roots {
         let args = if root.ends_with(".jsonl") {
-            vec!["--json", "--thinking", "--tool-results", "--tool-calls", "-i", "the|error", root.as_str()]
+            vec![
+                "--json",
+                "--thinking",
+                "--tool-results",
+                "--tool-calls",
+                "-i",
+                "the|error",
+                root.as_str(),
+            ]
         } else {
-            vec!["--json", "--thinking", "--tool-results", "--tool-calls", "-i", "the|error", "--agent-dir", root.as_str()]
+            vec![
+                "--json",
+                "--thinking",
+                "--tool-results",
+                "--tool-calls",
+                "-i",
+                "the|error",
+                "--agent-dir",
+                root.as_str(),
+            ]
         };
         let o = run(&args);
-        assert_eq!(o.status.code(), Some(0), "{root}: {}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{root}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let mut checked = 0;
         for m in json_lines(&o).iter().filter(|m| m["type"] == "match") {
             let file = std::fs::read(m["path"].as_str().unwrap()).unwrap();
@@ -279,7 +322,10 @@ fn hits_are_in_the_decoded_text_of_their_entry() {
                     _ => {}
                 }
             }
-            assert!(strings.iter().any(|s| s.contains(text)), "{root}: {text:?} not in its entry");
+            assert!(
+                strings.iter().any(|s| s.contains(text)),
+                "{root}: {text:?} not in its entry"
+            );
             let base = m["textOffset"].as_u64().unwrap() as usize;
             for r in m["matches"].as_array().unwrap() {
                 let s = r["start"].as_u64().unwrap() as usize - base;
