@@ -16,7 +16,9 @@ usage: seed.py TARGET
                  without its first line (the target puts a header in front), mode 0x01
                  with the file as the generator's input; query bytes pick a few patterns
                  (plain word, fixed string with a quote, `\\Aword`, `(?s)hello.*word`,
-                 `-w word`) with every field, context, a max count, `since`, branch only;
+                 `-w word`, and `k` and `[0-9]+`, which the corpus's text holds) with every
+                 field, context, a max count, `since`, branch only; and two entries whose
+                 words are written with `\\u` escapes between ANSI `\\u001b` escapes;
 - parent_links:  nothing (its inputs are `arbitrary` byte streams; libFuzzer starts from
                  scratch and the corpus it keeps is reused on the next run).
 Seeds are named by content hash, so re-seeding is idempotent.
@@ -63,6 +65,9 @@ SEARCH_QUERIES = [
     bytes([15, 0x00, 0x47, 2, 0, 0, 0, 0]),  # \Aword (no gate), at most 2 lines
     bytes([24, 0x12, 11, 0xA7, 0x20, 0, 0, 0]),  # (?s)hello.*word | h.llo, -U, 2 lines of context, since Jan 3
     bytes([10, 0x09, 0x0F, 0, 0, 0, 0, 0]),  # word -w, insensitive, branch only
+    # Patterns that the corpus's own text matches, so that raw-mode seeds reach the matcher:
+    bytes([18, 0x08, 0x37, 0, 0, 0, 0, 0]),  # k, insensitive (K, k, Kelvin sign), 3 lines of context
+    bytes([16, 0x02, 0x47, 3, 0, 0, 0, 0]),  # [0-9]+ -U, at most 3 lines
 ]
 
 n = 0
@@ -108,6 +113,17 @@ for data in files():
     else:
         sys.exit("unknown target " + target)
     n += 1
+if target == "search":
+    # Escapes a raw prefilter must see through: ANSI colour escapes of tool output
+    # (\u001b, which no piece holds), escaped letters inside the words, a surrogate pair.
+    body = (
+        b'{"type":"message","id":"a","parentId":null,"timestamp":"2025-01-02T00:00:00.000Z",'
+        b'"message":{"role":"toolResult","toolCallId":"c","content":[{"type":"text","text":"\\u001b[31mhello\\u001b[0m"}]}}\n'
+        b'{"type":"message","id":"b","parentId":"a","timestamp":"2025-01-02T00:00:01.000Z",'
+        b'"message":{"role":"user","content":"h\\u0065llo w\\u006Frd \\ud83d\\ude00 \\u0000k"}}\n'
+    )
+    for query in SEARCH_QUERIES:
+        put(b"\x00" + query + body)
 if target == "listing_cache":
     # Real cache files (what follows their magic, version and flags, which the target
     # puts back), written by the release binary listing the demo corpus, when it is built.
