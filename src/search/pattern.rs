@@ -176,8 +176,29 @@ fn pieces_of(seq: &Seq) -> Option<Vec<String>> {
     }
     out.sort();
     out.dedup();
+    // Case-insensitive patterns give a variant per case of each letter (128 for
+    // `handler`): more than regex's SIMD searcher (Teddy) takes, and its fallback reads a
+    // byte at a time. A prefix of a piece is a piece too, so they are shortened a
+    // character at a time until at most 16 remain (`hand` in 16 cases).
+    while out.len() > MAX_PIECES {
+        let longest = out.iter().map(|p| p.chars().count()).max().unwrap_or(0);
+        if longest <= 1 {
+            break;
+        }
+        for p in &mut out {
+            if p.chars().count() == longest {
+                let cut = p.char_indices().last().map_or(0, |(i, _)| i);
+                p.truncate(cut);
+            }
+        }
+        out.sort();
+        out.dedup();
+    }
     Some(out)
 }
+
+/// At most this many pieces, when they can be shortened to fit.
+const MAX_PIECES: usize = 16;
 
 fn extract(hir: &Hir, prefix: bool) -> Option<Vec<String>> {
     let kind = if prefix {
@@ -400,8 +421,13 @@ mod tests {
         assert_eq!(pieces(Pattern::new("A/bc")), vec!["bc"]);
         assert!(pieces(Pattern::new(r"\w+")).is_empty());
         assert!(pieces(Pattern::new("\"")).is_empty());
-        // Case-insensitive: every variant of the prefix.
+        // Case-insensitive: every variant of the prefix, shortened until 16 or fewer remain.
         assert!(pieces(Pattern::new("ab")).len() >= 4);
+        let h = pieces(Pattern::new("handler"));
+        assert!(
+            h.len() <= 16 && h.iter().all(|p| p.eq_ignore_ascii_case("hand")),
+            "{h:?}"
+        );
     }
 
     #[test]

@@ -36,7 +36,8 @@ pub struct FileHits {
 
 /// Search `paths` in parallel; `sink` gets each file's result in the order of `paths`
 /// (whatever order the workers finish in) and may stop the search early with
-/// `ControlFlow::Break`.
+/// `ControlFlow::Break`. The files are searched on rayon's global pool: work the sink
+/// gives that pool waits until the search is done.
 ///
 /// # Errors
 /// [`Cancelled`] when the token in `opts` was cancelled.
@@ -59,7 +60,10 @@ pub fn search_paths(
         read_mode: opts.read_mode,
     };
     let delivered = std::thread::scope(|scope| {
-        let (tx, rx) = std::sync::mpsc::sync_channel::<FileHits>(workers * 4);
+        // Unbounded: a worker never waits for the receiver. (With a bounded channel, a sink
+        // that used rayon itself deadlocked: the pool's threads waited to send while the
+        // sink waited for the pool.)
+        let (tx, rx) = std::sync::mpsc::channel::<FileHits>();
         // The workers run on rayon's pool, so that a file's own parallel indexing runs on
         // the same threads instead of waking others (which yielded and spun: 7% of a run).
         let (next, stop) = (&next, &stop);
