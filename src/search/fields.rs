@@ -119,7 +119,7 @@ pub(crate) fn walk_entry(
     })?;
     match ty {
         EntryType::Message if message.kind == Some(Kind::Object) => walk_message(line, message.start, role, want, out)?,
-        EntryType::CustomMessage => content(line, &top, FieldKind::Text, want, out)?,
+        EntryType::CustomMessage => content(line, &top, FieldKind::Text, false, want, out)?,
         EntryType::Compaction | EntryType::BranchSummary if top.is_string() => out.push(Found {
             field: FieldKind::Summary,
             block: None,
@@ -151,11 +151,7 @@ fn walk_message(b: &[u8], start: usize, role: Role, want: Fields, out: &mut Vec<
         _ => skip(b, i).map(|(e, _)| e),
     })?;
     if let Some(field) = content_field(role) {
-        if role == Role::Assistant {
-            blocks(b, &content_at, role, want, out)?;
-        } else {
-            content(b, &content_at, field, want, out)?;
-        }
+        content(b, &content_at, field, role == Role::Assistant, want, out)?;
     }
     match role {
         Role::BashExecution => {
@@ -186,62 +182,25 @@ fn walk_message(b: &[u8], start: usize, role: Role, want: Fields, out: &mut Vec<
     Ok(())
 }
 
-/// A `content` that is a string or an array of blocks whose `text` blocks are searched.
-fn content(b: &[u8], at: &At, field: FieldKind, want: Fields, out: &mut Vec<Found>) -> Result<(), SyntaxError> {
+/// A `content` that is a string (searched whole) or an array of blocks: `text` blocks,
+/// and for an assistant (`assistant`) `thinking` and `toolCall` blocks when asked for.
+fn content(
+    b: &[u8],
+    at: &At,
+    field: FieldKind,
+    assistant: bool,
+    want: Fields,
+    out: &mut Vec<Found>,
+) -> Result<(), SyntaxError> {
     if field == FieldKind::ToolResult && !want.tool_results {
         return Ok(());
     }
     match at.kind {
-        Some(Kind::String { .. }) => {
-            out.push(Found {
-                field,
-                block: None,
-                at: *at,
-            });
-            Ok(())
-        }
-        Some(Kind::Array) => {
-            let mut k = 0u32;
-            walk_elements::<Line>(b, at.start, |i| {
-                let end = if b[i] == b'{' {
-                    let (mut ty, mut text) = (At::default(), At::default());
-                    let end = walk_members::<Line>(b, i, |key, j| match key {
-                        b"type" => record(b, j, &mut ty),
-                        b"text" => record(b, j, &mut text),
-                        _ => skip(b, j).map(|(e, _)| e),
-                    })?;
-                    if text.is_string() && string_is(b, &ty, b"text") {
-                        out.push(Found {
-                            field,
-                            block: Some(k),
-                            at: text,
-                        });
-                    }
-                    end
-                } else {
-                    skip(b, i)?.0
-                };
-                k += 1;
-                Ok(end)
-            })?;
-            Ok(())
-        }
-        _ => Ok(()),
-    }
-}
-
-/// An assistant's content: `text`, `thinking` and `toolCall` blocks (a string content is
-/// text).
-fn blocks(b: &[u8], at: &At, _role: Role, want: Fields, out: &mut Vec<Found>) -> Result<(), SyntaxError> {
-    match at.kind {
-        Some(Kind::String { .. }) => {
-            out.push(Found {
-                field: FieldKind::Text,
-                block: None,
-                at: *at,
-            });
-            Ok(())
-        }
+        Some(Kind::String { .. }) => out.push(Found {
+            field,
+            block: None,
+            at: *at,
+        }),
         Some(Kind::Array) => {
             let mut k = 0u32;
             walk_elements::<Line>(b, at.start, |i| {
@@ -251,26 +210,23 @@ fn blocks(b: &[u8], at: &At, _role: Role, want: Fields, out: &mut Vec<Found>) ->
                     let end = walk_members::<Line>(b, i, |key, j| match key {
                         b"type" => record(b, j, &mut ty),
                         b"text" => record(b, j, &mut text),
-                        b"thinking" => record(b, j, &mut thinking),
-                        b"arguments" => record(b, j, &mut args),
+                        b"thinking" if assistant => record(b, j, &mut thinking),
+                        b"arguments" if assistant => record(b, j, &mut args),
                         _ => skip(b, j).map(|(e, _)| e),
                     })?;
+                    let block = Some(k);
                     if text.is_string() && string_is(b, &ty, b"text") {
-                        out.push(Found {
-                            field: FieldKind::Text,
-                            block: Some(k),
-                            at: text,
-                        });
+                        out.push(Found { field, block, at: text });
                     } else if want.thinking && thinking.is_string() && string_is(b, &ty, b"thinking") {
                         out.push(Found {
                             field: FieldKind::Thinking,
-                            block: Some(k),
+                            block,
                             at: thinking,
                         });
                     } else if want.tool_calls && args.kind.is_some() && string_is(b, &ty, b"toolCall") {
                         out.push(Found {
                             field: FieldKind::ToolCall,
-                            block: Some(k),
+                            block,
                             at: args,
                         });
                     }
@@ -281,8 +237,8 @@ fn blocks(b: &[u8], at: &At, _role: Role, want: Fields, out: &mut Vec<Found>) ->
                 k += 1;
                 Ok(end)
             })?;
-            Ok(())
         }
-        _ => Ok(()),
+        _ => {}
     }
+    Ok(())
 }

@@ -270,7 +270,7 @@ impl Pattern {
                 if let Err(e) = regex_syntax::ParserBuilder::new().build().parse(p) {
                     let text = e.to_string();
                     let why = text.lines().last().unwrap_or("").trim_start_matches("error: ");
-                    return Err(PatternError(format!("`{}`: {why}", crate::text::escape(p))));
+                    return Err(PatternError(format!("`{p}`: {why}")));
                 }
             }
         }

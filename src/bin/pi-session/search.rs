@@ -160,7 +160,9 @@ impl SearchArgs {
     }
 
     fn query(&self, p: &Pattern, zone: &crate::when::Zone) -> Result<Query> {
-        let matcher = p.compile().map_err(|e| usage(format!("bad pattern: {e}")))?;
+        let matcher = p
+            .compile()
+            .map_err(|e| usage(format!("bad pattern: {}", escape(&e.to_string()))))?;
         let mut q = Query::new(matcher);
         q.fields = Fields {
             thinking: self.thinking,
