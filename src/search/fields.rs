@@ -87,13 +87,14 @@ fn content_field(role: Role) -> Option<FieldKind> {
     }
 }
 
-/// The searched strings of one entry line (`line` is the entry's bytes; `ty` and `role`
-/// from its index record), and its top-level `timestamp`. Returns them in the fixed order
+/// The searched strings of one entry line (`line` is the entry's bytes; `ty`, `role` and
+/// where its `message` lies from its index record), and its top-level `timestamp`. Returns them in the fixed order
 /// of the module docs.
 pub(crate) fn walk_entry(
     line: &[u8],
     ty: EntryType,
     role: Role,
+    message_span: Option<(usize, usize)>,
     want: Fields,
     out: &mut Vec<Found>,
 ) -> Result<At, SyntaxError> {
@@ -113,7 +114,19 @@ pub(crate) fn walk_entry(
     };
     walk_members::<Line>(line, first, |key, i| match key {
         b"timestamp" => record(line, i, &mut ts),
-        b"message" if ty == EntryType::Message => record(line, i, &mut message),
+        // The index validated the line and knows where its (last) `message` ends: it is
+        // not skipped here only to be walked again below.
+        b"message" if ty == EntryType::Message => match message_span {
+            Some((start, end)) if start == i && line.get(i) == Some(&b'{') => {
+                message = At {
+                    start,
+                    end,
+                    kind: Some(Kind::Object),
+                };
+                Ok(end)
+            }
+            _ => record(line, i, &mut message),
+        },
         k if !top_key.is_empty() && k == top_key => record(line, i, &mut top),
         _ => skip(line, i).map(|(e, _)| e),
     })?;

@@ -470,7 +470,7 @@ fn search_entries(s: &Session, q: &Query, positions: &[EntryPos]) -> Result<Vec<
         let rec = s.record(pos);
         let line = s.raw(pos);
         found.clear();
-        let Ok(ts) = fields::walk_entry(line, rec.ty, rec.role, q.fields, &mut found) else {
+        let Ok(ts) = fields::walk_entry(line, rec.ty, rec.role, rec.message.get(), q.fields, &mut found) else {
             // The index vouched for the line: the file changed under the mapping.
             return Err(s.verify().err().unwrap_or_else(|| {
                 crate::error::ErrorKind::FileChanged {
