@@ -57,7 +57,7 @@ pub struct PatternError(pub String);
 /// A searcher for the pieces: memchr's `memmem` for one, a bytes regex (Teddy) for more.
 #[derive(Clone, Debug)]
 pub(crate) enum Pieces {
-    One(memchr::memmem::Finder<'static>),
+    One(Box<memchr::memmem::Finder<'static>>),
     Many(BytesRegex),
 }
 
@@ -77,10 +77,10 @@ impl Pieces {
 /// not matter: a false alarm costs a decode, never a miss).
 #[inline]
 fn relevant_escape(b: &[u8], i: usize) -> bool {
-    match (b.get(i + 2), b.get(i + 3), b.get(i + 4)) {
-        (Some(b'0'), Some(b'0'), Some(b'0' | b'1')) => false,
-        _ => true,
-    }
+    !matches!(
+        (b.get(i + 2), b.get(i + 3), b.get(i + 4)),
+        (Some(b'0'), Some(b'0'), Some(b'0' | b'1'))
+    )
 }
 
 /// The starts of the lines of `b` that hold a relevant `\u` escape, in order.
@@ -297,7 +297,9 @@ impl Pattern {
         let gate = !(looks.contains(Look::Start) || looks.contains(Look::End));
         let pieces = better(extract(&hir, true), extract(&hir, false));
         let prefilter = match &pieces {
-            Some(ps) if ps.len() == 1 => Some(Pieces::One(memchr::memmem::Finder::new(ps[0].as_bytes()).into_owned())),
+            Some(ps) if ps.len() == 1 => Some(Pieces::One(Box::new(
+                memchr::memmem::Finder::new(ps[0].as_bytes()).into_owned(),
+            ))),
             Some(ps) => {
                 let alts: Vec<String> = ps.iter().map(|p| regex::escape(p)).collect();
                 Some(Pieces::Many(
