@@ -28,18 +28,12 @@ use crate::json::walk::{skip_value, walk_elements, walk_members};
 use crate::json::ws::Line;
 use crate::json::{Kind, SyntaxError};
 
-/// A member's value: `[start, end)` in the line, and its kind.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct At {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) kind: Option<Kind>,
-}
+/// A member's value: `[start, end)` in the line and its kind (`None`: missing); the
+/// listing's walker records members the same way.
+pub(crate) use crate::listing::line::Span as At;
 
-impl At {
-    fn is_string(&self) -> bool {
-        matches!(self.kind, Some(Kind::String { .. }))
-    }
+fn is_string(at: &At) -> bool {
+    matches!(at.kind, Some(Kind::String { .. }))
 }
 
 /// One searched value of an entry: a string, or (for a tool call's `arguments`) any JSON
@@ -59,11 +53,7 @@ fn skip(b: &[u8], i: usize) -> Result<(usize, Kind), SyntaxError> {
 /// Record a member's value span and return where it ends.
 fn record(b: &[u8], i: usize, slot: &mut At) -> Result<usize, SyntaxError> {
     let (end, kind) = skip(b, i)?;
-    *slot = At {
-        start: i,
-        end,
-        kind: Some(kind),
-    };
+    *slot = At::new(i, end, kind);
     Ok(end)
 }
 
@@ -118,11 +108,7 @@ pub(crate) fn walk_entry(
         // not skipped here only to be walked again below.
         b"message" if ty == EntryType::Message => match message_span {
             Some((start, end)) if start == i && line.get(i) == Some(&b'{') => {
-                message = At {
-                    start,
-                    end,
-                    kind: Some(Kind::Object),
-                };
+                message = At::new(start, end, Kind::Object);
                 Ok(end)
             }
             _ => record(line, i, &mut message),
@@ -133,17 +119,17 @@ pub(crate) fn walk_entry(
     match ty {
         EntryType::Message if message.kind == Some(Kind::Object) => walk_message(line, message.start, role, want, out)?,
         EntryType::CustomMessage => content(line, &top, FieldKind::Text, false, want, out)?,
-        EntryType::Compaction | EntryType::BranchSummary if top.is_string() => out.push(Found {
+        EntryType::Compaction | EntryType::BranchSummary if is_string(&top) => out.push(Found {
             field: FieldKind::Summary,
             block: None,
             at: top,
         }),
-        EntryType::SessionInfo if top.is_string() => out.push(Found {
+        EntryType::SessionInfo if is_string(&top) => out.push(Found {
             field: FieldKind::Name,
             block: None,
             at: top,
         }),
-        EntryType::Label if top.is_string() => out.push(Found {
+        EntryType::Label if is_string(&top) => out.push(Found {
             field: FieldKind::Label,
             block: None,
             at: top,
@@ -168,14 +154,14 @@ fn walk_message(b: &[u8], start: usize, role: Role, want: Fields, out: &mut Vec<
     }
     match role {
         Role::BashExecution => {
-            if command.is_string() {
+            if is_string(&command) {
                 out.push(Found {
                     field: FieldKind::Command,
                     block: None,
                     at: command,
                 });
             }
-            if want.tool_results && output.is_string() {
+            if want.tool_results && is_string(&output) {
                 out.push(Found {
                     field: FieldKind::Output,
                     block: None,
@@ -183,7 +169,7 @@ fn walk_message(b: &[u8], start: usize, role: Role, want: Fields, out: &mut Vec<
                 });
             }
         }
-        Role::BranchSummary | Role::CompactionSummary if summary.is_string() => {
+        Role::BranchSummary | Role::CompactionSummary if is_string(&summary) => {
             out.push(Found {
                 field: FieldKind::Summary,
                 block: None,
@@ -228,9 +214,9 @@ fn content(
                         _ => skip(b, j).map(|(e, _)| e),
                     })?;
                     let block = Some(k);
-                    if text.is_string() && string_is(b, &ty, b"text") {
+                    if is_string(&text) && string_is(b, &ty, b"text") {
                         out.push(Found { field, block, at: text });
-                    } else if want.thinking && thinking.is_string() && string_is(b, &ty, b"thinking") {
+                    } else if want.thinking && is_string(&thinking) && string_is(b, &ty, b"thinking") {
                         out.push(Found {
                             field: FieldKind::Thinking,
                             block,

@@ -419,31 +419,22 @@ fn search_in(source: &mut Source, q: &Query, o: FileOptions) -> Result<Vec<Hit>>
 }
 
 fn hits_in(s: &Session, q: &Query, candidates: Option<&[u64]>) -> Result<Vec<Hit>> {
-    let entries = s.entries_len();
+    let all = s.entries();
     let positions: Vec<EntryPos> = match candidates {
-        None => (0..entries).filter_map(|k| s.entry_at(k)).collect(),
+        None => all.to_vec(),
         Some(c) => {
+            // Entries are in file order, and so are the candidate lines: each is looked
+            // up from where the last one was found. A line that is no entry (the header, a
+            // skipped line) is passed over.
             let mut v = Vec::with_capacity(c.len());
             let mut lo = 0;
             for &off in c {
-                // Entries are in file order: a binary search from the last one found.
-                let (mut a, mut b) = (lo, entries);
-                while a < b {
-                    let mid = (a + b) / 2;
-                    let p = s.entry_at(mid).expect("mid < entries_len");
-                    if s.record(p).offset.0 < off {
-                        a = mid + 1
-                    } else {
-                        b = mid
-                    }
-                }
-                if let Some(p) = s.entry_at(a)
+                lo += all[lo..].partition_point(|p| s.record(*p).offset.0 < off);
+                if let Some(&p) = all.get(lo)
                     && s.record(p).offset.0 == off
                 {
                     v.push(p);
-                    lo = a + 1;
-                } else {
-                    lo = a;
+                    lo += 1;
                 }
             }
             v
