@@ -110,6 +110,12 @@ impl ListingCache {
         &self.dir
     }
 
+    /// The ctime before which a file read now is not racy (see the module docs): for the
+    /// search cache, which trusts stamps the same way.
+    pub(crate) fn racy_before(&self) -> i128 {
+        now_ns().saturating_sub(self.racy_ns)
+    }
+
     /// Entries of files whose ctime is within `window` of the listing's start are read
     /// again (2 s by default). For tests of the stamps themselves: with 0, only the
     /// stamps decide.
@@ -172,7 +178,7 @@ pub(super) struct Open {
 }
 
 /// Nanoseconds since the epoch now.
-fn now_ns() -> i128 {
+pub(crate) fn now_ns() -> i128 {
     match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
         Ok(d) => i128::try_from(d.as_nanos()).unwrap_or(i128::MAX),
         Err(_) => 0,
@@ -627,7 +633,7 @@ fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> 
 
 /// Write `bytes` to `path` through a temporary file in `dir` renamed over it; temporary
 /// files of writers that died (an hour old) are removed.
-fn write_atomically(dir: &Path, path: &Path, pieces: &[Vec<u8>]) -> std::io::Result<()> {
+pub(crate) fn write_atomically(dir: &Path, path: &Path, pieces: &[Vec<u8>]) -> std::io::Result<()> {
     use std::io::Write;
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
@@ -659,7 +665,7 @@ fn remove_stale_temporaries(dir: &Path) {
     for e in rd.flatten() {
         let n = e.file_name();
         let n = n.as_encoded_bytes();
-        if !(n.starts_with(b".list-") && n.ends_with(b".tmp")) {
+        if !((n.starts_with(b".list-") || n.starts_with(b".smap-")) && n.ends_with(b".tmp")) {
             continue;
         }
         let old = e

@@ -42,7 +42,7 @@
 //! `read.rs` one file (open, stat, read or map), `run.rs` the listings (candidates,
 //! rayon, progress, sort), `find.rs` the header-only lookups, `dirs.rs` pi's folders.
 
-mod cache;
+pub(crate) mod cache;
 #[cfg(any(test, feature = "internals"))]
 pub(crate) mod checks;
 pub mod dirs;
@@ -51,7 +51,7 @@ mod info;
 pub(crate) mod line;
 mod read;
 mod run;
-mod store;
+pub(crate) mod store;
 #[cfg(test)]
 mod twins;
 

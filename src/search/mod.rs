@@ -27,21 +27,25 @@
 
 mod fields;
 mod lines;
+mod map;
 pub mod pattern;
 mod run;
+mod store;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
 
 pub use lines::TextLine;
 pub use pattern::{Case, Matcher, Pattern, PatternError};
-pub use run::{FileHits, SearchOptions, Sessions, cwd_within, search, search_paths, sessions_in, sort_newest_first};
+pub use run::{
+    FileHits, SearchOptions, SearchReport, Sessions, cwd_within, search, search_paths, sessions_in, sort_newest_first,
+};
 
 use crate::error::{Error, Result};
-use crate::index::{ByteOffset, EntryPos, EntryType, KeyRef, LineNo, Role};
+use crate::index::{ByteOffset, EntryPos, EntryType, LineNo, Role};
 use crate::js::string::JsStr;
 use crate::json::Value;
 use crate::session::{OpenOptions, Session};
-use crate::source::{ReadMode, Source};
+use crate::source::{ReadMode, Source, Stamp};
 use std::path::Path;
 
 /// Which string of an entry a hit is in.
@@ -171,6 +175,11 @@ impl Query {
         self.roles.as_ref().is_none_or(|r| r.iter().any(|x| x == role))
     }
 
+    /// Whether the role and branch filters take an entry.
+    fn head_wanted(&self, h: &EntryHead<'_>) -> bool {
+        self.role_wanted(h.role) && (h.on_branch || !self.branch_only)
+    }
+
     /// Whether an entry time passes `since` and `until` (an entry without a valid time
     /// passes only when neither is set).
     fn time_wanted(&self, ms: f64) -> bool {
@@ -252,11 +261,17 @@ impl Hit {
 }
 
 /// What is known of an entry before its strings are searched: shared by the fast path
-/// and the twin, which differ in how they find and match the strings.
-pub(crate) struct EntryHead {
+/// and the twin, which differ in how they find and match the strings, and by the search
+/// map (`map.rs`), which keeps it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntryHead<'a> {
     pub(crate) pos: EntryPos,
     pub(crate) role: &'static str,
     pub(crate) on_branch: bool,
+    /// The id's bytes when it is a string (`KeyRef::str_bytes`).
+    pub(crate) id: Option<&'a [u8]>,
+    pub(crate) line: LineNo,
+    pub(crate) offset: ByteOffset,
 }
 
 /// The current branch's entries, sorted, for lookups (empty on a parent cycle: then no
@@ -274,24 +289,29 @@ impl Branch {
     }
 }
 
+/// The head of the entry at `pos` when its type and role have searched strings (the
+/// filters are not applied: see [`Query::head_wanted`]).
+pub(crate) fn entry_head<'s>(s: &'s Session, branch: &Branch, pos: EntryPos) -> Option<EntryHead<'s>> {
+    let rec = s.record(pos);
+    Some(EntryHead {
+        pos,
+        role: role_of(rec.ty, rec.role)?,
+        on_branch: branch.has(pos),
+        id: rec.id.str_bytes(),
+        line: rec.line,
+        offset: rec.offset,
+    })
+}
+
 /// The entry's head when the query may find something in it (its type and role have
 /// searched strings, the role and branch filters pass).
-pub(crate) fn head(s: &Session, q: &Query, branch: &Branch, pos: EntryPos) -> Option<EntryHead> {
-    let rec = s.record(pos);
-    let role = role_of(rec.ty, rec.role)?;
-    if !q.role_wanted(role) {
-        return None;
-    }
-    let on_branch = branch.has(pos);
-    if q.branch_only && !on_branch {
-        return None;
-    }
-    Some(EntryHead { pos, role, on_branch })
+pub(crate) fn head<'s>(s: &'s Session, q: &Query, branch: &Branch, pos: EntryPos) -> Option<EntryHead<'s>> {
+    entry_head(s, branch, pos).filter(|h| q.head_wanted(h))
 }
 
 /// A hit's entry fields, its time from the entry's `timestamp` (`None` when the time
 /// filter drops the entry).
-pub(crate) fn hit_of(s: &Session, q: &Query, h: &EntryHead, timestamp: Option<&Value<'_>>) -> Option<Hit> {
+pub(crate) fn hit_of(q: &Query, h: &EntryHead<'_>, timestamp: Option<&Value<'_>>) -> Option<Hit> {
     let (ts, ms) = match timestamp {
         Some(Value::String(t)) => (
             Some(t.to_str_lossy().into_owned()),
@@ -302,12 +322,11 @@ pub(crate) fn hit_of(s: &Session, q: &Query, h: &EntryHead, timestamp: Option<&V
     if !q.time_wanted(ms) {
         return None;
     }
-    let rec = s.record(h.pos);
     Some(Hit {
         entry: h.pos,
-        entry_id: id_text(rec.id),
-        line: rec.line,
-        offset: rec.offset,
+        entry_id: h.id.map(id_text),
+        line: h.line,
+        offset: h.offset,
         role: h.role,
         field: FieldKind::Text,
         block: None,
@@ -318,9 +337,59 @@ pub(crate) fn hit_of(s: &Session, q: &Query, h: &EntryHead, timestamp: Option<&V
     })
 }
 
-fn id_text(k: KeyRef<'_>) -> Option<String> {
-    k.str_bytes()
-        .map(|b| JsStr(std::borrow::Cow::Borrowed(b)).to_str_lossy().into_owned())
+/// Search the strings `found` of one entry (its head `h`, its `line`, the raw value of its
+/// `timestamp`): hits are pushed to `hits`, and `left` (matching lines still wanted) counts
+/// down. The fast path and the search map share it. `None`: a string lies outside the line
+/// (a map that does not fit its file).
+pub(crate) fn entry_hits(
+    q: &Query,
+    h: &EntryHead<'_>,
+    line: &[u8],
+    found: &[fields::Found],
+    timestamp: Option<&[u8]>,
+    left: &mut usize,
+    hits: &mut Vec<Hit>,
+) -> Option<()> {
+    let mut base: Option<Option<Hit>> = None;
+    for f in found {
+        let raw = line.get(f.at.start..f.at.end)?;
+        if !q.matcher.may_match_raw(raw) {
+            continue;
+        }
+        let Ok(value) = crate::json::value::parse(raw) else {
+            continue;
+        };
+        let mut strs = Vec::new();
+        strings_in(&value, &mut strs);
+        for text in &strs {
+            let text = text.to_str_lossy();
+            let lines = text_lines(&q.matcher, &text, *left, q.context);
+            if lines.is_empty() {
+                continue;
+            }
+            let b = base.get_or_insert_with(|| {
+                let t = timestamp.and_then(|t| crate::json::value::parse(t).ok());
+                hit_of(q, h, t.as_ref())
+            });
+            let Some(b) = b else { return Some(()) };
+            let hit = Hit {
+                field: f.field,
+                block: f.block,
+                lines,
+                ..b.clone()
+            };
+            *left -= hit.match_count();
+            hits.push(hit);
+            if *left == 0 {
+                return Some(());
+            }
+        }
+    }
+    Some(())
+}
+
+fn id_text(b: &[u8]) -> String {
+    JsStr(std::borrow::Cow::Borrowed(b)).to_str_lossy().into_owned()
 }
 
 /// The hit lines of one decoded text: matching lines (at most `at_most`) with their context.
@@ -373,10 +442,30 @@ fn open_options(o: FileOptions) -> OpenOptions {
 /// The file cannot be read or is not a session ([`Session::open`]'s errors); it changed
 /// while it was read.
 pub fn search_path(path: &Path, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
-    thread_local! {
-        /// The buffer this thread reads files into, kept from one file to the next.
-        static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    with_source(path, o.read_mode, |source| search_in(source, q, o))?
+}
+
+thread_local! {
+    /// The buffer this thread reads files into, kept from one file to the next.
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Take this thread's read buffer (empty).
+fn take_buf() -> Vec<u8> {
+    let mut b = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    b.clear();
+    b
+}
+
+/// Give the read buffer back (kept up to 64 MiB: a larger file is mapped anyway).
+fn give_buf(buf: Vec<u8>) {
+    if buf.capacity() <= 64 << 20 {
+        BUF.with(|b| *b.borrow_mut() = buf);
     }
+}
+
+/// Run `f` on the bytes of the file at `path`, read into this thread's buffer.
+fn with_source<R>(path: &Path, mode: ReadMode, f: impl FnOnce(&mut Source) -> R) -> Result<R> {
     let io = |source| {
         Error::from(crate::error::ErrorKind::Io {
             path: Some(path.to_path_buf()),
@@ -384,15 +473,86 @@ pub fn search_path(path: &Path, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
         })
     };
     let file = crate::source::open_for_reading(path).map_err(io)?;
-    let buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
-    let mut source = Source::from_file_into(file, o.read_mode, buf).map_err(io)?;
-    let hits = search_in(&mut source, q, o).map_err(|e| e.with_path(path));
-    let buf = source.take_buffer();
-    // (A buffer is kept up to 64 MiB: a larger file is mapped anyway.)
-    if buf.capacity() <= 64 << 20 {
-        BUF.with(|b| *b.borrow_mut() = buf);
+    let mut source = Source::from_file_into(file, mode, take_buf()).map_err(io)?;
+    let r = f(&mut source);
+    give_buf(source.take_buffer());
+    Ok(r)
+}
+
+/// Ranges of a file closer than this are read with one `pread` (below it, copying the
+/// bytes between costs less than another call).
+const READ_GAP: usize = 8 << 10;
+
+/// Search a file through its stored map, reading only the bytes the query looks at (its
+/// searched strings and timestamps, nearby ones in one `pread`). `None` when the map does
+/// not hold for the file as it is now (another stamp, before or after the reads; a map
+/// that does not fit): then one is built.
+fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<Vec<Hit>> {
+    let file = crate::source::open_for_reading(path).ok()?;
+    let same = |f: &std::fs::File| f.metadata().is_ok_and(|meta| Stamp::of(&meta) == stamp);
+    if !same(&file) {
+        return None;
     }
+    let plan = map::Plan::of(m, q)?;
+    let ranges = plan.ranges(READ_GAP);
+    let mut buf = take_buf();
+    let hits = (|| {
+        for r in &ranges {
+            let got = crate::source::read_upto(&file, r.start as u64, r.len() as u64, &mut buf).ok()?;
+            if got != r.len() as u64 {
+                return None;
+            }
+        }
+        let mut at = 0;
+        let chunks: Vec<(usize, &[u8])> = ranges
+            .iter()
+            .map(|r| {
+                at += r.len();
+                (r.start, &buf[at - r.len()..at])
+            })
+            .collect();
+        let hits = plan.search(q, &chunks)?;
+        same(&file).then_some(hits)
+    })();
+    give_buf(buf);
     hits
+}
+
+/// Search one file through its search map (`map.rs`): the `stored` one when the file's
+/// stamp is the one it was built under ([`search_stored`]), else one built now from a full
+/// open, which the outcome carries for the cache.
+pub(crate) fn search_path_mapped(
+    path: &Path,
+    q: &Query,
+    o: FileOptions,
+    stored: Option<(Stamp, &[u8])>,
+) -> (Result<Vec<Hit>>, store::Outcome) {
+    if let Some((stamp, m)) = stored
+        && let Some(hits) = search_stored(path, q, stamp, m)
+    {
+        return (Ok(hits), store::Outcome::Reused);
+    }
+    let r = with_source(path, o.read_mode, |source| {
+        let placeholder = Source::from_bytes(Vec::new());
+        let opened = Session::from_source(std::mem::replace(source, placeholder), open_options(o));
+        let mut s = match opened {
+            Ok(s) => s,
+            Err(e) => return (Err(e.with_path(path)), store::Outcome::Dropped),
+        };
+        let stamp = s.source.stamp().copied();
+        let r = map::build(&s).and_then(|m| {
+            let hits = map::search_map(s.bytes(), &m, q).ok_or_else(|| changed(&s))?;
+            s.verify()?;
+            Ok((hits, m))
+        });
+        *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
+        match (r, stamp) {
+            (Ok((hits, m)), Some(stamp)) => (Ok(hits), store::Outcome::Built(stamp, m)),
+            (Ok((hits, _)), None) => (Ok(hits), store::Outcome::Dropped),
+            (Err(e), _) => (Err(e.with_path(path)), store::Outcome::Dropped),
+        }
+    });
+    r.unwrap_or_else(|e| (Err(e), store::Outcome::Dropped))
 }
 
 /// Search a session's bytes (the fast path): see the module docs.
@@ -461,58 +621,28 @@ fn search_entries(s: &Session, q: &Query, positions: &[EntryPos]) -> Result<Vec<
         let rec = s.record(pos);
         let line = s.raw(pos);
         found.clear();
-        let Ok(ts) = fields::walk_entry(line, rec.ty, rec.role, rec.message.get(), q.fields, &mut found) else {
-            // The index vouched for the line: the file changed under the mapping.
-            return Err(s.verify().err().unwrap_or_else(|| {
-                crate::error::ErrorKind::FileChanged {
-                    path: s.path().map(Path::to_path_buf),
-                }
-                .into()
-            }));
-        };
-        let mut base: Option<Option<Hit>> = None;
-        for f in &found {
-            let raw = &line[f.at.start..f.at.end];
-            if !q.matcher.may_match_raw(raw) {
-                continue;
-            }
-            let value = match crate::json::value::parse(raw) {
-                Ok(v) => v,
-                Err(_) => continue,
-            };
-            let mut strs = Vec::new();
-            strings_in(&value, &mut strs);
-            for text in &strs {
-                let text = text.to_str_lossy();
-                let lines = text_lines(&q.matcher, &text, left, q.context);
-                if lines.is_empty() {
-                    continue;
-                }
-                let b = base.get_or_insert_with(|| {
-                    let t = ts
-                        .kind
-                        .and_then(|_| crate::json::value::parse(&line[ts.start..ts.end]).ok());
-                    hit_of(s, q, &h, t.as_ref())
-                });
-                let Some(b) = b else { break };
-                let hit = Hit {
-                    field: f.field,
-                    block: f.block,
-                    lines,
-                    ..b.clone()
-                };
-                left -= hit.match_count();
-                hits.push(hit);
-                if left == 0 {
-                    break;
-                }
-            }
-            if left == 0 || matches!(base, Some(None)) {
-                break;
-            }
+        let walked = fields::walk_entry(line, rec.ty, rec.role, rec.message.get(), q.fields, &mut found);
+        // The index vouched for the line: a walk that fails (or a string outside it) means
+        // the file changed under the mapping.
+        let done = walked.ok().and_then(|ts| {
+            let ts = ts.kind.map(|_| &line[ts.start..ts.end]);
+            entry_hits(q, &h, line, &found, ts, &mut left, &mut hits)
+        });
+        if done.is_none() {
+            return Err(changed(s));
         }
     }
     Ok(hits)
+}
+
+/// The error for a file that no longer holds what was read.
+fn changed(s: &Session) -> Error {
+    s.verify().err().unwrap_or_else(|| {
+        crate::error::ErrorKind::FileChanged {
+            path: s.path().map(Path::to_path_buf),
+        }
+        .into()
+    })
 }
 
 #[cfg(test)]

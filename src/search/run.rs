@@ -1,7 +1,8 @@
 //! Many files: which sessions a search covers (the listing, with its cache) and the
 //! parallel run over them, results handed over in the order given.
 
-use super::{FileOptions, Hit, Query, search_path};
+use super::store::{FolderMaps, Outcome};
+use super::{FileOptions, Hit, Query, search_path, search_path_mapped};
 use crate::error::Result;
 use crate::listing::{self, CancelToken, Cancelled, ListOptions, ListingCache, SessionInfo, SkippedFile};
 use crate::source::ReadMode;
@@ -21,6 +22,89 @@ pub struct SearchOptions<'a> {
     pub read_mode: ReadMode,
     /// Worker threads (default: rayon's thread count, `RAYON_NUM_THREADS` or the CPUs).
     pub threads: Option<usize>,
+    /// Where the search maps of files are kept between searches (the listing cache's
+    /// folder): a file that did not change is then searched without being indexed, and
+    /// only the bytes of its searched strings are scanned. `None`: every file is indexed.
+    pub cache: Option<ListingCache>,
+}
+
+/// What a search over many files did with its cache.
+#[derive(Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SearchReport {
+    /// Files searched through their stored map.
+    pub maps_reused: usize,
+    /// Files whose map was built (and stored, unless the file changed too recently).
+    pub maps_built: usize,
+    /// What went wrong with the cache, once per problem (the search is right all the same).
+    pub cache_warnings: Vec<String>,
+}
+
+/// The search cache of the folders of `paths`: the folders' caches, and each path's
+/// folder (an index into them) and file name.
+struct Maps<'p> {
+    folders: Vec<FolderMaps>,
+    of: Vec<(usize, &'p [u8])>,
+}
+
+impl<'p> Maps<'p> {
+    fn load(dir: &std::path::Path, paths: &'p [PathBuf]) -> Maps<'p> {
+        let mut index = std::collections::HashMap::new();
+        let mut folders = Vec::new();
+        let of = paths
+            .iter()
+            .map(|p| {
+                let folder = p
+                    .parent()
+                    .filter(|f| !f.as_os_str().is_empty())
+                    .unwrap_or(Path::new("."));
+                let k = *index.entry(folder).or_insert_with(|| {
+                    folders.push(FolderMaps::load(dir, folder));
+                    folders.len() - 1
+                });
+                (k, p.file_name().map_or(&[][..], |n| n.as_encoded_bytes()))
+            })
+            .collect();
+        Maps { folders, of }
+    }
+
+    fn stored(&self, i: usize) -> Option<(crate::source::Stamp, &[u8])> {
+        let (k, name) = self.of[i];
+        self.folders[k].get(name)
+    }
+
+    /// Write each folder's cache anew where a map was built or dropped.
+    fn write(
+        &self,
+        dir: &std::path::Path,
+        outcomes: Vec<Option<Outcome>>,
+        racy_before: i128,
+        report: &mut SearchReport,
+    ) {
+        let mut per: Vec<Vec<(&[u8], Outcome)>> = (0..self.folders.len()).map(|_| Vec::new()).collect();
+        for (i, o) in outcomes.into_iter().enumerate() {
+            if let Some(o) = o {
+                match o {
+                    Outcome::Reused => report.maps_reused += 1,
+                    Outcome::Built(..) => report.maps_built += 1,
+                    Outcome::Dropped => {}
+                }
+                per[self.of[i].0].push((self.of[i].1, o));
+            }
+        }
+        for (f, outcomes) in self.folders.iter().zip(per) {
+            report.cache_warnings.extend(f.warning.clone());
+            if let Err(e) = f.write(dir, &outcomes, racy_before) {
+                let w = format!(
+                    "the search cache in {} cannot be written ({e}): searched without it",
+                    dir.display()
+                );
+                if !report.cache_warnings.contains(&w) {
+                    report.cache_warnings.push(w);
+                }
+            }
+        }
+    }
 }
 
 /// One file's result.
@@ -46,8 +130,14 @@ pub fn search_paths(
     q: &Query,
     opts: &mut SearchOptions<'_>,
     mut sink: impl FnMut(FileHits) -> ControlFlow<()>,
-) -> std::result::Result<(), Cancelled> {
+) -> std::result::Result<SearchReport, Cancelled> {
     let total = paths.len();
+    let racy_before = opts.cache.as_ref().map_or(0, ListingCache::racy_before);
+    let maps = opts.cache.as_ref().map(|c| Maps::load(c.dir(), paths));
+    let mut outcomes: Vec<Option<Outcome>> = Vec::new();
+    if maps.is_some() {
+        outcomes.resize_with(total, || None);
+    }
     let workers = opts
         .threads
         .unwrap_or_else(rayon::current_num_threads)
@@ -63,11 +153,12 @@ pub fn search_paths(
         // Unbounded: a worker never waits for the receiver. (With a bounded channel, a sink
         // that used rayon itself deadlocked: the pool's threads waited to send while the
         // sink waited for the pool.)
-        let (tx, rx) = std::sync::mpsc::channel::<FileHits>();
+        let (tx, rx) = std::sync::mpsc::channel::<(FileHits, Option<Outcome>)>();
         // The workers run on rayon's pool, so that a file's own parallel indexing runs on
         // the same threads instead of waking others (which yielded and spun: 7% of a run).
         let (next, stop) = (&next, &stop);
         let cancelled = &cancelled;
+        let maps = maps.as_ref();
         scope.spawn(move || {
             rayon::scope(|pool| {
                 for _ in 0..workers {
@@ -79,15 +170,19 @@ pub fn search_paths(
                             }
                             let i = next.fetch_add(1, Ordering::Relaxed);
                             let Some(path) = paths.get(i) else { break };
-                            let result = search_path(path, q, fo);
-                            if tx
-                                .send(FileHits {
-                                    index: i,
-                                    path: path.clone(),
-                                    result,
-                                })
-                                .is_err()
-                            {
+                            let (result, outcome) = match maps {
+                                Some(m) => {
+                                    let (r, o) = search_path_mapped(path, q, fo, m.stored(i));
+                                    (r, Some(o))
+                                }
+                                None => (search_path(path, q, fo), None),
+                            };
+                            let hits = FileHits {
+                                index: i,
+                                path: path.clone(),
+                                result,
+                            };
+                            if tx.send((hits, outcome)).is_err() {
                                 break;
                             }
                         }
@@ -99,7 +194,10 @@ pub fn search_paths(
         let mut waiting = BTreeMap::new();
         let mut want = 0;
         let mut done = 0;
-        for r in rx {
+        for (r, outcome) in rx {
+            if let Some(o) = outcome {
+                outcomes[r.index] = Some(o);
+            }
             done += 1;
             if let Some(p) = opts.on_progress.as_mut() {
                 p(done, total);
@@ -118,10 +216,14 @@ pub fn search_paths(
         // Dropping the receiver ends the workers at their next send.
         want
     });
+    let mut report = SearchReport::default();
+    if let (Some(m), Some(c)) = (&maps, &opts.cache) {
+        m.write(c.dir(), outcomes, racy_before, &mut report);
+    }
     if delivered < total && !stop.load(Ordering::Relaxed) && cancelled() {
         return Err(Cancelled);
     }
-    Ok(())
+    Ok(report)
 }
 
 /// The sessions a search covers, newest first.
@@ -133,6 +235,8 @@ pub struct Sessions {
     pub skipped: Vec<SkippedFile>,
     /// Folders that could not be read.
     pub problems: Vec<listing::DirProblem>,
+    /// What [`search`] did with its cache (empty after [`sessions_in`]).
+    pub report: SearchReport,
 }
 
 /// The sessions in `roots`: a file is one session; a folder is listed as pi lists a
@@ -204,7 +308,8 @@ pub fn cwd_within(s: &SessionInfo, dir: &Path) -> bool {
     Path::new(&*cwd).starts_with(dir)
 }
 
-/// Search every session in `roots` ([`sessions_in`], through `cache` when given), newest
+/// Search every session in `roots` ([`sessions_in`], through `cache` when given, which also keeps
+/// the search maps unless `opts` names a cache of its own), newest
 /// session first: `sink` gets each session's [`SessionInfo`] and its result, in that
 /// order, and may stop the search with `ControlFlow::Break`. Files that are not sessions
 /// are passed over, as a listing passes over them ([`Sessions::skipped`] is returned).
@@ -230,10 +335,13 @@ pub fn search(
     opts: &mut SearchOptions<'_>,
     mut sink: impl FnMut(&SessionInfo, Result<Vec<Hit>>) -> ControlFlow<()>,
 ) -> std::result::Result<Sessions, Cancelled> {
+    if opts.cache.is_none() {
+        opts.cache = cache.clone();
+    }
     let mut found = sessions_in(roots, cache, opts.read_mode, opts.cancel.clone())?;
     let sessions = std::mem::take(&mut found.sessions);
     let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
-    search_paths(&paths, q, opts, |f| sink(&sessions[f.index], f.result))?;
+    found.report = search_paths(&paths, q, opts, |f| sink(&sessions[f.index], f.result))?;
     found.sessions = sessions;
     Ok(found)
 }

@@ -218,3 +218,87 @@ fn many_files_come_back_in_order_with_progress_and_can_be_stopped_or_cancelled()
     );
     assert_eq!(r, Err(crate::listing::Cancelled));
 }
+
+#[test]
+fn the_search_cache_keeps_maps_of_unchanged_files_and_drops_the_rest() {
+    use super::{SearchOptions, SearchReport, search_paths};
+    use crate::listing::ListingCache;
+    use std::ops::ControlFlow;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("sessions");
+    std::fs::create_dir(&dir).unwrap();
+    let mut files = Vec::new();
+    for name in ["branches.jsonl", "all-entry-types.jsonl", "duplicate-keys.jsonl"] {
+        let to = dir.join(name);
+        std::fs::copy(root.join("corpus/valid").join(name), &to).unwrap();
+        files.push(to);
+    }
+    let cache_dir = tmp.path().join("cache");
+    let q = Query::new(Pattern::new("e").compile().unwrap());
+    let run = |window: std::time::Duration| {
+        let mut hits = Vec::new();
+        let report = search_paths(
+            &files,
+            &q,
+            &mut SearchOptions {
+                cache: Some(ListingCache::at(&cache_dir).with_racy_window(window)),
+                ..Default::default()
+            },
+            |f| {
+                hits.push(f.result.unwrap());
+                ControlFlow::Continue(())
+            },
+        )
+        .unwrap();
+        (hits, report)
+    };
+    let plain: Vec<_> = files
+        .iter()
+        .map(|f| super::search_path(f, &q, Default::default()).unwrap())
+        .collect();
+    assert!(plain.iter().all(|h| !h.is_empty()));
+    let report = |reused, built, warnings: &[String]| SearchReport {
+        maps_reused: reused,
+        maps_built: built,
+        cache_warnings: warnings.to_vec(),
+    };
+    let long = std::time::Duration::from_secs(3600);
+    let zero = std::time::Duration::ZERO;
+    // Files changed within the racy window: built, not kept.
+    assert_eq!(run(long), (plain.clone(), report(0, 3, &[])));
+    assert_eq!(run(zero), (plain.clone(), report(0, 3, &[])));
+    // Kept now: used as they are.
+    assert_eq!(run(zero), (plain.clone(), report(3, 0, &[])));
+    // A file that grew: its map is built again, and finds the new line.
+    let mut grown = std::fs::read(&files[1]).unwrap();
+    let last_id = {
+        let s = crate::session::Session::open(&files[1]).unwrap();
+        let p = *s.entries().last().unwrap();
+        String::from_utf8(s.record(p).id.str_bytes().unwrap().to_vec()).unwrap()
+    };
+    grown.extend_from_slice(
+        format!(
+            "{{\"type\":\"message\",\"id\":\"feedbeef\",\"parentId\":\"{last_id}\",\"timestamp\":\"2025-03-14T09:30:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"one more line\",\"timestamp\":1}}}}\n"
+        )
+        .as_bytes(),
+    );
+    std::fs::write(&files[1], &grown).unwrap();
+    let (hits, r) = run(zero);
+    assert_eq!(r, report(2, 1, &[]));
+    assert_eq!(hits[1], super::search_path(&files[1], &q, Default::default()).unwrap());
+    assert!(hits[1].iter().any(|h| h.lines[0].text == "one more line"));
+    // A damaged cache file: said once, and built again.
+    for e in std::fs::read_dir(&cache_dir).unwrap() {
+        let p = e.unwrap().path();
+        let mut b = std::fs::read(&p).unwrap();
+        let n = b.len();
+        b[n - 1] ^= 1;
+        std::fs::write(&p, b).unwrap();
+    }
+    let (hits2, r) = run(zero);
+    assert_eq!(hits2, hits);
+    assert_eq!((r.maps_reused, r.maps_built, r.cache_warnings.len()), (0, 3, 1));
+    assert!(r.cache_warnings[0].contains("is damaged"), "{:?}", r.cache_warnings);
+    assert_eq!(run(zero).1, report(3, 0, &[]));
+}

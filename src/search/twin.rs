@@ -195,7 +195,7 @@ pub fn search_source_slow(source: Source, q: &Query) -> Result<Vec<Hit>> {
         let Some(h) = head(&s, q, &branch, pos) else { continue };
         let v = s.value(pos)?;
         let rec = s.record(pos);
-        let Some(base) = hit_of(&s, q, &h, v.get("timestamp")) else {
+        let Some(base) = hit_of(q, &h, v.get("timestamp")) else {
             continue;
         };
         for (field, block, value) in searched(&v, rec.ty, rec.role, q.fields) {
@@ -231,29 +231,38 @@ pub fn search_source_slow(source: Source, q: &Query) -> Result<Vec<Hit>> {
 pub fn check_against_twin(bytes: &[u8], q: &Query) -> std::result::Result<(), String> {
     let fast = super::search_source(Source::from_bytes(bytes.to_vec()), q, super::FileOptions::default());
     let slow = search_source_slow(Source::from_bytes(bytes.to_vec()), q);
+    // The search map (what a search with a cache runs): the same hits, or the same error.
+    match (super::map::search_bytes_mapped(bytes, q), &slow) {
+        (Ok(Some(m)), Ok(s)) => same("search map", &m, s)?,
+        (Err(a), Err(b)) if a.kind().to_string() == b.kind().to_string() => {}
+        (m, s) => return Err(format!("search map: {m:?}\ntwin: {s:?}")),
+    }
     match (fast, slow) {
-        (Ok(f), Ok(s)) => {
-            if f == s {
-                return Ok(());
-            }
-            let k = f
-                .iter()
-                .zip(&s)
-                .position(|(a, b)| a != b)
-                .unwrap_or(f.len().min(s.len()));
-            Err(format!(
-                "fast path: {} hits, twin: {} hits; first difference at {k}:\nfast: {:?}\ntwin: {:?}",
-                f.len(),
-                s.len(),
-                f.get(k),
-                s.get(k)
-            ))
-        }
+        (Ok(f), Ok(s)) => same("fast path", &f, &s),
         // A file that is no session: the fast path may say nothing without indexing it.
         (Ok(f), Err(_)) if f.is_empty() => Ok(()),
         (Err(a), Err(b)) if a.kind().to_string() == b.kind().to_string() => Ok(()),
         (f, s) => Err(format!("fast path: {f:?}\ntwin: {s:?}")),
     }
+}
+
+/// `Ok` when `name`'s hits `a` are the twin's `b`, else where they first differ.
+fn same(name: &str, a: &[Hit], b: &[Hit]) -> std::result::Result<(), String> {
+    if a == b {
+        return Ok(());
+    }
+    let k = a
+        .iter()
+        .zip(b)
+        .position(|(x, y)| x != y)
+        .unwrap_or(a.len().min(b.len()));
+    Err(format!(
+        "{name}: {} hits, twin: {} hits; first difference at {k}:\n{name}: {:?}\ntwin: {:?}",
+        a.len(),
+        b.len(),
+        a.get(k),
+        b.get(k)
+    ))
 }
 
 /// Sessions and patterns made to trip a raw-bytes search: strings written with every JSON

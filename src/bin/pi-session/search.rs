@@ -244,7 +244,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
             .or_else(listing::ListingCache::default_dir)
             .map(listing::ListingCache::at)
     };
-    let found = search::sessions_in(&roots, cache, read_mode, None)?;
+    let found = search::sessions_in(&roots, cache.clone(), read_mode, None)?;
     for p in &found.problems {
         eprintln!("pi-session: {}: {}", escape_path(&p.path), escape(&p.what));
     }
@@ -298,12 +298,13 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     let mut opts = SearchOptions {
         on_progress: Some(&mut progress),
         read_mode,
+        cache,
         ..SearchOptions::default()
     };
     let mut totals = Totals::default();
     let mut failure: Option<std::io::Error> = None;
     let mut first = true;
-    search::search_paths(&paths, &q, &mut opts, |f| {
+    let report = search::search_paths(&paths, &q, &mut opts, |f| {
         let info = &sessions[f.index];
         totals.searched += 1;
         match f.result {
@@ -344,6 +345,9 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     .map_err(anyhow::Error::new)?;
     if let Some(b) = &bar {
         b.finish_and_clear();
+    }
+    for w in &report.cache_warnings {
+        eprintln!("pi-session: warning: {}", escape(w));
     }
     if let Some(e) = failure {
         return Err(e.into());

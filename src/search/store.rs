@@ -1,0 +1,177 @@
+//! The search cache: the search maps (`map.rs`) of a folder's session files, one cache
+//! file per folder (`smap-<XXH3 of the folder's absolute path>`) in the listing cache's
+//! folder, so that a search of files that did not change reads neither their index nor
+//! most of their bytes.
+//!
+//! ```text
+//! magic    16 bytes  "pi-session-smap\n"
+//! version  u32       FORMAT
+//! folder   u64 length, bytes (absolute)
+//! body     u64 length, u128 XXH3 of its bytes, then: the count (u64) and the entries,
+//!          each the file's name (u64 length, bytes), its `fstat` (`Stamp::to_parts`,
+//!          7 u64) and its map (u64 length, bytes)
+//! ```
+//!
+//! Trust is the listing cache's (`listing/cache.rs`): a map is used only when the file's
+//! `fstat` (device, inode, size, mtime, ctime, to the nanosecond) is the one its bytes
+//! were read under when the map was built, and a map of a file whose ctime was within two
+//! seconds of that read is not kept (a write in the same clock tick would not move the
+//! stamp). A cache file that is damaged, foreign or of another version is ignored and
+//! written anew; a cache that cannot be read or written means a search without it. It
+//! is written whole to a temporary file renamed over the old one (`write_atomically`),
+//! only when a map was added or dropped.
+
+use crate::listing::cache::write_atomically;
+use crate::listing::store::{Reader, put_bytes, put_u64};
+use crate::source::Stamp;
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 16] = b"pi-session-smap\n";
+const FORMAT: u32 = 1;
+
+/// File name: the stamp its map was built under, where the map is in the cache file.
+type Entries = HashMap<Vec<u8>, (Stamp, Range<usize>)>;
+
+/// The search cache of one folder, as read when the search started.
+pub(crate) struct FolderMaps {
+    folder: Vec<u8>,
+    file: PathBuf,
+    bytes: Vec<u8>,
+    entries: Entries,
+    /// Why the cache file was not used, when it was there but not usable.
+    pub(crate) warning: Option<String>,
+}
+
+/// What a search did with one file of a folder, for the next write of its cache.
+pub(crate) enum Outcome {
+    /// Its stored map was used.
+    Reused,
+    /// A map was built: keep it (unless the file was racy).
+    Built(Stamp, Vec<u8>),
+    /// Its stored map (if any) no longer holds, and none was built.
+    Dropped,
+}
+
+impl FolderMaps {
+    /// The cache of `folder` in `dir` (empty when there is none or it is not usable).
+    pub(crate) fn load(dir: &Path, folder: &Path) -> FolderMaps {
+        let abs = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
+        let key = abs.as_os_str().as_encoded_bytes().to_vec();
+        let file = dir.join(format!("smap-{:032x}", xxhash_rust::xxh3::xxh3_128(&key)));
+        let mut m = FolderMaps {
+            folder: key,
+            file,
+            bytes: Vec::new(),
+            entries: HashMap::new(),
+            warning: None,
+        };
+        match std::fs::read(&m.file) {
+            Ok(b) => {
+                m.bytes = b;
+                match decode(&m.bytes, &m.folder) {
+                    Some(e) => m.entries = e,
+                    None => {
+                        m.warning = Some(format!(
+                            "the search cache {} is damaged or of another version: rebuilt",
+                            m.file.display()
+                        ))
+                    }
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => m.warning = Some(format!("the search cache {} cannot be read ({e})", m.file.display())),
+        }
+        m
+    }
+
+    /// The stored map of the file named `name` and the stamp it was built under.
+    pub(crate) fn get(&self, name: &[u8]) -> Option<(Stamp, &[u8])> {
+        let (stamp, r) = self.entries.get(name)?;
+        Some((*stamp, &self.bytes[r.clone()]))
+    }
+
+    /// Write the cache anew after a search: `outcomes` are the searched files' (by name);
+    /// the maps of files not searched are kept while the file is there. Nothing is written
+    /// when no map was built or dropped. Maps of files whose ctime is after
+    /// `racy_before` are not kept.
+    ///
+    /// # Errors
+    /// The cache folder or file cannot be written.
+    pub(crate) fn write(&self, dir: &Path, outcomes: &[(&[u8], Outcome)], racy_before: i128) -> std::io::Result<bool> {
+        if outcomes.iter().all(|(_, o)| matches!(o, Outcome::Reused)) {
+            return Ok(false);
+        }
+        let mut keep: Vec<(&[u8], Stamp, &[u8])> = Vec::new();
+        let mut searched = std::collections::HashSet::new();
+        for (name, o) in outcomes {
+            searched.insert(*name);
+            match o {
+                Outcome::Reused => keep.extend(self.get(name).map(|(s, m)| (*name, s, m))),
+                Outcome::Built(stamp, map) if stamp.ctime_ns() <= racy_before => keep.push((*name, *stamp, map)),
+                Outcome::Built(..) | Outcome::Dropped => {}
+            }
+        }
+        let folder = Path::new(os_str(&self.folder));
+        for (name, (stamp, r)) in &self.entries {
+            if !searched.contains(name.as_slice()) && folder.join(os_str(name)).is_file() {
+                keep.push((name, *stamp, &self.bytes[r.clone()]));
+            }
+        }
+        keep.sort_unstable_by(|a, b| a.0.cmp(b.0));
+        let mut body = Vec::new();
+        put_u64(&mut body, keep.len() as u64);
+        for (name, stamp, map) in &keep {
+            put_bytes(&mut body, name);
+            for p in stamp.to_parts() {
+                put_u64(&mut body, p);
+            }
+            put_bytes(&mut body, map);
+        }
+        let mut head = Vec::with_capacity(64 + self.folder.len());
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&FORMAT.to_le_bytes());
+        put_bytes(&mut head, &self.folder);
+        put_u64(&mut head, body.len() as u64);
+        head.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+        write_atomically(dir, &self.file, &[head, body])?;
+        Ok(true)
+    }
+}
+
+/// Bytes that came from `as_encoded_bytes` of a path, as a path again.
+fn os_str(b: &[u8]) -> &std::ffi::OsStr {
+    std::os::unix::ffi::OsStrExt::from_bytes(b)
+}
+
+/// The entries of a cache file of `folder`; `None` when anything is off.
+fn decode(bytes: &[u8], folder: &[u8]) -> Option<Entries> {
+    let mut r = Reader { b: bytes, at: 0 };
+    if r.take(16)? != MAGIC || r.u32()? != FORMAT || r.bytes()? != folder {
+        return None;
+    }
+    let len = usize::try_from(r.u64()?).ok()?;
+    let hash = r.u128()?;
+    let body_at = r.at;
+    let body = r.take(len)?;
+    if r.at != bytes.len() || xxhash_rust::xxh3::xxh3_128(body) != hash {
+        return None;
+    }
+    let mut r = Reader { b: bytes, at: body_at };
+    let count = usize::try_from(r.u64()?).ok()?;
+    // An entry takes at least 80 bytes: a count beyond that is a lie.
+    let mut out = HashMap::with_capacity(count.min(len / 80 + 1));
+    for _ in 0..count {
+        let name = r.bytes()?.to_vec();
+        let mut parts = [0u64; 7];
+        for p in &mut parts {
+            *p = r.u64()?;
+        }
+        let n = usize::try_from(r.u64()?).ok()?;
+        let at = r.at;
+        r.take(n)?;
+        out.insert(name, (Stamp::from_parts(parts), at..at + n));
+    }
+    (r.at == bytes.len()).then_some(out)
+}
