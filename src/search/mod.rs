@@ -495,22 +495,23 @@ fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<Vec<H
     }
     let plan = map::Plan::of(m, q)?;
     let ranges = plan.ranges(READ_GAP);
-    let mut buf = take_buf();
+    // The buffer is filled from its start, never cleared: only its growth is zeroed.
+    let total: usize = ranges.iter().map(ExactSizeIterator::len).sum();
+    let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    if buf.len() < total {
+        buf.resize(total, 0);
+    }
     let hits = (|| {
+        let mut chunks: Vec<(usize, &[u8])> = Vec::with_capacity(ranges.len());
+        let mut rest = &mut buf[..total];
         for r in &ranges {
-            let got = crate::source::read_upto(&file, r.start as u64, r.len() as u64, &mut buf).ok()?;
-            if got != r.len() as u64 {
+            let (chunk, more) = rest.split_at_mut(r.len());
+            if crate::source::read_at_most(&file, r.start as u64, chunk).ok()? != r.len() {
                 return None;
             }
+            chunks.push((r.start, chunk));
+            rest = more;
         }
-        let mut at = 0;
-        let chunks: Vec<(usize, &[u8])> = ranges
-            .iter()
-            .map(|r| {
-                at += r.len();
-                (r.start, &buf[at - r.len()..at])
-            })
-            .collect();
         let hits = plan.search(q, &chunks)?;
         same(&file).then_some(hits)
     })();

@@ -260,26 +260,37 @@ pub(crate) fn explain_open_error(path: &Path, e: std::io::Error) -> std::io::Err
 /// Read `len` bytes of `file` from `at` onto `buf`, with `pread` (the file position does
 /// not matter and is not moved); fewer when the file ends sooner. Returns how many.
 pub(crate) fn read_upto(file: &File, at: u64, len: u64, buf: &mut Vec<u8>) -> std::io::Result<u64> {
-    use std::os::unix::fs::FileExt;
     let want = usize::try_from(len).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
     let start = buf.len();
     buf.try_reserve_exact(want)
         .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
     buf.resize(start + want, 0);
+    match read_at_most(file, at, &mut buf[start..]) {
+        Ok(got) => {
+            buf.truncate(start + got);
+            Ok(got as u64)
+        }
+        Err(e) => {
+            buf.truncate(start);
+            Err(e)
+        }
+    }
+}
+
+/// Fill `out` with the bytes of `file` from `at` (`pread`, retried when interrupted or
+/// short); fewer when the file ends sooner. Returns how many.
+pub(crate) fn read_at_most(file: &File, at: u64, out: &mut [u8]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt;
     let mut got = 0;
-    while got < want {
-        match file.read_at(&mut buf[start + got..], at + got as u64) {
+    while got < out.len() {
+        match file.read_at(&mut out[got..], at + got as u64) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                buf.truncate(start);
-                return Err(e);
-            }
+            Err(e) => return Err(e),
         }
     }
-    buf.truncate(start + got);
-    Ok(got as u64)
+    Ok(got)
 }
 
 /// Whether `file` still holds `bytes` as its first `bytes.len()` bytes, judged by `fstat`

@@ -229,6 +229,20 @@ fn text_output_is_grouped_escaped_and_cut_to_the_width() {
         ),
     )
     .unwrap();
+    // Touching matches are one highlighted run.
+    let adj = dir.path().join("adj.jsonl");
+    std::fs::write(
+        &adj,
+        "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-03-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n{\"type\":\"message\",\"id\":\"b1\",\"parentId\":null,\"timestamp\":\"2025-03-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"x ab \\u001b y b\"}}\n",
+    )
+    .unwrap();
+    let o = run(&["--color", "always", "[ab]", &adj.display().to_string(), "--utc"]);
+    let last = stdout(&o).lines().last().unwrap().to_owned();
+    let hot = |t: &str| format!("\u{1b}[1m\u{1b}[31m{t}\u{1b}[0m");
+    assert!(
+        last.ends_with(&format!(": x {} \\x1b y {}", hot("ab"), hot("b"))),
+        "{last:?}"
+    );
     let o = run(&["--width", "80", "needle", &long.display().to_string()]);
     let last = stdout(&o).lines().last().unwrap().to_owned();
     assert!(last.contains("needle") && last.contains('…'), "{last}");

@@ -544,7 +544,6 @@ impl Printer {
                 )
             })
             .collect();
-        let in_match = |i: usize| rel.iter().any(|&(a, b)| i >= a && i < b);
         let (from, to) = match room {
             None => (0, text.len()),
             Some(room) => window(text, rel.first().map_or(0, |m| m.0), room),
@@ -552,28 +551,33 @@ impl Printer {
         if from > 0 {
             s.push('…');
         }
-        let mut run = String::new();
-        let mut run_hot = false;
-        let flush = |run: &mut String, hot: bool, s: &mut String| {
-            if !run.is_empty() {
-                if hot {
-                    self.paint(run, MATCH, s);
-                } else {
-                    s.push_str(run);
-                }
-                run.clear();
+        // Escaped a run at a time (escaping is per character: the same as one at a time),
+        // the matches' runs highlighted; matches are in order and do not overlap (one
+        // that starts inside what was shown is shown from there).
+        let run = |a: usize, b: usize, hot: bool, s: &mut String| {
+            if a < b {
+                let e = escape(&text[a..b]);
+                if hot { self.paint(&e, MATCH, s) } else { s.push_str(&e) }
             }
         };
-        for (i, c) in text[from..to].char_indices() {
-            let hot = in_match(from + i);
-            if hot != run_hot {
-                flush(&mut run, run_hot, s);
-                run_hot = hot;
+        // Highlighted runs: the matches within [from, to), touching ones as one.
+        let mut hot: Vec<(usize, usize)> = Vec::new();
+        for &(a, b) in &rel {
+            let a = a.clamp(hot.last().map_or(from, |h| h.1), to);
+            let b = b.clamp(a, to);
+            match hot.last_mut() {
+                _ if a == b => {}
+                Some(h) if h.1 == a => h.1 = b,
+                _ => hot.push((a, b)),
             }
-            let mut tmp = [0u8; 4];
-            run.push_str(&escape(c.encode_utf8(&mut tmp)));
         }
-        flush(&mut run, run_hot, s);
+        let mut at = from;
+        for (a, b) in hot {
+            run(at, a, false, s);
+            run(a, b, true, s);
+            at = b;
+        }
+        run(at, to, false, s);
         if to < text.len() {
             s.push('…');
         }
