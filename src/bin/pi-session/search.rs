@@ -118,10 +118,10 @@ pub struct SearchArgs {
     /// `sessionDir` in the agent dir's settings.json).
     #[arg(long, value_name = "DIR")]
     session_dir: Option<PathBuf>,
-    /// Where the listing cache is kept (as `ls`).
+    /// Where the listing cache and the search maps are kept (as `ls`).
     #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
-    /// Read every session file to list it, without the listing cache.
+    /// Read every session file whole, without the listing cache or the search maps.
     #[arg(long, conflicts_with = "cache_dir")]
     no_cache: bool,
 }
