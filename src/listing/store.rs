@@ -351,6 +351,15 @@ pub(super) fn entries(meta: &[u8], count: u64) -> Option<Vec<Entry<'_>>> {
     (m.at == meta.len()).then_some(out)
 }
 
+/// `v` as an unsigned LEB128 integer (the search maps' rows).
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
@@ -506,6 +515,21 @@ impl<'a> Reader<'a> {
             1 => Some(true),
             _ => None,
         }
+    }
+    /// An unsigned LEB128 integer ([`put_varint`]).
+    pub(crate) fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            v |= u64::from(byte & 0x7F).checked_shl(shift)?;
+            if byte < 0x80 {
+                return Some(v);
+            }
+        }
+        None
+    }
+    pub(crate) fn varint_usize(&mut self) -> Option<usize> {
+        usize::try_from(self.varint()?).ok()
     }
     pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
         let n = usize::try_from(self.u64()?).ok()?;

@@ -30,6 +30,7 @@ use super::{Branch, EntryHead, FieldKind, Fields, Hit, Query, ROLES, entry_head,
 use crate::error::Result;
 use crate::index::{ByteOffset, EntryPos, LineNo};
 use crate::json::Kind;
+use crate::listing::store::{Reader, put_varint};
 use crate::session::Session;
 use std::ops::Range;
 
@@ -66,14 +67,6 @@ fn wanted(f: FieldKind, want: Fields) -> bool {
     }
 }
 
-fn put(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
 /// The map of an opened session.
 ///
 /// # Errors
@@ -94,66 +87,38 @@ pub(crate) fn build(s: &Session) -> Result<Vec<u8>> {
         if found.is_empty() {
             continue;
         }
-        put(&mut out, h.offset.0.wrapping_sub(offset));
-        put(&mut out, h.line.0.wrapping_sub(line));
-        put(&mut out, u64::from(h.pos.0).wrapping_sub(pos));
+        put_varint(&mut out, h.offset.0.wrapping_sub(offset));
+        put_varint(&mut out, h.line.0.wrapping_sub(line));
+        put_varint(&mut out, u64::from(h.pos.0).wrapping_sub(pos));
         (offset, line, pos) = (h.offset.0, h.line.0, u64::from(h.pos.0));
         let role = ROLES
             .iter()
             .position(|&r| r == h.role)
             .expect("role_of gives a role of ROLES");
-        put(&mut out, role as u64 | if h.on_branch { 128 } else { 0 });
+        put_varint(&mut out, role as u64 | if h.on_branch { 128 } else { 0 });
         match h.id {
             Some(id) => {
-                put(&mut out, id.len() as u64 + 1);
+                put_varint(&mut out, id.len() as u64 + 1);
                 out.extend_from_slice(id);
             }
-            None => put(&mut out, 0),
+            None => put_varint(&mut out, 0),
         }
         match ts.kind {
             Some(_) => {
-                put(&mut out, ts.start as u64 + 1);
-                put(&mut out, (ts.end - ts.start) as u64);
+                put_varint(&mut out, ts.start as u64 + 1);
+                put_varint(&mut out, (ts.end - ts.start) as u64);
             }
-            None => put(&mut out, 0),
+            None => put_varint(&mut out, 0),
         }
-        put(&mut out, found.len() as u64);
+        put_varint(&mut out, found.len() as u64);
         for f in &found {
-            put(&mut out, field_code(f.field));
-            put(&mut out, f.block.map_or(0, |b| u64::from(b) + 1));
-            put(&mut out, f.at.start as u64);
-            put(&mut out, (f.at.end - f.at.start) as u64);
+            put_varint(&mut out, field_code(f.field));
+            put_varint(&mut out, f.block.map_or(0, |b| u64::from(b) + 1));
+            put_varint(&mut out, f.at.start as u64);
+            put_varint(&mut out, (f.at.end - f.at.start) as u64);
         }
     }
     Ok(out)
-}
-
-struct Reader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn int(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = *self.b.get(self.at)?;
-            self.at += 1;
-            v |= u64::from(byte & 0x7F).checked_shl(shift)?;
-            if byte < 0x80 {
-                return Some(v);
-            }
-        }
-        None
-    }
-    fn usize(&mut self) -> Option<usize> {
-        usize::try_from(self.int()?).ok()
-    }
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(s)
-    }
 }
 
 /// What a query reads of a file through its map: the entries it may find something in
@@ -174,20 +139,20 @@ impl<'m> Plan<'m> {
         };
         let (mut offset, mut line, mut pos) = (0u64, 0u64, 0u64);
         while r.at < map.len() {
-            offset = offset.wrapping_add(r.int()?);
-            line = line.wrapping_add(r.int()?);
-            pos = pos.wrapping_add(r.int()?);
+            offset = offset.wrapping_add(r.varint()?);
+            line = line.wrapping_add(r.varint()?);
+            pos = pos.wrapping_add(r.varint()?);
             let base = usize::try_from(offset).ok()?;
-            let role = r.int()?;
-            let id = match r.usize()? {
+            let role = r.varint()?;
+            let id = match r.varint_usize()? {
                 0 => None,
                 n => Some(r.take(n - 1)?),
             };
-            let ts = match r.usize()? {
+            let ts = match r.varint_usize()? {
                 0 => None,
                 start => {
                     let start = base.checked_add(start - 1)?;
-                    Some(start..start.checked_add(r.usize()?)?)
+                    Some(start..start.checked_add(r.varint_usize()?)?)
                 }
             };
             let h = EntryHead {
@@ -200,14 +165,14 @@ impl<'m> Plan<'m> {
             };
             let take = q.head_wanted(&h);
             let first = plan.found.len();
-            for _ in 0..r.int()? {
-                let field = *FIELDS.get(r.usize()?)?;
-                let block = match r.int()? {
+            for _ in 0..r.varint()? {
+                let field = *FIELDS.get(r.varint_usize()?)?;
+                let block = match r.varint()? {
                     0 => None,
                     b => Some(u32::try_from(b - 1).ok()?),
                 };
-                let start = base.checked_add(r.usize()?)?;
-                let end = start.checked_add(r.usize()?)?;
+                let start = base.checked_add(r.varint_usize()?)?;
+                let end = start.checked_add(r.varint_usize()?)?;
                 if take && wanted(field, q.fields) {
                     // (The kind is not kept: only the span is read.)
                     plan.found.push(Found {

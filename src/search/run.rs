@@ -171,11 +171,10 @@ pub fn search_paths(
                             // receiver 10,000 times.
                             let first = next.fetch_add(batch, Ordering::Relaxed);
                             let mut done = Vec::with_capacity(batch);
-                            for i in first..(first + batch).min(total) {
+                            for (i, path) in paths.iter().enumerate().skip(first).take(batch) {
                                 if stop.load(Ordering::Relaxed) || cancelled() {
                                     break;
                                 }
-                                let path = &paths[i];
                                 let (result, outcome) = match maps {
                                     Some(m) => {
                                         let (r, o) = search_path_mapped(path, q, fo, m.stored(i));

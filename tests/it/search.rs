@@ -289,28 +289,18 @@ fn hits_are_in_the_decoded_text_of_their_entry() {
         roots.extend(real.iter().map(|p| p.display().to_string()));
     }
     for root in roots {
-        let args = if root.ends_with(".jsonl") {
-            vec![
-                "--json",
-                "--thinking",
-                "--tool-results",
-                "--tool-calls",
-                "-i",
-                "the|error",
-                root.as_str(),
-            ]
-        } else {
-            vec![
-                "--json",
-                "--thinking",
-                "--tool-results",
-                "--tool-calls",
-                "-i",
-                "the|error",
-                "--agent-dir",
-                root.as_str(),
-            ]
-        };
+        let mut args = vec![
+            "--json",
+            "--thinking",
+            "--tool-results",
+            "--tool-calls",
+            "-i",
+            "the|error",
+        ];
+        if !root.ends_with(".jsonl") {
+            args.push("--agent-dir");
+        }
+        args.push(root.as_str());
         let o = run(&args);
         assert_eq!(
             o.status.code(),
