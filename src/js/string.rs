@@ -34,7 +34,8 @@ impl<'a> JsStr<'a> {
     /// none. (`String::from_utf8_lossy` of the stored three bytes would give three.)
     pub fn to_str_lossy(&self) -> Cow<'_, str> {
         let b = &self.0;
-        if let Ok(s) = std::str::from_utf8(b) {
+        // (simdutf8: this check runs over every searched text, std's is a few times slower.)
+        if let Ok(s) = simdutf8::basic::from_utf8(b) {
             return Cow::Borrowed(s);
         }
         let mut out = String::with_capacity(b.len());
@@ -55,7 +56,7 @@ impl<'a> JsStr<'a> {
     }
     /// The string as `&str` when it holds no lone surrogate.
     pub fn as_str(&self) -> Option<&str> {
-        std::str::from_utf8(&self.0).ok()
+        simdutf8::basic::from_utf8(&self.0).ok()
     }
     /// True for the empty string.
     pub fn is_empty(&self) -> bool {
