@@ -24,8 +24,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("listing", 6),
     ("write", 7),
     ("search", 7),
-    ("internals", 8),
-    ("lib", 9),
+    ("usage", 8),
+    ("internals", 9),
+    ("lib", 10),
 ];
 
 fn rank(top: &str) -> u32 {

@@ -90,6 +90,7 @@ pub mod search;
 mod session;
 mod source;
 pub mod text;
+pub mod usage;
 mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};

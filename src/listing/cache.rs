@@ -665,7 +665,9 @@ fn remove_stale_temporaries(dir: &Path) {
     for e in rd.flatten() {
         let n = e.file_name();
         let n = n.as_encoded_bytes();
-        if !((n.starts_with(b".list-") || n.starts_with(b".smap-")) && n.ends_with(b".tmp")) {
+        if !((n.starts_with(b".list-") || n.starts_with(b".smap-") || n.starts_with(b".usage-"))
+            && n.ends_with(b".tmp"))
+        {
             continue;
         }
         let old = e

@@ -30,7 +30,7 @@ mod lines;
 mod map;
 pub mod pattern;
 mod run;
-mod store;
+pub(crate) mod store;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
 

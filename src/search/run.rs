@@ -59,7 +59,7 @@ impl<'p> Maps<'p> {
                     .filter(|f| !f.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
                 let k = *index.entry(folder).or_insert_with(|| {
-                    folders.push(FolderMaps::load(dir, folder));
+                    folders.push(FolderMaps::load(dir, folder, &super::store::SEARCH_MAPS));
                     folders.len() - 1
                 });
                 (k, p.file_name().map_or(&[][..], |n| n.as_encoded_bytes()))

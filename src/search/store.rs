@@ -1,4 +1,4 @@
-//! The search cache: the search maps (`map.rs`) of a folder's session files, one cache
+//! The search cache (and the usage cache, `usage/store.rs`): the search maps (`map.rs`) of a folder's session files, one cache
 //! file per folder (`smap-<XXH3 of the folder's absolute path>`) in the listing cache's
 //! folder, so that a search of files that did not change reads neither their index nor
 //! most of their bytes.
@@ -28,14 +28,30 @@ use std::collections::HashMap;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 16] = b"pi-session-smap\n";
-const FORMAT: u32 = 1;
+/// What a folder cache keeps: its files' names start with `prefix`, their contents with
+/// `magic` and `format`; `what` names it in warnings. The usage report keeps each file's
+/// records in caches of the same shape (`usage/store.rs`).
+pub(crate) struct Kind {
+    pub(crate) prefix: &'static str,
+    pub(crate) magic: &'static [u8; 16],
+    pub(crate) format: u32,
+    pub(crate) what: &'static str,
+}
+
+/// The search maps.
+pub(crate) const SEARCH_MAPS: Kind = Kind {
+    prefix: "smap",
+    magic: b"pi-session-smap\n",
+    format: 1,
+    what: "search cache",
+};
 
 /// File name: the stamp its map was built under, where the map is in the cache file.
 type Entries = HashMap<Vec<u8>, (Stamp, Range<usize>)>;
 
 /// The search cache of one folder, as read when the search started.
 pub(crate) struct FolderMaps {
+    kind: &'static Kind,
     folder: Vec<u8>,
     file: PathBuf,
     bytes: Vec<u8>,
@@ -56,11 +72,12 @@ pub(crate) enum Outcome {
 
 impl FolderMaps {
     /// The cache of `folder` in `dir` (empty when there is none or it is not usable).
-    pub(crate) fn load(dir: &Path, folder: &Path) -> FolderMaps {
+    pub(crate) fn load(dir: &Path, folder: &Path, kind: &'static Kind) -> FolderMaps {
         let abs = std::path::absolute(folder).unwrap_or_else(|_| folder.to_path_buf());
         let key = abs.as_os_str().as_encoded_bytes().to_vec();
-        let file = dir.join(format!("smap-{:032x}", xxhash_rust::xxh3::xxh3_128(&key)));
+        let file = dir.join(format!("{}-{:032x}", kind.prefix, xxhash_rust::xxh3::xxh3_128(&key)));
         let mut m = FolderMaps {
+            kind,
             folder: key,
             file,
             bytes: Vec::new(),
@@ -70,18 +87,19 @@ impl FolderMaps {
         match std::fs::read(&m.file) {
             Ok(b) => {
                 m.bytes = b;
-                match decode(&m.bytes, &m.folder) {
+                match decode(&m.bytes, &m.folder, kind) {
                     Some(e) => m.entries = e,
                     None => {
                         m.warning = Some(format!(
-                            "the search cache {} is damaged or of another version: rebuilt",
+                            "the {} {} is damaged or of another version: rebuilt",
+                            kind.what,
                             m.file.display()
                         ))
                     }
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => m.warning = Some(format!("the search cache {} cannot be read ({e})", m.file.display())),
+            Err(e) => m.warning = Some(format!("the {} {} cannot be read ({e})", kind.what, m.file.display())),
         }
         m
     }
@@ -130,8 +148,8 @@ impl FolderMaps {
             put_bytes(&mut body, map);
         }
         let mut head = Vec::with_capacity(64 + self.folder.len());
-        head.extend_from_slice(MAGIC);
-        head.extend_from_slice(&FORMAT.to_le_bytes());
+        head.extend_from_slice(self.kind.magic);
+        head.extend_from_slice(&self.kind.format.to_le_bytes());
         put_bytes(&mut head, &self.folder);
         put_u64(&mut head, body.len() as u64);
         head.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
@@ -146,9 +164,9 @@ fn os_str(b: &[u8]) -> &std::ffi::OsStr {
 }
 
 /// The entries of a cache file of `folder`; `None` when anything is off.
-fn decode(bytes: &[u8], folder: &[u8]) -> Option<Entries> {
+fn decode(bytes: &[u8], folder: &[u8], kind: &Kind) -> Option<Entries> {
     let mut r = Reader { b: bytes, at: 0 };
-    if r.take(16)? != MAGIC || r.u32()? != FORMAT || r.bytes()? != folder {
+    if r.take(16)? != kind.magic || r.u32()? != kind.format || r.bytes()? != folder {
         return None;
     }
     let len = usize::try_from(r.u64()?).ok()?;

@@ -1,0 +1,437 @@
+//! Usage records grouped into a report: which sessions, each record counted once
+//! (`mod.rs` says which file a record belongs to), periods in a time zone, filters, and
+//! the run over many files (parallel, through the cache when there is one).
+
+use super::{FileUsage, Source, TimeFrom, Tokens};
+use crate::error::Result;
+use crate::listing::{CancelToken, Cancelled, ListingCache, SessionInfo, SkippedFile};
+use crate::source::ReadMode;
+use jiff::civil::Date;
+use jiff::tz::TimeZone;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// How records are grouped.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Period {
+    /// By day in the time zone (`YYYY-MM-DD`).
+    #[default]
+    Daily,
+    /// By month in the time zone (`YYYY-MM`).
+    Monthly,
+    /// By session file.
+    Session,
+    /// By model.
+    Model,
+}
+
+/// What a report counts and how it groups it.
+#[derive(Clone, Debug)]
+pub struct Filter {
+    /// The grouping.
+    pub period: Period,
+    /// The time zone of days and months (and of `since`/`until`).
+    pub tz: TimeZone,
+    /// Only records on or after this day.
+    pub since: Option<Date>,
+    /// Only records on or before this day.
+    pub until: Option<Date>,
+    /// Only sessions started in this folder or below it (the header's `cwd`).
+    pub cwd: Option<PathBuf>,
+    /// Only these sources (empty: all).
+    pub sources: Vec<Source>,
+    /// Count a record found in several files once (the default), or once per file.
+    pub dedup: bool,
+}
+
+impl Default for Filter {
+    fn default() -> Self {
+        Filter {
+            period: Period::Daily,
+            tz: TimeZone::UTC,
+            since: None,
+            until: None,
+            cwd: None,
+            sources: Vec::new(),
+            dedup: true,
+        }
+    }
+}
+
+/// Sums of records.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sums {
+    /// Their tokens.
+    pub tokens: Tokens,
+    /// Their cost in units of 10^-12 dollars: integers, so that a sum is the same in any
+    /// order.
+    pub cost_pico: i128,
+    /// How many.
+    pub records: u64,
+}
+
+impl Sums {
+    fn add(&mut self, t: &Tokens, cost: f64) {
+        self.tokens.add(t);
+        // (`as` saturates on a cost beyond i128.)
+        self.cost_pico = self.cost_pico.saturating_add((cost * 1e12).round() as i128);
+        self.records += 1;
+    }
+
+    /// The cost in dollars.
+    pub fn cost(&self) -> f64 {
+        self.cost_pico as f64 / 1e12
+    }
+}
+
+/// One model's part of a row.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Breakdown {
+    /// The provider (`""` where not recorded).
+    pub provider: String,
+    /// The model (`""` where not recorded: tool and summary records).
+    pub model: String,
+    /// Its sums.
+    pub sums: Sums,
+}
+
+/// One row of a report (or its totals).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Row {
+    /// The day (`YYYY-MM-DD`), month (`YYYY-MM`), session file path or model; `""` for
+    /// the totals.
+    pub key: String,
+    /// All its records.
+    pub sums: Sums,
+    /// By source, in [`Source::ALL`] order.
+    pub sources: [Sums; 4],
+    /// By provider and model, most expensive first (ties by name).
+    pub models: Vec<Breakdown>,
+    /// The session, in a session report.
+    pub session: Option<SessionInfo>,
+    /// Its first and last record's time (Unix ms).
+    pub first_ms: f64,
+    /// See `first_ms`.
+    pub last_ms: f64,
+}
+
+/// A report.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// The grouping.
+    pub period: Period,
+    /// Rows: days and months oldest first, sessions by their last record (oldest first),
+    /// models most expensive first.
+    pub rows: Vec<Row>,
+    /// Everything counted.
+    pub totals: Row,
+    /// Sessions read.
+    pub sessions: usize,
+    /// Files that are not sessions (no valid header) or could not be read.
+    pub skipped: Vec<SkippedFile>,
+    /// Sessions that could not be read to the end (and are not counted).
+    pub unreadable: Vec<(PathBuf, String)>,
+    /// Records found in all.
+    pub records: u64,
+    /// Records left out because another file (or an earlier line) holds the same one.
+    pub duplicates: u64,
+    /// Records placed at their entry's time (no valid time of their own).
+    pub time_from_entry: u64,
+    /// Records placed at their session header's time.
+    pub time_from_header: u64,
+    /// Records with no valid time at all: left out.
+    pub undated: u64,
+    /// Records the filters (dates, cwd, sources) left out.
+    pub filtered: u64,
+    /// Files whose records came from the cache.
+    pub cached: usize,
+    /// What went wrong with the cache, once per problem.
+    pub cache_warnings: Vec<String>,
+}
+
+/// Options of [`collect`].
+#[derive(Default)]
+pub struct CollectOptions<'a> {
+    /// Called as files are read, one call at a time: (files done, files in all).
+    pub on_progress: Option<&'a mut (dyn FnMut(usize, usize) + Send + 'a)>,
+    /// Checked between files.
+    pub cancel: Option<CancelToken>,
+    /// mmap or read.
+    pub read_mode: ReadMode,
+    /// The listing cache: the listing and each file's records are kept there, and an
+    /// unchanged file is not read again.
+    pub cache: Option<ListingCache>,
+}
+
+/// The report of every session in `roots` (files, sessions folders or sessions roots, as
+/// `search` takes them).
+///
+/// ```
+/// use pi_session::usage::{self, Filter};
+/// let r = usage::collect(&["corpus/demo".into()], &Filter::default(), &mut Default::default())?;
+/// assert!(r.totals.sums.records > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+/// [`Cancelled`].
+pub fn collect(
+    roots: &[PathBuf],
+    filter: &Filter,
+    opts: &mut CollectOptions<'_>,
+) -> std::result::Result<Report, Cancelled> {
+    let found = crate::search::sessions_in(roots, opts.cache.clone(), opts.read_mode, opts.cancel.clone())?;
+    let total = found.sessions.len();
+    let done = AtomicUsize::new(0);
+    let progress = std::sync::Mutex::new(opts.on_progress.take());
+    let cancel = opts.cancel.clone();
+    let stored = opts
+        .cache
+        .as_ref()
+        .map(|c| super::store::Stored::load(c.dir(), &found.sessions));
+    let read_mode = opts.read_mode;
+    let results: Vec<Option<(Result<FileUsage>, super::store::Outcome)>> = {
+        use rayon::prelude::*;
+        found
+            .sessions
+            .par_iter()
+            .enumerate()
+            .map(|(i, s)| {
+                if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+                    return None;
+                }
+                let r = super::store::usage_of(s, read_mode, stored.as_ref().and_then(|st| st.get(i)));
+                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                if let Ok(mut p) = progress.lock()
+                    && let Some(p) = p.as_mut()
+                {
+                    p(n, total);
+                }
+                Some(r)
+            })
+            .collect()
+    };
+    opts.on_progress = progress.into_inner().ok().flatten();
+    if results.iter().any(Option::is_none) {
+        return Err(Cancelled);
+    }
+    let mut files = Vec::with_capacity(total);
+    let mut unreadable = Vec::new();
+    let mut outcomes = Vec::with_capacity(total);
+    let mut cached = 0;
+    for (s, r) in found.sessions.into_iter().zip(results.into_iter().flatten()) {
+        let (usage, outcome) = r;
+        cached += usize::from(matches!(outcome, super::store::Outcome::Reused));
+        outcomes.push((s.path.clone(), outcome));
+        match usage {
+            Ok(u) => files.push((s, u)),
+            Err(e) => unreadable.push((s.path.clone(), e.to_string())),
+        }
+    }
+    // Files pi opens but does not list: their usage counts (read without the cache).
+    let mut skipped = Vec::new();
+    for f in found.skipped {
+        if !matches!(f.reason, crate::listing::SkipFileReason::PiThrows(_)) {
+            skipped.push(f);
+            continue;
+        }
+        let opts = crate::session::OpenOptions {
+            read_mode,
+            chunk: None,
+            v1_ids: crate::session::V1Ids::Stable,
+        };
+        let opened = crate::session::Session::open_with(&f.path, opts);
+        match opened.as_ref().ok().and_then(|s| Some((info_of(&f.path, s)?, s))) {
+            Some((info, s)) => match super::records_of(s, info.created) {
+                Ok(u) => files.push((info, u)),
+                Err(e) => unreadable.push((f.path.clone(), e.to_string())),
+            },
+            None => skipped.push(f),
+        }
+    }
+    let mut report = report_files(files, filter);
+    report.skipped = skipped;
+    report.unreadable = unreadable;
+    report.cached = cached;
+    if let (Some(st), Some(c)) = (stored, &opts.cache) {
+        report.cache_warnings = st.write(c.dir(), outcomes, c.racy_before());
+    }
+    Ok(report)
+}
+
+/// The [`SessionInfo`] of a file pi opens as a session but whose listing entry pi's
+/// `buildSessionInfo` fails to build (a message with null content, a name that is no
+/// string): its usage counts all the same. Only the header's fields are filled.
+pub(crate) fn info_of(path: &Path, s: &crate::session::Session) -> Option<SessionInfo> {
+    let h = s.header().ok()?;
+    let text = |k: &str| match h.get(k) {
+        Some(crate::json::Value::String(t)) => t.clone().into_owned(),
+        _ => crate::js::string::JsStr::default(),
+    };
+    let created = crate::json::value::js_date_time(h.get("timestamp"));
+    Some(SessionInfo {
+        path: path.to_path_buf(),
+        id: h.get("id").cloned().map(crate::json::Value::into_owned),
+        cwd: text("cwd"),
+        name: None,
+        parent_session_path: h.get("parentSession").cloned().map(crate::json::Value::into_owned),
+        created,
+        modified: created,
+        message_count: 0,
+        first_message: crate::js::string::JsStr::default(),
+        all_messages_text: crate::js::string::JsStr::default(),
+        bytes: s.bytes().len() as u64,
+    })
+}
+
+/// Whether a session was started in `dir` or a folder below it.
+fn cwd_within(s: &SessionInfo, dir: &Path) -> bool {
+    Path::new(&*s.cwd.to_str_lossy()).starts_with(dir)
+}
+
+/// Days in a time zone, remembered one at a time: records come in time order within a
+/// file, so most fall in the day of the one before.
+struct Days<'z> {
+    tz: &'z TimeZone,
+    /// The last day found and its bounds (Unix ms, `[start, end)`).
+    last: Option<(i64, i64, Date)>,
+}
+
+impl Days<'_> {
+    fn date(&mut self, ms: f64) -> Option<Date> {
+        let ms = ms.floor() as i64;
+        if let Some((start, end, d)) = self.last
+            && start <= ms
+            && ms < end
+        {
+            return Some(d);
+        }
+        let t = jiff::Timestamp::from_millisecond(ms).ok()?;
+        let d = t.to_zoned_datetime(self.tz.clone()).date();
+        let bound =
+            |d: Date| -> Option<i64> { Some(d.to_zoned_datetime(self.tz.clone()).ok()?.timestamp().as_millisecond()) };
+        match (bound(d), d.tomorrow().ok().and_then(bound)) {
+            (Some(s), Some(e)) => self.last = Some((s, e, d)),
+            _ => self.last = None,
+        }
+        Some(d)
+    }
+}
+
+/// The report of `files` (each session with its records): who owns each record, the
+/// filters, the grouping. The pure part of [`collect`].
+pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -> Report {
+    // Owners first: the oldest header, files without a valid one last, ties by path.
+    let created = |s: &SessionInfo| if s.created.is_nan() { f64::INFINITY } else { s.created };
+    files.sort_by(|a, b| {
+        created(&a.0)
+            .total_cmp(&created(&b.0))
+            .then_with(|| a.0.path.cmp(&b.0.path))
+    });
+    let mut r = Report {
+        period: filter.period,
+        sessions: files.len(),
+        ..Report::default()
+    };
+    let mut seen: HashSet<u128> = HashSet::new();
+    let mut rows: HashMap<String, Row> = HashMap::new();
+    let mut days = Days {
+        tz: &filter.tz,
+        last: None,
+    };
+    let mut totals = Row::default();
+    for (s, u) in &files {
+        let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d));
+        let session_key = s.path.to_string_lossy().into_owned();
+        for rec in &u.records {
+            r.records += 1;
+            if filter.dedup && !seen.insert(rec.key) {
+                r.duplicates += 1;
+                continue;
+            }
+            match rec.time.from {
+                TimeFrom::Record => {}
+                TimeFrom::Entry => r.time_from_entry += 1,
+                TimeFrom::Header => r.time_from_header += 1,
+                TimeFrom::None => {
+                    r.undated += 1;
+                    continue;
+                }
+            }
+            let Some(date) = days.date(rec.time.ms) else {
+                r.undated += 1;
+                continue;
+            };
+            let wanted = in_cwd
+                && (filter.sources.is_empty() || filter.sources.contains(&rec.source))
+                && filter.since.is_none_or(|d| date >= d)
+                && filter.until.is_none_or(|d| date <= d);
+            if !wanted {
+                r.filtered += 1;
+                continue;
+            }
+            let (provider, model) = u.models.get(rec.model as usize).cloned().unwrap_or_default();
+            let key = match filter.period {
+                Period::Daily => date.to_string(),
+                Period::Monthly => format!("{:04}-{:02}", date.year(), date.month()),
+                Period::Session => session_key.clone(),
+                Period::Model => model.clone(),
+            };
+            let row = rows.entry(key).or_insert_with_key(|k| Row {
+                key: k.clone(),
+                session: (filter.period == Period::Session).then(|| s.clone()),
+                first_ms: f64::INFINITY,
+                last_ms: f64::NEG_INFINITY,
+                ..Row::default()
+            });
+            for row in [row, &mut totals] {
+                row.sums.add(&rec.tokens, rec.cost);
+                row.sources[rec.source.code() as usize].add(&rec.tokens, rec.cost);
+                row.first_ms = row.first_ms.min(rec.time.ms);
+                row.last_ms = row.last_ms.max(rec.time.ms);
+                match row
+                    .models
+                    .iter_mut()
+                    .find(|b| b.provider == provider && b.model == model)
+                {
+                    Some(b) => b.sums.add(&rec.tokens, rec.cost),
+                    None => {
+                        let mut sums = Sums::default();
+                        sums.add(&rec.tokens, rec.cost);
+                        row.models.push(Breakdown {
+                            provider: provider.clone(),
+                            model: model.clone(),
+                            sums,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    let mut rows: Vec<Row> = rows.into_values().collect();
+    for row in rows.iter_mut().chain(std::iter::once(&mut totals)) {
+        sort_models(&mut row.models);
+    }
+    match filter.period {
+        Period::Daily | Period::Monthly => rows.sort_by(|a, b| a.key.cmp(&b.key)),
+        Period::Session => rows.sort_by(|a, b| a.last_ms.total_cmp(&b.last_ms).then_with(|| a.key.cmp(&b.key))),
+        Period::Model => rows.sort_by(|a, b| b.sums.cost_pico.cmp(&a.sums.cost_pico).then_with(|| a.key.cmp(&b.key))),
+    }
+    if totals.sums.records == 0 {
+        totals.first_ms = f64::NAN;
+        totals.last_ms = f64::NAN;
+    }
+    r.rows = rows;
+    r.totals = totals;
+    r
+}
+
+fn sort_models(m: &mut [Breakdown]) {
+    m.sort_by(|a, b| {
+        b.sums
+            .cost_pico
+            .cmp(&a.sums.cost_pico)
+            .then_with(|| (&a.provider, &a.model).cmp(&(&b.provider, &b.model)))
+    });
+}

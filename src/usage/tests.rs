@@ -1,0 +1,297 @@
+//! The usage report against its slow twin on generated trees with forks, branched
+//! copies, every usage source, odd timestamps and malformed lines, in every grouping and
+//! in time zones with DST changes and at +13.
+
+use super::twin::{self, TwinRow};
+use super::{Filter, Period, Report, Source, collect};
+use crate::generator::{TreeSpec, write_sessions_tree};
+use crate::session::Session;
+use crate::write::{Entropy, Writer};
+use jiff::tz::TimeZone;
+use std::path::{Path, PathBuf};
+
+/// Lines of a hand-written session with every source and every kind of time, a
+/// malformed line, a duplicated line and a record copied from another file.
+fn odd_session(cwd: &str) -> String {
+    let usage = |i: u64, o: u64, cost: &str| {
+        format!(
+            r#"{{"input":{i},"output":{o},"cacheRead":7,"cacheWrite":3,"totalTokens":999999,"cost":{{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":{cost}}}}}"#
+        )
+    };
+    let mut l = vec![format!(
+        r#"{{"type":"session","version":3,"id":"odd-1","timestamp":"2025-03-30T00:30:00.123456+13:00","cwd":"{cwd}"}}"#
+    )];
+    // Assistant: own time (ms), microsecond entry times, offsets, a responseId shared with
+    // the generated files' first response, no time of its own, a bad entry time.
+    l.push(format!(
+        r#"{{"type":"message","id":"a1","parentId":null,"timestamp":"2025-03-30T01:59:59.999999Z","message":{{"role":"assistant","content":[],"provider":"p","model":"m1","usage":{},"stopReason":"stop","timestamp":1743292799999}}}}"#,
+        usage(10, 20, "0.125")
+    ));
+    l.push(format!(
+        r#"{{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-03-30T03:00:00.5+02:00","message":{{"role":"assistant","content":[],"provider":"p","model":"m2","usage":{},"stopReason":"stop"}}}}"#,
+        usage(1, 2, "0.0001")
+    ));
+    l.push(format!(
+        r#"{{"type":"message","id":"a3","parentId":"a2","timestamp":"not a date","message":{{"role":"assistant","content":[],"provider":"p","model":"m2","responseId":"resp-shared","usage":{},"stopReason":"stop","timestamp":"1743300000000"}}}}"#,
+        usage(5, 5, "1e-3")
+    ));
+    // The same response again under another entry (a retry pi wrote twice): one record.
+    l.push(format!(
+        r#"{{"type":"message","id":"a3b","parentId":"a3","timestamp":"2025-03-30T04:00:00Z","message":{{"role":"assistant","content":[],"provider":"p","model":"m2","responseId":"resp-shared","usage":{},"stopReason":"stop","timestamp":1743300001000}}}}"#,
+        usage(5, 5, "1e-3")
+    ));
+    // A malformed line, then the same entry twice.
+    l.push(r#"{"type":"message","id":"broken","message":{"role":"assistant","usage":{"input":5"#.to_string());
+    let tool = format!(
+        r#"{{"type":"message","id":"t1","parentId":"a3","timestamp":"2025-10-26T00:59:00.000Z","message":{{"role":"toolResult","toolCallId":"c","toolName":"x","content":[{{"type":"text","text":"usage"}}],"isError":false,"usage":{},"timestamp":1761440340000}}}}"#,
+        usage(100, 200, "0.5")
+    );
+    l.push(tool.clone());
+    l.push(tool);
+    l.push(format!(
+        r#"{{"type":"compaction","id":"c1","parentId":"t1","timestamp":"2025-10-26T01:30:00+00:00","summary":"s","firstKeptEntryId":"a1","tokensBefore":5,"usage":{}}}"#,
+        usage(1000, 10, "2")
+    ));
+    l.push(format!(
+        r#"{{"type":"branch_summary","id":"b1","parentId":"c1","timestamp":"2025-11-02T05:30:00Z","fromId":"a1","summary":"s","usage":{}}}"#,
+        usage(3, 4, "0.01")
+    ));
+    l.push(format!(
+        r#"{{"type":"usage","id":"u1","parentId":"b1","timestamp":"2025-11-02T06:30:00.000000001Z","kind":"cache_warm","provider":"q","model":"m3","usage":{},"note":"n"}}"#,
+        usage(0, 0, "0.3")
+    ));
+    // Tokens that are not counts, a usage that is no object, a message whose usage sits
+    // at the top level (not read).
+    l.push(
+        r#"{"type":"message","id":"a4","parentId":"u1","timestamp":"2025-11-02T07:00:00Z","message":{"role":"assistant","content":[],"provider":"p","model":"m1","usage":{"input":-5,"output":"7","cacheRead":2.6,"cacheWrite":1e400,"cost":{"total":"3"}},"stopReason":"stop","timestamp":1762066800000}}"#
+            .to_string(),
+    );
+    l.push(r#"{"type":"message","id":"a5","parentId":"a4","timestamp":"2025-11-02T07:00:01Z","message":{"role":"assistant","content":[],"usage":null}}"#.to_string());
+    l.push(r#"{"type":"message","id":"a6","parentId":"a5","timestamp":"2025-11-02T07:00:02Z","usage":{"input":1},"message":{"role":"user","content":"hi"}}"#.to_string());
+    l.join("\n") + "\n"
+}
+
+/// A tree: generated sessions, forks and branched copies of some of them (newer and
+/// older than their source), odd hand-written files, a file without a header.
+fn corpus(root: &Path) -> Vec<PathBuf> {
+    let spec = TreeSpec {
+        seed: 17,
+        sessions: 24,
+        folders: 3,
+        total_bytes: 3 << 20,
+        start_ms: 1_735_689_600_000,
+    };
+    let tree = write_sessions_tree(&spec, root).expect("tree");
+    let mut paths: Vec<PathBuf> = tree.files.iter().map(|f| f.path.clone()).collect();
+    let folder = paths[0].parent().unwrap().to_path_buf();
+    for (k, src) in paths.clone().iter().enumerate().take(6) {
+        // Forks: into another folder, some dated before their source.
+        let start = if k % 2 == 0 {
+            1_800_000_000_000
+        } else {
+            1_600_000_000_000
+        };
+        let w = Writer::fork_from(src, "/elsewhere", &folder, None, Entropy::seeded(k as u64, start)).expect("fork");
+        paths.extend(w.file().map(Path::to_path_buf));
+        // Branched copies: the path to an entry in the middle.
+        let s = Session::open(src).expect("open");
+        let mid = s.entries()[s.entries().len() / 2];
+        let leaf = s.record(mid).id.as_str().expect("id").to_string();
+        let mut w = Writer::open(src, None, Entropy::seeded(100 + k as u64, start + 1)).expect("writer");
+        if let Some(p) = w.create_branched_session(&leaf).expect("branch") {
+            paths.push(p);
+        }
+    }
+    let odd = folder.join("2025-03-29T11-30-00-000Z_odd.jsonl");
+    std::fs::write(&odd, odd_session("/home/user/odd")).unwrap();
+    paths.push(odd.clone());
+    let copy = root.join("--zz-copies--");
+    std::fs::create_dir_all(&copy).unwrap();
+    std::fs::copy(&odd, copy.join("odd-copy.jsonl")).unwrap();
+    paths.push(copy.join("odd-copy.jsonl"));
+    let headless = odd_session("/x").lines().skip(1).collect::<Vec<_>>().join("\n");
+    std::fs::write(copy.join("no-header.jsonl"), headless).unwrap();
+    paths.push(copy.join("no-header.jsonl"));
+    paths
+}
+
+fn same(fast: &Report, slow: &(Vec<TwinRow>, TwinRow), what: &str) {
+    let (rows, totals) = slow;
+    let mut fast_rows: Vec<(String, super::Tokens, f64, u64)> = fast
+        .rows
+        .iter()
+        .map(|r| (r.key.clone(), r.sums.tokens, r.sums.cost(), r.sums.records))
+        .collect();
+    fast_rows.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        fast_rows.len(),
+        rows.len(),
+        "{what}: rows {:?}\nvs {:?}",
+        fast_rows,
+        rows
+    );
+    for (f, s) in fast_rows.iter().zip(rows) {
+        assert_eq!(f.0, s.key, "{what}");
+        assert_eq!(f.1, s.tokens, "{what}: {}", s.key);
+        assert!(
+            (f.2 - s.cost).abs() < 0.005,
+            "{what}: {} cost {} vs {}",
+            s.key,
+            f.2,
+            s.cost
+        );
+        assert_eq!(f.3, s.records, "{what}: {}", s.key);
+    }
+    assert_eq!(fast.totals.sums.tokens, totals.tokens, "{what}: totals");
+    assert!(
+        (fast.totals.sums.cost() - totals.cost).abs() < 0.005,
+        "{what}: total cost"
+    );
+    assert_eq!(fast.totals.sums.records, totals.records, "{what}: total records");
+}
+
+#[test]
+fn the_report_equals_the_twin_in_every_grouping_and_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let paths = corpus(&root);
+    let zones = [
+        "UTC",
+        "America/New_York",
+        "Europe/Berlin",
+        "Pacific/Tongatapu",
+        "Pacific/Auckland",
+    ];
+    let mut checked = 0;
+    for zone in zones {
+        let Ok(tz) = TimeZone::get(zone) else {
+            eprintln!("time zone {zone} not on this system: skipped");
+            continue;
+        };
+        for period in [Period::Daily, Period::Monthly, Period::Session, Period::Model] {
+            for dedup in [true, false] {
+                let f = Filter {
+                    period,
+                    tz: tz.clone(),
+                    dedup,
+                    ..Filter::default()
+                };
+                let fast = collect(std::slice::from_ref(&root), &f, &mut Default::default()).unwrap();
+                same(
+                    &fast,
+                    &twin::report(&paths, &f),
+                    &format!("{zone} {period:?} dedup {dedup}"),
+                );
+                checked += 1;
+            }
+        }
+        // Filters: dates, sources, cwd.
+        let f = Filter {
+            tz: tz.clone(),
+            since: Some(jiff::civil::date(2025, 1, 15)),
+            until: Some(jiff::civil::date(2025, 11, 2)),
+            sources: vec![Source::Assistant, Source::Summary, Source::Entry],
+            ..Filter::default()
+        };
+        let fast = collect(std::slice::from_ref(&root), &f, &mut Default::default()).unwrap();
+        same(&fast, &twin::report(&paths, &f), &format!("{zone} filtered"));
+        let f = Filter {
+            tz,
+            cwd: Some(PathBuf::from("/home/user/odd")),
+            ..Filter::default()
+        };
+        let fast = collect(std::slice::from_ref(&root), &f, &mut Default::default()).unwrap();
+        same(&fast, &twin::report(&paths, &f), &format!("{zone} cwd"));
+        assert!(fast.totals.sums.records > 0);
+    }
+    assert!(checked >= 8, "no time zone could be loaded");
+}
+
+#[test]
+fn each_record_is_counted_once_and_what_is_left_out_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    corpus(&root);
+    let once = collect(std::slice::from_ref(&root), &Filter::default(), &mut Default::default()).unwrap();
+    let naive = collect(
+        std::slice::from_ref(&root),
+        &Filter {
+            dedup: false,
+            ..Filter::default()
+        },
+        &mut Default::default(),
+    )
+    .unwrap();
+    assert!(once.duplicates > 0, "forks and copies repeat records");
+    assert_eq!(once.records, naive.records);
+    assert_eq!(
+        once.totals.sums.records + once.duplicates + once.undated + once.filtered,
+        once.records
+    );
+    assert!(naive.totals.sums.tokens.total() > once.totals.sums.tokens.total());
+    assert_eq!(once.skipped.len(), 1, "the file without a header: {:?}", once.skipped);
+    assert!(once.time_from_entry > 0 && once.time_from_header > 0);
+    for s in Source::ALL {
+        assert!(once.totals.sources[s as usize].records > 0, "{s:?}");
+    }
+    // The odd file's copy adds nothing; its records belong to the odd file (same header
+    // time, the smaller path).
+    let by_session = collect(
+        std::slice::from_ref(&root),
+        &Filter {
+            period: Period::Session,
+            ..Filter::default()
+        },
+        &mut Default::default(),
+    )
+    .unwrap();
+    assert!(by_session.rows.iter().any(|r| r.key.ends_with("_odd.jsonl")));
+    assert!(!by_session.rows.iter().any(|r| r.key.ends_with("odd-copy.jsonl")));
+}
+
+#[test]
+fn the_cache_gives_the_same_report_and_follows_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let paths = corpus(&root);
+    let cache = crate::listing::ListingCache::at(dir.path().join("cache")).with_racy_window(std::time::Duration::ZERO);
+    let run = || {
+        let mut o = super::CollectOptions {
+            cache: Some(cache.clone()),
+            ..Default::default()
+        };
+        collect(std::slice::from_ref(&root), &Filter::default(), &mut o).unwrap()
+    };
+    let plain = collect(std::slice::from_ref(&root), &Filter::default(), &mut Default::default()).unwrap();
+    let first = run();
+    let second = run();
+    assert_eq!(second.cached, second.sessions, "every file from the cache");
+    for r in [&first, &second] {
+        assert_eq!(r.rows, plain.rows);
+        assert_eq!(r.totals, plain.totals);
+    }
+    // An appended record is seen.
+    let odd = paths
+        .iter()
+        .find(|p| p.to_string_lossy().ends_with("_odd.jsonl"))
+        .unwrap();
+    let mut text = std::fs::read_to_string(odd).unwrap();
+    text.push_str(r#"{"type":"usage","id":"u9","parentId":"u1","timestamp":"2025-11-03T06:30:00Z","kind":"k","provider":"q","model":"m3","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{"total":1}}}"#);
+    text.push('\n');
+    std::fs::write(odd, text).unwrap();
+    let third = run();
+    assert_eq!(third.totals.sums.records, plain.totals.sums.records + 1);
+    assert_eq!(third.cached, third.sessions - 1);
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 512, ..Default::default() })]
+    #[test]
+    fn the_fast_report_equals_the_twin_on_hostile_sessions(data in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+        let (files, filter) = twin::hostile::case(&data);
+        if let Err(e) = twin::check_against_twin(&files, &filter) {
+            let text: Vec<String> = files.iter().map(|(p, b)| format!("{}:\n{}", p.display(), String::from_utf8_lossy(b))).collect();
+            panic!("{e}\nfilter {filter:?}\n{}", text.join("\n"));
+        }
+    }
+}
