@@ -269,7 +269,7 @@ pub enum EntryType {
 }
 
 impl EntryType {
-    fn from_type_str(s: &[u8]) -> EntryType {
+    pub(crate) fn from_type_str(s: &[u8]) -> EntryType {
         match s {
             b"session" => EntryType::Session,
             b"message" => EntryType::Message,

@@ -13,7 +13,7 @@ use crate::session::Session;
 
 /// A member's span in the line (`start..end`, empty when missing).
 #[derive(Clone, Copy, Default)]
-struct Span {
+pub(crate) struct Span {
     start: usize,
     end: usize,
     object: bool,
@@ -54,13 +54,17 @@ fn text(line: &[u8], s: &Span) -> Option<String> {
 
 /// The members of an entry or a message that a record is made of.
 #[derive(Default)]
-struct Members {
+pub(crate) struct Members {
     usage: Span,
     timestamp: Span,
     response_id: Span,
     provider: Span,
     model: Span,
     message: Span,
+    /// (Top level:) `type` and `id`; (in a message:) `role`.
+    ty: Span,
+    id: Span,
+    role: Span,
 }
 
 fn members(b: &[u8], start: usize, message: bool) -> Result<Members, SyntaxError> {
@@ -77,6 +81,175 @@ fn members(b: &[u8], start: usize, message: bool) -> Result<Members, SyntaxError
     Ok(m)
 }
 
+/// What the index knows of an entry line that can carry usage.
+pub(crate) struct Head {
+    pub(crate) ty: EntryType,
+    pub(crate) role: Role,
+    /// Its `id` when it is a string.
+    pub(crate) id: Option<String>,
+    /// Where its `message` object is, when the index found one.
+    pub(crate) message: Option<(usize, usize)>,
+}
+
+/// The source of a record an entry of this type and role can hold.
+pub(crate) fn source_of(ty: EntryType, role: Role) -> Option<Source> {
+    match (ty, role) {
+        (EntryType::Message, Role::Assistant) => Some(Source::Assistant),
+        (EntryType::Message, Role::ToolResult) => Some(Source::Tool),
+        (EntryType::Compaction | EntryType::BranchSummary, _) => Some(Source::Summary),
+        (EntryType::Usage, _) => Some(Source::Entry),
+        _ => None,
+    }
+}
+
+/// The record of one entry line, pushed to `out` when it has one.
+///
+/// # Errors
+/// The line does not walk (a line the index vouched for: the file changed).
+pub(crate) fn record_of_line(line: &[u8], head: &Head, header_ms: f64, out: &mut FileUsage) -> Result<(), SyntaxError> {
+    let Some(source) = source_of(head.ty, head.role) else {
+        return Ok(());
+    };
+    let first = skip_ws::<Line>(line, 0);
+    if line.get(first) != Some(&b'{') {
+        return Ok(());
+    }
+    let is_message = head.ty == EntryType::Message;
+    let top = members(line, first, is_message && head.message.is_none())?;
+    let inner = if is_message {
+        let (start, end) = match head.message {
+            Some(m) => m,
+            None if top.message.object => (top.message.start, top.message.end),
+            None => return Ok(()),
+        };
+        if line.get(start) != Some(&b'{') || end > line.len() {
+            return Ok(());
+        }
+        Some(members(line, start, false)?)
+    } else {
+        None
+    };
+    record_from(line, source, &top, inner.as_ref(), head.id.as_deref(), header_ms, out);
+    Ok(())
+}
+
+/// The record of an entry of `source` whose members are `top` (and, for a message,
+/// `inner`), pushed to `out` when its `usage` is an object.
+fn record_from(
+    line: &[u8],
+    source: Source,
+    top: &Members,
+    inner: Option<&Members>,
+    id: Option<&str>,
+    header_ms: f64,
+    out: &mut FileUsage,
+) {
+    // Where the usage, the record's own time and its model are.
+    let m = inner.unwrap_or(top);
+    if !m.usage.object {
+        return;
+    }
+    let Some(usage) = value(line, &m.usage) else { return };
+    let entry_ts = value(line, &top.timestamp);
+    let entry_ts_text = match &entry_ts {
+        Some(Value::String(t)) => t.to_str_lossy().into_owned(),
+        _ => String::new(),
+    };
+    let response_id = if source == Source::Assistant {
+        text(line, &m.response_id)
+    } else {
+        None
+    };
+    let own = match (inner, inner.and_then(|i| value(line, &i.timestamp))) {
+        (Some(_), Some(Value::Number(n))) => n,
+        _ => f64::NAN,
+    };
+    let time = Time::pick(own, crate::json::value::js_date_time(entry_ts.as_ref()), header_ms);
+    let (provider, model) = match source {
+        Source::Assistant | Source::Entry => (text(line, &m.provider), text(line, &m.model)),
+        Source::Tool | Source::Summary => (None, None),
+    };
+    let model = out.model_index(provider.unwrap_or_default(), model.unwrap_or_default());
+    out.push(Record {
+        key: record_key(response_id.as_deref(), id, &entry_ts_text),
+        time,
+        source,
+        model,
+        tokens: Tokens::of(&usage),
+        cost: super::cost_of(&usage),
+    });
+}
+
+/// One line of a file in one pass: pi's line test (the line must be a JSON object, with
+/// nothing after it) and the members a record is made of, a `message` object walked as
+/// it is met (so its content is skipped once). Pushes the line's record to `out`, if it
+/// has one; `false` when the line is not an object pi keeps (it is no entry).
+pub(crate) fn record_of_raw_line(line: &[u8], header_ms: f64, out: &mut FileUsage) -> bool {
+    use crate::json::ws::Json;
+    let first = skip_ws::<Json>(line, 0);
+    if line.get(first) != Some(&b'{') {
+        return false;
+    }
+    let mut top = Members::default();
+    let mut inner: Option<Members> = None;
+    let walked = walk_members::<Json>(line, first, |key, i| match key {
+        b"type" => record_ws::<Json>(line, i, &mut top.ty),
+        b"id" => record_ws::<Json>(line, i, &mut top.id),
+        b"timestamp" => record_ws::<Json>(line, i, &mut top.timestamp),
+        b"usage" => record_ws::<Json>(line, i, &mut top.usage),
+        b"provider" => record_ws::<Json>(line, i, &mut top.provider),
+        b"model" => record_ws::<Json>(line, i, &mut top.model),
+        b"message" if line[i] == b'{' => {
+            let mut m = Members::default();
+            let end = walk_members::<Json>(line, i, |k, j| match k {
+                b"role" => record_ws::<Json>(line, j, &mut m.role),
+                b"usage" => record_ws::<Json>(line, j, &mut m.usage),
+                b"timestamp" => record_ws::<Json>(line, j, &mut m.timestamp),
+                b"responseId" => record_ws::<Json>(line, j, &mut m.response_id),
+                b"provider" => record_ws::<Json>(line, j, &mut m.provider),
+                b"model" => record_ws::<Json>(line, j, &mut m.model),
+                _ => skip_value::<Json>(line, j).map(|(e, _)| e),
+            })?;
+            inner = Some(m);
+            Ok(end)
+        }
+        b"message" => {
+            inner = None;
+            skip_value::<Json>(line, i).map(|(e, _)| e)
+        }
+        _ => skip_value::<Json>(line, i).map(|(e, _)| e),
+    });
+    let Ok(end) = walked else { return false };
+    if skip_ws::<Json>(line, end) != line.len() {
+        return false;
+    }
+    let ty = text(line, &top.ty).map_or(EntryType::Other, |t| EntryType::from_type_str(t.as_bytes()));
+    let role = match &inner {
+        Some(m) if m.role.end > m.role.start => match &value(line, &m.role) {
+            Some(Value::String(r)) => Role::from_name(r.to_str_lossy().as_bytes()),
+            _ => Role::NotString,
+        },
+        _ => Role::Missing,
+    };
+    let Some(source) = source_of(ty, role) else { return true };
+    if ty == EntryType::Message && inner.is_none() {
+        return true;
+    }
+    let id = text(line, &top.id);
+    record_from(line, source, &top, inner.as_ref(), id.as_deref(), header_ms, out);
+    true
+}
+
+fn record_ws<W: crate::json::ws::WhiteSpace>(b: &[u8], i: usize, slot: &mut Span) -> Result<usize, SyntaxError> {
+    let (end, kind) = skip_value::<W>(b, i)?;
+    *slot = Span {
+        start: i,
+        end,
+        object: kind == Kind::Object,
+    };
+    Ok(end)
+}
+
 /// The usage records of `s`, in file order; `header_ms` is the header's time (Unix ms,
 /// NaN when it has none), the last fallback for a record's time.
 ///
@@ -86,62 +259,16 @@ pub(crate) fn records(s: &Session, header_ms: f64) -> Result<FileUsage, SyntaxEr
     let mut out = FileUsage::default();
     for &pos in s.entries() {
         let rec = s.record(pos);
-        let source = match (rec.ty, rec.role) {
-            (EntryType::Message, Role::Assistant) => Source::Assistant,
-            (EntryType::Message, Role::ToolResult) => Source::Tool,
-            (EntryType::Compaction | EntryType::BranchSummary, _) => Source::Summary,
-            (EntryType::Usage, _) => Source::Entry,
-            _ => continue,
-        };
-        let line = s.raw(pos);
-        let first = skip_ws::<Line>(line, 0);
-        if line.get(first) != Some(&b'{') {
+        if source_of(rec.ty, rec.role).is_none() {
             continue;
         }
-        let top = members(line, first, rec.ty == EntryType::Message)?;
-        let inner = if rec.ty == EntryType::Message {
-            if !top.message.object {
-                continue;
-            }
-            Some(members(line, top.message.start, false)?)
-        } else {
-            None
+        let head = Head {
+            ty: rec.ty,
+            role: rec.role,
+            id: rec.id.str_bytes().map(|b| String::from_utf8_lossy(b).into_owned()),
+            message: rec.message.get(),
         };
-        // Where the usage, the record's own time and its model are.
-        let m = inner.as_ref().unwrap_or(&top);
-        if !m.usage.object {
-            continue;
-        }
-        let Some(usage) = value(line, &m.usage) else { continue };
-        let entry_ts = value(line, &top.timestamp);
-        let entry_ts_text = match &entry_ts {
-            Some(Value::String(t)) => t.to_str_lossy().into_owned(),
-            _ => String::new(),
-        };
-        let id = rec.id.str_bytes().map(|b| String::from_utf8_lossy(b).into_owned());
-        let response_id = if source == Source::Assistant {
-            text(line, &m.response_id)
-        } else {
-            None
-        };
-        let own = match (&inner, value(line, &m.timestamp)) {
-            (Some(_), Some(Value::Number(n))) => n,
-            _ => f64::NAN,
-        };
-        let time = Time::pick(own, crate::json::value::js_date_time(entry_ts.as_ref()), header_ms);
-        let (provider, model) = match source {
-            Source::Assistant | Source::Entry => (text(line, &m.provider), text(line, &m.model)),
-            Source::Tool | Source::Summary => (None, None),
-        };
-        let model = out.model_index(provider.unwrap_or_default(), model.unwrap_or_default());
-        out.push(Record {
-            key: record_key(response_id.as_deref(), id.as_deref(), &entry_ts_text),
-            time,
-            source,
-            model,
-            tokens: Tokens::of(&usage),
-            cost: super::cost_of(&usage),
-        });
+        record_of_line(s.raw(pos), &head, header_ms, &mut out)?;
     }
     Ok(out)
 }

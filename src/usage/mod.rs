@@ -31,6 +31,7 @@
 
 mod extract;
 mod report;
+mod scan;
 mod store;
 pub mod twin;
 

@@ -164,8 +164,81 @@ pub struct CollectOptions<'a> {
     pub cache: Option<ListingCache>,
 }
 
+/// The session files of `roots`, as `search` takes them: a file is one; a folder gives
+/// its own `*.jsonl` files (a sessions folder) and those of each folder in it (a sessions
+/// root). No file is read. Also the folders that could not be read.
+fn files_in(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+    let mut files = Vec::new();
+    let mut problems = Vec::new();
+    let sorted = |dir: &Path| -> std::io::Result<Vec<std::fs::DirEntry>> {
+        let mut v: Vec<_> = std::fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
+        v.sort_by_key(std::fs::DirEntry::file_name);
+        Ok(v)
+    };
+    let jsonl = |e: &std::fs::DirEntry| crate::listing::dirs::is_session_name(e.file_name().as_encoded_bytes());
+    for root in roots {
+        if !root.is_dir() {
+            files.push(root.clone());
+            continue;
+        }
+        let entries = match sorted(root) {
+            Ok(v) => v,
+            Err(e) => {
+                problems.push((root.clone(), e.to_string()));
+                continue;
+            }
+        };
+        let mut dirs = Vec::new();
+        for e in &entries {
+            if jsonl(e) {
+                files.push(e.path());
+            } else if e.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()) && e.path().is_dir() {
+                dirs.push(e.path());
+            }
+        }
+        let per_dir: Vec<(PathBuf, std::io::Result<Vec<std::fs::DirEntry>>)> = {
+            use rayon::prelude::*;
+            dirs.into_par_iter()
+                .map(|d| {
+                    let r = sorted(&d);
+                    (d, r)
+                })
+                .collect()
+        };
+        for (d, r) in per_dir {
+            match r {
+                Ok(v) => files.extend(v.iter().filter(|e| jsonl(e)).map(std::fs::DirEntry::path)),
+                Err(e) => problems.push((d, e.to_string())),
+            }
+        }
+    }
+    files.sort();
+    files.dedup();
+    (files, problems)
+}
+
+/// A session's [`SessionInfo`] as far as its header goes (the rest is not read: no name,
+/// counts or texts; `modified` is `created`, `bytes` 0).
+pub(crate) fn info(path: &Path, h: super::scan::Header) -> SessionInfo {
+    SessionInfo {
+        path: path.to_path_buf(),
+        id: h.id,
+        cwd: h.cwd,
+        name: None,
+        parent_session_path: h.parent,
+        created: h.created,
+        modified: h.created,
+        message_count: 0,
+        first_message: crate::js::string::JsStr::default(),
+        all_messages_text: crate::js::string::JsStr::default(),
+        bytes: 0,
+    }
+}
+
 /// The report of every session in `roots` (files, sessions folders or sessions roots, as
-/// `search` takes them).
+/// `search` takes them). Each file is read once, and only its header and the lines that
+/// can hold usage are looked at (`scan.rs`); with a cache, a file that did not change is
+/// not read at all.
 ///
 /// ```
 /// use pi_session::usage::{self, Filter};
@@ -181,32 +254,30 @@ pub fn collect(
     filter: &Filter,
     opts: &mut CollectOptions<'_>,
 ) -> std::result::Result<Report, Cancelled> {
-    let found = crate::search::sessions_in(roots, opts.cache.clone(), opts.read_mode, opts.cancel.clone())?;
-    let total = found.sessions.len();
+    let (paths, problems) = files_in(roots);
+    let total = paths.len();
     let done = AtomicUsize::new(0);
     let progress = std::sync::Mutex::new(opts.on_progress.take());
     let cancel = opts.cancel.clone();
-    let stored = opts
-        .cache
-        .as_ref()
-        .map(|c| super::store::Stored::load(c.dir(), &found.sessions));
+    let stored = opts.cache.as_ref().map(|c| super::store::Stored::load(c.dir(), &paths));
     let read_mode = opts.read_mode;
-    let results: Vec<Option<(Result<FileUsage>, super::store::Outcome)>> = {
+    let results: Vec<Option<(Result<super::store::Scanned>, super::store::Outcome)>> = {
         use rayon::prelude::*;
-        found
-            .sessions
+        paths
             .par_iter()
             .enumerate()
-            .map(|(i, s)| {
+            .with_max_len(16)
+            .map(|(i, p)| {
                 if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
                     return None;
                 }
-                let r = super::store::usage_of(s, read_mode, stored.as_ref().and_then(|st| st.get(i)));
+                let r = super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)));
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Ok(mut p) = progress.lock()
-                    && let Some(p) = p.as_mut()
+                if (n.is_multiple_of(64) || n == total)
+                    && let Ok(mut g) = progress.lock()
+                    && let Some(cb) = g.as_mut()
                 {
-                    p(n, total);
+                    cb(n, total);
                 }
                 Some(r)
             })
@@ -217,37 +288,21 @@ pub fn collect(
         return Err(Cancelled);
     }
     let mut files = Vec::with_capacity(total);
-    let mut unreadable = Vec::new();
+    let mut skipped = Vec::new();
+    let mut unreadable: Vec<(PathBuf, String)> = problems;
     let mut outcomes = Vec::with_capacity(total);
     let mut cached = 0;
-    for (s, r) in found.sessions.into_iter().zip(results.into_iter().flatten()) {
-        let (usage, outcome) = r;
+    for (p, r) in paths.into_iter().zip(results.into_iter().flatten()) {
+        let (scanned, outcome) = r;
         cached += usize::from(matches!(outcome, super::store::Outcome::Reused));
-        outcomes.push((s.path.clone(), outcome));
-        match usage {
-            Ok(u) => files.push((s, u)),
-            Err(e) => unreadable.push((s.path.clone(), e.to_string())),
-        }
-    }
-    // Files pi opens but does not list: their usage counts (read without the cache).
-    let mut skipped = Vec::new();
-    for f in found.skipped {
-        if !matches!(f.reason, crate::listing::SkipFileReason::PiThrows(_)) {
-            skipped.push(f);
-            continue;
-        }
-        let opts = crate::session::OpenOptions {
-            read_mode,
-            chunk: None,
-            v1_ids: crate::session::V1Ids::Stable,
-        };
-        let opened = crate::session::Session::open_with(&f.path, opts);
-        match opened.as_ref().ok().and_then(|s| Some((info_of(&f.path, s)?, s))) {
-            Some((info, s)) => match super::records_of(s, info.created) {
-                Ok(u) => files.push((info, u)),
-                Err(e) => unreadable.push((f.path.clone(), e.to_string())),
-            },
-            None => skipped.push(f),
+        outcomes.push((p.clone(), outcome));
+        match scanned {
+            Ok(Some((h, u))) => files.push((info(&p, h), u)),
+            Ok(None) => skipped.push(SkippedFile {
+                path: p,
+                reason: crate::listing::SkipFileReason::NotSession,
+            }),
+            Err(e) => unreadable.push((p, e.to_string())),
         }
     }
     let mut report = report_files(files, filter);
@@ -258,31 +313,6 @@ pub fn collect(
         report.cache_warnings = st.write(c.dir(), outcomes, c.racy_before());
     }
     Ok(report)
-}
-
-/// The [`SessionInfo`] of a file pi opens as a session but whose listing entry pi's
-/// `buildSessionInfo` fails to build (a message with null content, a name that is no
-/// string): its usage counts all the same. Only the header's fields are filled.
-pub(crate) fn info_of(path: &Path, s: &crate::session::Session) -> Option<SessionInfo> {
-    let h = s.header().ok()?;
-    let text = |k: &str| match h.get(k) {
-        Some(crate::json::Value::String(t)) => t.clone().into_owned(),
-        _ => crate::js::string::JsStr::default(),
-    };
-    let created = crate::json::value::js_date_time(h.get("timestamp"));
-    Some(SessionInfo {
-        path: path.to_path_buf(),
-        id: h.get("id").cloned().map(crate::json::Value::into_owned),
-        cwd: text("cwd"),
-        name: None,
-        parent_session_path: h.get("parentSession").cloned().map(crate::json::Value::into_owned),
-        created,
-        modified: created,
-        message_count: 0,
-        first_message: crate::js::string::JsStr::default(),
-        all_messages_text: crate::js::string::JsStr::default(),
-        bytes: s.bytes().len() as u64,
-    })
 }
 
 /// Whether a session was started in `dir` or a folder below it.

@@ -4,7 +4,9 @@
 //! only while its `fstat` is the one they were read under. An unchanged tree is then
 //! reported without opening a session.
 //!
-//! A file's records (LEB128 varints unless said):
+//! A file's entry: `0` when it is no session; else `1`, the header (`created` as f64
+//! bits, `cwd` (length, bytes), `id` and `parentSession` as JSON text (length, bytes;
+//! empty for none)), then its records (LEB128 varints unless said):
 //!
 //! ```text
 //! models   count, then each: provider (length, bytes), model (length, bytes)
@@ -12,13 +14,14 @@
 //!          model index, input, output, cacheRead, cacheWrite, cost (f64, 8 bytes)
 //! ```
 
+use super::scan::Header;
 use super::{FileUsage, Record, Source, Time, TimeFrom, Tokens};
 use crate::error::Result;
-use crate::listing::SessionInfo;
+use crate::js::string::JsStr;
+use crate::json::Value;
 use crate::listing::store::{Reader, put_varint};
 pub(crate) use crate::search::store::Outcome;
 use crate::search::store::{FolderMaps, Kind};
-use crate::session::{OpenOptions, Session, V1Ids};
 use crate::source::{ReadMode, Stamp};
 use std::path::{Path, PathBuf};
 
@@ -37,14 +40,13 @@ pub(crate) struct Stored {
 }
 
 impl Stored {
-    pub(crate) fn load(dir: &Path, sessions: &[SessionInfo]) -> Stored {
+    pub(crate) fn load(dir: &Path, paths: &[PathBuf]) -> Stored {
         let mut index = std::collections::HashMap::new();
         let mut folders = Vec::new();
-        let of = sessions
+        let of = paths
             .iter()
-            .map(|s| {
-                let folder = s
-                    .path
+            .map(|p| {
+                let folder = p
                     .parent()
                     .filter(|f| !f.as_os_str().is_empty())
                     .unwrap_or(Path::new("."));
@@ -52,10 +54,7 @@ impl Stored {
                     folders.push(FolderMaps::load(dir, folder, &USAGE));
                     folders.len() - 1
                 });
-                (
-                    k,
-                    s.path.file_name().map_or(Vec::new(), |n| n.as_encoded_bytes().to_vec()),
-                )
+                (k, p.file_name().map_or(Vec::new(), |n| n.as_encoded_bytes().to_vec()))
             })
             .collect();
         Stored { folders, of }
@@ -89,36 +88,105 @@ impl Stored {
     }
 }
 
-/// The records of session `s`: the `stored` ones when the file's `stat` is the one they
-/// were read under, else read now (with what the cache should keep of them).
-pub(crate) fn usage_of(
-    s: &SessionInfo,
-    mode: ReadMode,
-    stored: Option<(Stamp, &[u8])>,
-) -> (Result<FileUsage>, Outcome) {
+/// What one file is to the report: not a session, or its header and records.
+pub(crate) type Scanned = Option<(Header, FileUsage)>;
+
+/// The scan of the file at `path`: the `stored` one when the file's `stat` is the one it
+/// was read under, else read now (with what the cache should keep of it).
+pub(crate) fn scan_file(path: &Path, mode: ReadMode, stored: Option<(Stamp, &[u8])>) -> (Result<Scanned>, Outcome) {
     if let Some((stamp, bytes)) = stored
-        && std::fs::metadata(&s.path).is_ok_and(|m| Stamp::of(&m) == stamp)
-        && let Some(u) = decode(bytes)
+        && std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == stamp)
+        && let Some(s) = decode_file(bytes)
     {
-        return (Ok(u), Outcome::Reused);
+        return (Ok(s), Outcome::Reused);
     }
-    let opts = OpenOptions {
-        read_mode: mode,
-        chunk: None,
-        v1_ids: V1Ids::Stable,
-    };
-    let session = match Session::open_with(&s.path, opts) {
-        Ok(x) => x,
-        Err(e) => return (Err(e), Outcome::Dropped),
-    };
-    match (super::records_of(&session, s.created), session.source.stamp().copied()) {
-        (Ok(u), Some(stamp)) => {
-            let bytes = encode(&u);
-            (Ok(u), Outcome::Built(stamp, bytes))
+    let io = |e: std::io::Error| -> crate::error::Error {
+        crate::error::ErrorKind::Io {
+            path: Some(path.to_path_buf()),
+            source: e,
         }
-        (Ok(u), None) => (Ok(u), Outcome::Dropped),
-        (Err(e), _) => (Err(e), Outcome::Dropped),
+        .into()
+    };
+    let source = match crate::source::Source::open(path, mode) {
+        Ok(s) => s,
+        Err(e) => return (Err(io(e)), Outcome::Dropped),
+    };
+    let scanned = match super::scan::scan(source.bytes()) {
+        Ok(super::scan::Scan::NotSession) => None,
+        Ok(super::scan::Scan::Session(h, u)) => Some((h, u)),
+        Err(e) => return (Err(e.with_path(path)), Outcome::Dropped),
+    };
+    match source.settled() {
+        Ok(true) => {}
+        Ok(false) => {
+            let e = crate::error::ErrorKind::FileChanged {
+                path: Some(path.to_path_buf()),
+            };
+            return (Err(e.into()), Outcome::Dropped);
+        }
+        Err(e) => return (Err(io(e)), Outcome::Dropped),
     }
+    match source.stamp().copied() {
+        Some(stamp) => {
+            let bytes = encode_file(&scanned);
+            (Ok(scanned), Outcome::Built(stamp, bytes))
+        }
+        None => (Ok(scanned), Outcome::Dropped),
+    }
+}
+
+/// A JSON value as its text (empty for none).
+fn put_json(out: &mut Vec<u8>, v: Option<&Value<'_>>) {
+    let t = v.map(Value::stringify).unwrap_or_default();
+    put_varint(out, t.len() as u64);
+    out.extend_from_slice(t.as_bytes());
+}
+
+fn take_json(r: &mut Reader<'_>) -> Option<Option<Value<'static>>> {
+    let n = r.varint_usize()?;
+    let b = r.take(n)?;
+    if b.is_empty() {
+        return Some(None);
+    }
+    Some(Some(crate::json::value::parse(b).ok()?.into_owned()))
+}
+
+/// A file's scan: `0` for no session; else `1`, the header (created as f64 bits, cwd,
+/// id and parentSession as JSON text) and the records.
+fn encode_file(s: &Scanned) -> Vec<u8> {
+    let Some((h, u)) = s else { return vec![0] };
+    let mut out = vec![1];
+    out.extend_from_slice(&h.created.to_bits().to_le_bytes());
+    put_varint(&mut out, h.cwd.as_bytes().len() as u64);
+    out.extend_from_slice(h.cwd.as_bytes());
+    put_json(&mut out, h.id.as_ref());
+    put_json(&mut out, h.parent.as_ref());
+    out.extend_from_slice(&encode(u));
+    out
+}
+
+fn decode_file(b: &[u8]) -> Option<Scanned> {
+    let mut r = Reader { b, at: 0 };
+    match r.take(1)?[0] {
+        0 => return (b.len() == 1).then_some(None),
+        1 => {}
+        _ => return None,
+    }
+    let created = f64::from_bits(r.u64()?);
+    let n = r.varint_usize()?;
+    let cwd = JsStr(std::borrow::Cow::Owned(r.take(n)?.to_vec()));
+    let id = take_json(&mut r)?;
+    let parent = take_json(&mut r)?;
+    let u = decode(&b[r.at..])?;
+    Some(Some((
+        Header {
+            created,
+            cwd,
+            id,
+            parent,
+        },
+        u,
+    )))
 }
 
 fn put_str(out: &mut Vec<u8>, s: &str) {

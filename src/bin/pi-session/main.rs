@@ -30,6 +30,7 @@ mod search;
 mod show;
 mod transcript;
 mod tree;
+mod usage;
 mod when;
 mod write;
 
@@ -101,6 +102,9 @@ enum Cmd {
     /// named), newest session first; ripgrep's flags and exit codes.
     #[command(visible_alias = "grep")]
     Search(search::SearchArgs),
+    /// Tokens and cost of every session by day, month, session or model: every usage
+    /// record pi wrote, each counted once across forks and copies.
+    Usage(usage::UsageArgs),
     /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
     /// through $PAGER (default `less -FRX`) on a terminal.
     #[command(
@@ -307,9 +311,13 @@ impl Cmd {
             | Cmd::Migrate { file, .. } => Some(file),
             Cmd::Export(a) => Some(&mut a.file),
             Cmd::Tree(a) => Some(&mut a.file),
-            Cmd::Ls(_) | Cmd::Find(_) | Cmd::Search(_) | Cmd::Gen(_) | Cmd::Completions { .. } | Cmd::Man { .. } => {
-                None
-            }
+            Cmd::Ls(_)
+            | Cmd::Find(_)
+            | Cmd::Search(_)
+            | Cmd::Usage(_)
+            | Cmd::Gen(_)
+            | Cmd::Completions { .. }
+            | Cmd::Man { .. } => None,
         }
     }
 
@@ -322,6 +330,7 @@ impl Cmd {
             Cmd::Ls(a) if a.json() => Some(None),
             Cmd::Tree(a) if a.json => Some(None),
             Cmd::Search(a) if a.json => Some(None),
+            Cmd::Usage(a) if a.json => Some(None),
             _ => None,
         }
     }
@@ -586,6 +595,7 @@ fn run(mut cli: Cli) -> Result<i32> {
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Search(a) => search::run(&a, open.read_mode, &mut out)?,
+        Cmd::Usage(a) => usage::run(&a, open.read_mode, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,
         Cmd::Append {
             file,

@@ -199,20 +199,21 @@ impl SearchArgs {
 
 /// The default roots: the custom session dir when one is set, else the agent dir's
 /// sessions root.
-fn default_roots(a: &SearchArgs) -> Result<Vec<PathBuf>> {
-    for d in [&a.agent_dir, &a.session_dir].into_iter().flatten() {
+pub(crate) fn default_roots(
+    agent_dir: Option<&std::path::Path>,
+    session_dir: Option<&std::path::Path>,
+) -> Result<Vec<PathBuf>> {
+    for d in [agent_dir, session_dir].into_iter().flatten() {
         if let Err(e) = std::fs::read_dir(d) {
             anyhow::bail!(Printable::io("cannot read", d, e));
         }
     }
     let env = Env::from_process(Flavor::Pi)?;
-    let agent_dir = env.agent_dir(a.agent_dir.as_deref());
-    Ok(vec![
-        match env.custom_session_dir(a.session_dir.as_deref(), &agent_dir) {
-            Some(d) => d,
-            None => pi_session::dirs::sessions_root(&agent_dir),
-        },
-    ])
+    let agent_dir = env.agent_dir(agent_dir);
+    Ok(vec![match env.custom_session_dir(session_dir, &agent_dir) {
+        Some(d) => d,
+        None => pi_session::dirs::sessions_root(&agent_dir),
+    }])
 }
 
 /// Run `pi-session search`; returns the exit code.
@@ -224,7 +225,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     let (pattern, named) = a.pattern();
     let q = a.query(&pattern, &zone)?;
     let roots = if named.is_empty() {
-        default_roots(a)?
+        default_roots(a.agent_dir.as_deref(), a.session_dir.as_deref())?
     } else {
         let mut v = Vec::with_capacity(named.len());
         for p in &named {

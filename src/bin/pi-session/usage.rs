@@ -1,0 +1,566 @@
+//! `pi-session usage [daily|monthly|session|model] [SESSION|DIR ...]`: tokens and cost
+//! of every usage record (`pi_session::usage`), each counted once, as a table that fits
+//! the terminal or as JSON in the shape ccusage prints (docs/cli.md, "usage").
+
+use crate::show::{Kind, Printable};
+use anyhow::Result;
+use clap::Args;
+use pi_session::listing;
+use pi_session::text::{escape, escape_path};
+use pi_session::usage::{self, Breakdown, CollectOptions, Filter, Period, Report, Row, Source, Sums};
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use unicode_width::UnicodeWidthStr;
+
+/// `pi-session usage`.
+#[derive(Args)]
+#[command(
+    after_help = "Counted: the usage of assistant messages, tool results (work a tool did with an LLM), compactions and branch summaries, and `usage` entries, as pi's /session sums them. A record copied into several files (forks, branched sessions, copies) is counted once, for the file with the oldest header timestamp (ties: the smaller path); --no-dedup counts every copy. Cost is the one pi recorded.\n\nExit status: 0 a report was printed (also an empty one), 1 --strict and a record had no time of its own, 2 an error.\n\nExamples:\n  pi-session usage\n  pi-session usage monthly --breakdown\n  pi-session usage session --since 20251101 --json\n  pi-session usage daily --timezone Pacific/Auckland --source assistant,tool"
+)]
+pub struct UsageArgs {
+    /// The report (daily, monthly, session or model; default daily), then sessions
+    /// (files, or ids or unique prefixes of ids) and folders; default: every session of
+    /// the agent dir (or the custom session dir).
+    #[arg(value_name = "REPORT|SESSION|DIR")]
+    args: Vec<String>,
+    /// Only records on or after this day (YYYY-MM-DD or YYYYMMDD, in the report's zone).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only records on or before this day (same forms).
+    #[arg(long, value_name = "DATE")]
+    until: Option<String>,
+    /// Days and months in this time zone (an IANA name; default: TZ, else the system's).
+    #[arg(short = 'z', long, value_name = "ZONE", conflicts_with = "utc")]
+    timezone: Option<String>,
+    /// Days and months in UTC.
+    #[arg(long)]
+    utc: bool,
+    /// Only sessions started in DIR or a folder below it (their header's cwd).
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// Only records from these sources (comma-separated or repeated): assistant, tool,
+    /// summary, entry.
+    #[arg(long, value_delimiter = ',', value_name = "SOURCE")]
+    source: Vec<String>,
+    /// A row per model under each row.
+    #[arg(short = 'b', long)]
+    breakdown: bool,
+    /// Count a record once per file that holds it (the naive sum).
+    #[arg(long)]
+    no_dedup: bool,
+    /// Fail (exit 1) when a record had no valid time of its own and was placed at its
+    /// entry's or session's time, or left out.
+    #[arg(long)]
+    strict: bool,
+    /// Newest rows first.
+    #[arg(long, value_enum, default_value_t = Order::Asc)]
+    order: Order,
+    /// JSON (docs/cli.md).
+    #[arg(short, long)]
+    pub json: bool,
+    /// Cut the table to N columns (default: $COLUMNS, else the terminal's width; piped
+    /// output is not cut). 0: never cut.
+    #[arg(long, value_name = "N")]
+    width: Option<usize>,
+    /// The agent dir whose sessions/ is read (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
+    #[arg(long, value_name = "DIR")]
+    agent_dir: Option<PathBuf>,
+    /// A custom flat session dir to read (default: $PI_CODING_AGENT_SESSION_DIR, else
+    /// `sessionDir` in the agent dir's settings.json).
+    #[arg(long, value_name = "DIR")]
+    session_dir: Option<PathBuf>,
+    /// Where the listing cache and each file's usage records are kept (as `ls`).
+    #[arg(long, value_name = "DIR")]
+    cache_dir: Option<PathBuf>,
+    /// Read every session file, without the listing cache or the usage cache.
+    #[arg(long, conflicts_with = "cache_dir")]
+    no_cache: bool,
+}
+
+/// Row order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Order {
+    /// Oldest (daily, monthly, session) or most expensive (model) first.
+    Asc,
+    /// The other way round.
+    Desc,
+}
+
+fn usage_error(text: String) -> anyhow::Error {
+    anyhow::anyhow!(Printable::kind(text, Kind::Usage))
+}
+
+/// A day as `YYYY-MM-DD` or `YYYYMMDD`.
+fn day(opt: &str, v: &str) -> Result<jiff::civil::Date> {
+    let iso = if v.len() == 8 && v.bytes().all(|b| b.is_ascii_digit()) {
+        format!("{}-{}-{}", &v[..4], &v[4..6], &v[6..])
+    } else {
+        v.to_string()
+    };
+    iso.parse::<jiff::civil::Date>()
+        .map_err(|_| usage_error(format!("{opt} {}: not a day (YYYY-MM-DD or YYYYMMDD)", escape(v))))
+}
+
+impl UsageArgs {
+    /// The report kind and the sessions and folders named.
+    fn split(&self) -> (Period, Vec<PathBuf>) {
+        let mut args = self.args.as_slice();
+        let period = match args.first().map(String::as_str) {
+            Some("daily") => Some(Period::Daily),
+            Some("monthly") => Some(Period::Monthly),
+            Some("session") => Some(Period::Session),
+            Some("model") => Some(Period::Model),
+            _ => None,
+        };
+        if period.is_some() {
+            args = &args[1..];
+        }
+        (period.unwrap_or_default(), args.iter().map(PathBuf::from).collect())
+    }
+
+    fn filter(&self, period: Period) -> Result<(Filter, String)> {
+        let (tz, zone_name) = if self.utc {
+            (jiff::tz::TimeZone::UTC, "UTC".to_string())
+        } else if let Some(z) = &self.timezone {
+            let tz = jiff::tz::TimeZone::get(z)
+                .map_err(|_| usage_error(format!("--timezone {}: no such time zone", escape(z))))?;
+            (tz, z.clone())
+        } else {
+            let tz = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
+            let name = tz.iana_name().unwrap_or("local").to_string();
+            (tz, name)
+        };
+        let mut sources = Vec::new();
+        for s in &self.source {
+            match Source::parse(s) {
+                Some(x) => sources.push(x),
+                None => {
+                    return Err(usage_error(format!(
+                        "--source {}: no such source (one of assistant, tool, summary, entry)",
+                        escape(s)
+                    )));
+                }
+            }
+        }
+        let cwd = self
+            .cwd
+            .as_ref()
+            .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+        let f = Filter {
+            period,
+            tz,
+            since: self.since.as_deref().map(|d| day("--since", d)).transpose()?,
+            until: self.until.as_deref().map(|d| day("--until", d)).transpose()?,
+            cwd,
+            sources,
+            dedup: !self.no_dedup,
+        };
+        Ok((f, zone_name))
+    }
+}
+
+/// Run `pi-session usage`; returns the exit code.
+///
+/// # Errors
+/// A bad option (usage), a named session or folder that cannot be read.
+pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
+    let (period, named) = a.split();
+    let (filter, zone_name) = a.filter(period)?;
+    let roots = if named.is_empty() {
+        crate::search::default_roots(a.agent_dir.as_deref(), a.session_dir.as_deref())?
+    } else {
+        let mut v = Vec::with_capacity(named.len());
+        for p in &named {
+            let p = crate::locate::session(p)?;
+            if let Err(e) = std::fs::metadata(&p) {
+                anyhow::bail!(Printable::io("cannot read", &p, e));
+            }
+            v.push(p);
+        }
+        v
+    };
+    let cache = if a.no_cache {
+        None
+    } else {
+        a.cache_dir
+            .clone()
+            .or_else(listing::ListingCache::default_dir)
+            .map(listing::ListingCache::at)
+    };
+    let bar = std::io::stderr().is_terminal().then(|| {
+        let b = indicatif::ProgressBar::new(0);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
+                .expect("the template is valid"),
+        );
+        b
+    });
+    let mut progress = |done: usize, total: usize| {
+        if let Some(b) = &bar {
+            b.set_length(total as u64);
+            b.set_position(done as u64);
+        }
+    };
+    let mut opts = CollectOptions {
+        on_progress: Some(&mut progress),
+        read_mode,
+        cache,
+        ..CollectOptions::default()
+    };
+    let mut report = usage::collect(&roots, &filter, &mut opts).map_err(anyhow::Error::new)?;
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    for w in &report.cache_warnings {
+        eprintln!("pi-session: warning: {}", escape(w));
+    }
+    let mut errors = 0;
+    for s in &report.skipped {
+        // A file named on the command line that is no session is an error; one found in a
+        // folder is passed over (and counted in the report).
+        if roots.contains(&s.path) {
+            eprintln!(
+                "pi-session: {}: {}",
+                escape_path(&s.path),
+                escape(&s.reason.to_string())
+            );
+            errors += 1;
+        }
+    }
+    for (p, e) in &report.unreadable {
+        eprintln!("pi-session: {}: {}", escape_path(p), escape(e));
+        errors += 1;
+    }
+    if a.order == Order::Desc {
+        report.rows.reverse();
+    }
+    if a.json {
+        out.write_all(json(&report, &zone_name, a.breakdown).as_bytes())?;
+    } else {
+        let width = crate::ls::terminal_width(a.width);
+        out.write_all(table(&report, a.breakdown, width).as_bytes())?;
+        let untimed = report.time_from_entry + report.time_from_header;
+        if untimed + report.undated > 0 {
+            eprintln!(
+                "pi-session: {untimed} records had no valid time of their own (placed at their entry's or session's), {} had none and were left out",
+                report.undated
+            );
+        }
+    }
+    if errors > 0 {
+        return Ok(2);
+    }
+    let untimed = report.time_from_entry + report.time_from_header + report.undated;
+    if a.strict && untimed > 0 {
+        eprintln!("pi-session: --strict: {untimed} records had no valid time of their own");
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// `1234567` as `1,234,567`.
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::with_capacity(s.len() + s.len() / 3);
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn money(c: f64) -> String {
+    format!("${c:.2}")
+}
+
+fn model_name(b: &Breakdown) -> String {
+    match (b.provider.as_str(), b.model.as_str()) {
+        (_, "") => "(not recorded)".to_string(),
+        (_, m) => m.to_string(),
+    }
+}
+
+/// The label of a row in the first column.
+fn label(r: &Row, period: Period) -> String {
+    match (period, &r.session) {
+        (Period::Session, Some(s)) => {
+            let id =
+                s.id.as_ref()
+                    .and_then(|v| v.as_js_str())
+                    .map(|x| x.to_str_lossy().chars().take(8).collect::<String>())
+                    .unwrap_or_default();
+            let name = s
+                .name
+                .as_ref()
+                .map(|n| format!(" {}", escape(&n.to_str_lossy())))
+                .unwrap_or_default();
+            format!(
+                "{}{name}",
+                if id.is_empty() {
+                    escape_path(&s.path).into_owned()
+                } else {
+                    id
+                }
+            )
+        }
+        (Period::Model, _) if r.key.is_empty() => "(not recorded)".to_string(),
+        _ => escape(&r.key).into_owned(),
+    }
+}
+
+/// Cut `s` to `w` display columns, with `…` when cut.
+fn cut(s: &str, w: usize) -> String {
+    if s.width() <= w {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        used += cw;
+        out.push(c);
+    }
+    out.push('…');
+    out
+}
+
+fn numbers(s: &Sums) -> [String; 6] {
+    let t = &s.tokens;
+    [
+        thousands(t.input),
+        thousands(t.output),
+        thousands(t.cache_write),
+        thousands(t.cache_read),
+        thousands(t.total()),
+        money(s.cost()),
+    ]
+}
+
+/// The table: a row per period (session, model), a total row; with `breakdown`, a row
+/// per model under each. The first two columns give way when `width` is short.
+fn table(r: &Report, breakdown: bool, width: Option<usize>) -> String {
+    let first = match r.period {
+        Period::Daily => "Date",
+        Period::Monthly => "Month",
+        Period::Session => "Session",
+        Period::Model => "Model",
+    };
+    let heads = [
+        "Input",
+        "Output",
+        "Cache Write",
+        "Cache Read",
+        "Total Tokens",
+        "Cost (USD)",
+    ];
+    let with_models = r.period != Period::Model;
+    // Lines: (label, models, numbers, is a sub-row).
+    let mut lines: Vec<(String, String, [String; 6])> = Vec::new();
+    for row in &r.rows {
+        let models: Vec<String> = row.models.iter().map(model_name).collect();
+        lines.push((label(row, r.period), models.join(", "), numbers(&row.sums)));
+        if breakdown && with_models {
+            for b in &row.models {
+                lines.push((
+                    format!("  └─ {}", escape(&model_name(b))),
+                    String::new(),
+                    numbers(&b.sums),
+                ));
+            }
+        }
+    }
+    let total_label = "Total".to_string();
+    let totals = numbers(&r.totals.sums);
+    let mut num_w = heads.map(str::len);
+    for (_, _, n) in
+        lines
+            .iter()
+            .map(|l| (&l.0, &l.1, &l.2))
+            .chain(std::iter::once((&total_label, &String::new(), &totals)))
+    {
+        for (w, x) in num_w.iter_mut().zip(n) {
+            *w = (*w).max(x.len());
+        }
+    }
+    let mut first_w = lines
+        .iter()
+        .map(|l| l.0.width())
+        .max()
+        .unwrap_or(0)
+        .max(first.len())
+        .max(5);
+    let mut models_w = if with_models {
+        lines.iter().map(|l| l.1.width()).max().unwrap_or(0).max("Models".len())
+    } else {
+        0
+    };
+    let fixed: usize = num_w.iter().map(|w| w + 2).sum();
+    if let Some(w) = width {
+        // The models column shrinks first (to 12), then the first one (to 12).
+        let gap = if with_models { 2 } else { 0 };
+        let room = w.saturating_sub(fixed + gap);
+        if first_w + models_w > room {
+            models_w = room.saturating_sub(first_w).max(if with_models { 12 } else { 0 });
+            if first_w + models_w > room {
+                first_w = room.saturating_sub(models_w).max(12);
+            }
+        }
+    }
+    let mut out = String::new();
+    let put = |a: &str, m: &str, n: &[String; 6], out: &mut String| {
+        let a = cut(a, first_w);
+        let _ = write!(out, "{a}{}", " ".repeat(first_w - a.width()));
+        if with_models {
+            let m = cut(m, models_w);
+            let _ = write!(out, "  {m}{}", " ".repeat(models_w - m.width()));
+        }
+        for (x, w) in n.iter().zip(num_w) {
+            let _ = write!(out, "  {x:>w$}");
+        }
+        out.push('\n');
+    };
+    put(first, "Models", &heads.map(String::from), &mut out);
+    let rule = first_w + if with_models { models_w + 2 } else { 0 } + fixed;
+    out.push_str(&"─".repeat(rule));
+    out.push('\n');
+    for (a, m, n) in &lines {
+        put(a, m, n, &mut out);
+    }
+    out.push_str(&"─".repeat(rule));
+    out.push('\n');
+    put(&total_label, "", &totals, &mut out);
+    if r.rows.is_empty() {
+        out.push_str("(no usage records)\n");
+    }
+    out
+}
+
+fn js(s: &str) -> String {
+    pi_session::Value::str(s).stringify()
+}
+
+fn js_num(x: f64) -> String {
+    pi_session::Value::Number(x).stringify()
+}
+
+fn iso(ms: f64) -> String {
+    jiff::Timestamp::from_millisecond(ms as i64)
+        .map(|t| js(&t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()))
+        .unwrap_or_else(|_| "null".to_string())
+}
+
+/// The token fields and cost of sums, ccusage's names (`costKey` for the cost).
+fn sums_json(s: &Sums, cost_key: &str, out: &mut String) {
+    let t = &s.tokens;
+    let _ = write!(
+        out,
+        "\"inputTokens\":{},\"outputTokens\":{},\"cacheCreationTokens\":{},\"cacheReadTokens\":{},\"totalTokens\":{},\"{cost_key}\":{},\"records\":{}",
+        t.input,
+        t.output,
+        t.cache_write,
+        t.cache_read,
+        t.total(),
+        js_num(s.cost()),
+        s.records
+    );
+}
+
+fn row_json(row: &Row, out: &mut String) {
+    sums_json(&row.sums, "totalCost", out);
+    let names: Vec<String> = row
+        .models
+        .iter()
+        .filter(|b| !b.model.is_empty())
+        .map(|b| js(&b.model))
+        .collect();
+    let _ = write!(out, ",\"modelsUsed\":[{}],\"modelBreakdowns\":[", names.join(","));
+    for (k, b) in row.models.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(
+            out,
+            "{{\"modelName\":{},\"provider\":{},",
+            js(&b.model),
+            js(&b.provider)
+        );
+        sums_json(&b.sums, "cost", out);
+        out.push('}');
+    }
+    out.push_str("],\"sources\":{");
+    for (k, s) in Source::ALL.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "{}:{{", js(s.as_str()));
+        sums_json(&row.sources[k], "cost", out);
+        out.push('}');
+    }
+    out.push('}');
+}
+
+/// The JSON report (docs/cli.md): ccusage's shape (`daily`/`monthly`/`sessions` rows and
+/// `totals`, its field names) plus `models` rows, `records`, `sources`, `provider` and a
+/// `report` object saying what was counted.
+fn json(r: &Report, zone: &str, _breakdown: bool) -> String {
+    let (rows_key, key_name) = match r.period {
+        Period::Daily => ("daily", "date"),
+        Period::Monthly => ("monthly", "month"),
+        Period::Session => ("sessions", "sessionPath"),
+        Period::Model => ("models", "modelName"),
+    };
+    let mut out = String::new();
+    let _ = write!(out, "{{\"{rows_key}\":[");
+    for (k, row) in r.rows.iter().enumerate() {
+        if k > 0 {
+            out.push(',');
+        }
+        let _ = write!(out, "\n{{\"{key_name}\":{},", js(&row.key));
+        if let Some(s) = &row.session {
+            let id = s.id.as_ref().map_or_else(|| "null".to_string(), |v| v.stringify());
+            let name = s
+                .name
+                .as_ref()
+                .map_or_else(|| "null".to_string(), |n| js(&n.to_str_lossy()));
+            let _ = write!(
+                out,
+                "\"sessionId\":{id},\"projectPath\":{},\"name\":{name},\"firstActivity\":{},\"lastActivity\":{},",
+                js(&s.cwd.to_str_lossy()),
+                iso(row.first_ms),
+                iso(row.last_ms)
+            );
+        }
+        row_json(row, &mut out);
+        out.push('}');
+    }
+    out.push_str("\n],\n\"totals\":{");
+    row_json(&r.totals, &mut out);
+    let _ = write!(
+        out,
+        "}},\n\"report\":{{\"period\":{},\"timeZone\":{},\"sessions\":{},\"skippedFiles\":{},\"unreadableFiles\":{},\"records\":{},\"duplicates\":{},\"timeFromEntry\":{},\"timeFromHeader\":{},\"undated\":{},\"filtered\":{},\"cachedFiles\":{}}}}}\n",
+        js(match r.period {
+            Period::Daily => "daily",
+            Period::Monthly => "monthly",
+            Period::Session => "session",
+            Period::Model => "model",
+        }),
+        js(zone),
+        r.sessions,
+        r.skipped.len(),
+        r.unreadable.len(),
+        r.records,
+        r.duplicates,
+        r.time_from_entry,
+        r.time_from_header,
+        r.undated,
+        r.filtered,
+        r.cached
+    );
+    out
+}
