@@ -149,35 +149,96 @@ fn record_from(
     if !m.usage.object {
         return;
     }
-    let Some(usage) = value(line, &m.usage) else { return };
-    let entry_ts = value(line, &top.timestamp);
-    let entry_ts_text = match &entry_ts {
-        Some(Value::String(t)) => t.to_str_lossy().into_owned(),
-        _ => String::new(),
+    let Some((tokens, cost)) = usage_numbers(line, &m.usage) else {
+        return;
     };
     let response_id = if source == Source::Assistant {
         text(line, &m.response_id)
     } else {
         None
     };
-    let own = match (inner, inner.and_then(|i| value(line, &i.timestamp))) {
-        (Some(_), Some(Value::Number(n))) => n,
+    let own = match inner.and_then(|i| value(line, &i.timestamp)) {
+        Some(Value::Number(n)) => n,
         _ => f64::NAN,
     };
-    let time = Time::pick(own, crate::json::value::js_date_time(entry_ts.as_ref()), header_ms);
+    let entry_ts = || value(line, &top.timestamp);
+    // The entry's time is parsed only when the record has none of its own.
+    let entry_ms = if Time::valid(own) {
+        f64::NAN
+    } else {
+        crate::json::value::js_date_time(entry_ts().as_ref())
+    };
+    let time = Time::pick(own, entry_ms, header_ms);
+    let key = match response_id.as_deref() {
+        Some(r) if !r.is_empty() => record_key(Some(r), id, ""),
+        _ => {
+            let ts = match &entry_ts() {
+                Some(Value::String(t)) => t.to_str_lossy().into_owned(),
+                _ => String::new(),
+            };
+            record_key(None, id, &ts)
+        }
+    };
     let (provider, model) = match source {
         Source::Assistant | Source::Entry => (text(line, &m.provider), text(line, &m.model)),
         Source::Tool | Source::Summary => (None, None),
     };
     let model = out.model_index(provider.unwrap_or_default(), model.unwrap_or_default());
     out.push(Record {
-        key: record_key(response_id.as_deref(), id, &entry_ts_text),
+        key,
         time,
         source,
         model,
-        tokens: Tokens::of(&usage),
-        cost: super::cost_of(&usage),
+        tokens,
+        cost,
     });
+}
+
+/// A token count or cost member's number (`None` when it is no number).
+fn number(line: &[u8], s: &Span) -> Option<f64> {
+    match value(line, s)? {
+        Value::Number(n) => Some(n),
+        _ => None,
+    }
+}
+
+/// The tokens and `cost.total` of the `usage` object at `s`, walked rather than decoded
+/// (as [`Tokens::of`] and `cost_of` read the decoded object: the last of duplicate
+/// members counts, as in `JSON.parse`).
+fn usage_numbers(line: &[u8], s: &Span) -> Option<(Tokens, f64)> {
+    let (mut input, mut output, mut cache_read, mut cache_write, mut cost) = (
+        Span::default(),
+        Span::default(),
+        Span::default(),
+        Span::default(),
+        Span::default(),
+    );
+    walk_members::<Line>(line, s.start, |key, i| match key {
+        b"input" => record(line, i, &mut input),
+        b"output" => record(line, i, &mut output),
+        b"cacheRead" => record(line, i, &mut cache_read),
+        b"cacheWrite" => record(line, i, &mut cache_write),
+        b"cost" => record(line, i, &mut cost),
+        _ => skip(line, i),
+    })
+    .ok()?;
+    let count = |x: &Span| super::token_of(number(line, x));
+    let tokens = Tokens {
+        input: count(&input),
+        output: count(&output),
+        cache_read: count(&cache_read),
+        cache_write: count(&cache_write),
+    };
+    let mut total = Span::default();
+    if cost.object {
+        walk_members::<Line>(line, cost.start, |key, i| match key {
+            b"total" => record(line, i, &mut total),
+            _ => skip(line, i),
+        })
+        .ok()?;
+    }
+    let cost = number(line, &total).filter(|c| c.is_finite()).unwrap_or(0.0);
+    Some((tokens, cost))
 }
 
 /// One line of a file in one pass: pi's line test (the line must be a JSON object, with

@@ -123,18 +123,18 @@ impl Tokens {
 
 /// A token count: a finite number of at least 0, rounded; anything else counts 0.
 fn token(v: Option<&Value<'_>>) -> u64 {
-    match v {
-        // (`as` saturates: a count beyond u64 is u64::MAX.)
-        Some(Value::Number(n)) if n.is_finite() && *n >= 0.0 => n.round() as u64,
-        _ => 0,
-    }
+    token_of(match v {
+        Some(Value::Number(n)) => Some(*n),
+        _ => None,
+    })
 }
 
-/// A `usage` object's `cost.total` (0 when it is not a finite number).
-fn cost_of(usage: &Value<'_>) -> f64 {
-    match usage.get("cost").and_then(|c| c.get("total")) {
-        Some(Value::Number(n)) if n.is_finite() => *n,
-        _ => 0.0,
+/// [`token`] of a number (`None`: not a number).
+fn token_of(n: Option<f64>) -> u64 {
+    match n {
+        // (`as` saturates: a count beyond u64 is u64::MAX.)
+        Some(n) if n.is_finite() && n >= 0.0 => n.round() as u64,
+        _ => 0,
     }
 }
 
@@ -162,8 +162,13 @@ pub struct Time {
 
 impl Time {
     /// The first valid time of the record's own, its entry's and its header's.
+    /// Whether `t` is a time (finite, within JavaScript's range of dates).
+    pub(crate) fn valid(t: f64) -> bool {
+        t.is_finite() && t.abs() <= 8.64e15
+    }
+
     pub(crate) fn pick(own: f64, entry: f64, header: f64) -> Time {
-        let valid = |t: f64| t.is_finite() && t.abs() <= 8.64e15;
+        let valid = Time::valid;
         let (ms, from) = if valid(own) {
             (own, TimeFrom::Record)
         } else if valid(entry) {

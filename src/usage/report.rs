@@ -9,6 +9,7 @@ use crate::source::ReadMode;
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use std::collections::{HashMap, HashSet};
+use std::hash::BuildHasherDefault;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -271,7 +272,8 @@ pub fn collect(
                 if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
                     return None;
                 }
-                let r = super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)));
+                let r =
+                    super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)), stored.is_some());
                 let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                 if (n.is_multiple_of(64) || n == total)
                     && let Ok(mut g) = progress.lock()
@@ -320,6 +322,78 @@ fn cwd_within(s: &SessionInfo, dir: &Path) -> bool {
     Path::new(&*s.cwd.to_str_lossy()).starts_with(dir)
 }
 
+/// What a row is of.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum RowKey {
+    Day(Date),
+    Month(i16, i8),
+    /// A file, by its place in the (sorted) list.
+    File(usize),
+    Model(String),
+}
+
+/// Which keys may be held by more than one record: two bitmaps over a slot per key
+/// (the key's low bits), one for slots met once, one for slots met again. A key whose
+/// slot was met once is held by one record, which is counted without asking the set of
+/// seen keys; only keys in shared slots (those of records held in several places, and
+/// a few others) go into the set. The set's random accesses were most of a cached
+/// report's time.
+#[derive(Default)]
+struct Shared {
+    bits: u32,
+    again: Vec<u64>,
+}
+
+impl Shared {
+    fn of(files: &[(SessionInfo, FileUsage)]) -> Shared {
+        let n: usize = files.iter().map(|(_, u)| u.records.len()).sum();
+        // About 16 slots per key: few keys share a slot by chance.
+        let bits = (n.max(1) * 16).next_power_of_two().trailing_zeros().clamp(10, 30);
+        let words = (1usize << bits) / 64;
+        let (mut once, mut again) = (vec![0u64; words], vec![0u64; words]);
+        let mask = (1u64 << bits) - 1;
+        for (_, u) in files {
+            for r in &u.records {
+                let slot = (r.key as u64 & mask) as usize;
+                let (w, b) = (slot / 64, 1u64 << (slot % 64));
+                if once[w] & b != 0 {
+                    again[w] |= b;
+                } else {
+                    once[w] |= b;
+                }
+            }
+        }
+        Shared { bits, again }
+    }
+
+    /// Whether another record may hold `key`.
+    fn maybe(&self, key: u128) -> bool {
+        let slot = (key as u64 & ((1u64 << self.bits) - 1)) as usize;
+        self.again
+            .get(slot / 64)
+            .is_some_and(|w| w & (1u64 << (slot % 64)) != 0)
+    }
+}
+
+/// The hasher of record keys: they are XXH3-128 hashes, so their low 64 bits are one.
+#[derive(Default)]
+struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        // (Only `write_u128` is used; this is for completeness.)
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u128(&mut self, v: u128) {
+        self.0 = v as u64;
+    }
+}
+
 /// Days in a time zone, remembered one at a time: records come in time order within a
 /// file, so most fall in the day of the one before.
 struct Days<'z> {
@@ -364,19 +438,43 @@ pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -
         sessions: files.len(),
         ..Report::default()
     };
-    let mut seen: HashSet<u128> = HashSet::new();
-    let mut rows: HashMap<String, Row> = HashMap::new();
+    // Keys are XXH3 hashes already: their low bits are the set's hash.
+    let shared = if filter.dedup {
+        Shared::of(&files)
+    } else {
+        Shared::default()
+    };
+    let mut seen: HashSet<u128, BuildHasherDefault<KeyHasher>> = HashSet::default();
+    // Rows, found by key; records of one file mostly fall in the row of the one before.
+    let mut rows: Vec<Row> = Vec::new();
+    let mut index: HashMap<RowKey, usize, ahash::RandomState> = HashMap::default();
+    let mut last: Option<(RowKey, usize)> = None;
     let mut days = Days {
         tz: &filter.tz,
         last: None,
     };
     let mut totals = Row::default();
-    for (s, u) in &files {
+    // Models by a number of their own: (provider, model) pairs, and each row's sums per
+    // model number (names are put in at the end).
+    let mut model_ids: HashMap<(&str, &str), u32, ahash::RandomState> = HashMap::default();
+    let mut model_names: Vec<(&str, &str)> = Vec::new();
+    let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
+    let mut total_models: Vec<(u32, Sums)> = Vec::new();
+    for (k, (s, u)) in files.iter().enumerate() {
         let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d));
-        let session_key = s.path.to_string_lossy().into_owned();
+        let ids: Vec<u32> = u
+            .models
+            .iter()
+            .map(|(p, m)| {
+                *model_ids.entry((p.as_str(), m.as_str())).or_insert_with(|| {
+                    model_names.push((p.as_str(), m.as_str()));
+                    (model_names.len() - 1) as u32
+                })
+            })
+            .collect();
         for rec in &u.records {
             r.records += 1;
-            if filter.dedup && !seen.insert(rec.key) {
+            if filter.dedup && shared.maybe(rec.key) && !seen.insert(rec.key) {
                 r.duplicates += 1;
                 continue;
             }
@@ -401,45 +499,72 @@ pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -
                 r.filtered += 1;
                 continue;
             }
-            let (provider, model) = u.models.get(rec.model as usize).cloned().unwrap_or_default();
+            let model_id = ids.get(rec.model as usize).copied();
+            let model = u.models.get(rec.model as usize).map_or("", |(_, m)| m.as_str());
             let key = match filter.period {
-                Period::Daily => date.to_string(),
-                Period::Monthly => format!("{:04}-{:02}", date.year(), date.month()),
-                Period::Session => session_key.clone(),
-                Period::Model => model.clone(),
+                Period::Daily => RowKey::Day(date),
+                Period::Monthly => RowKey::Month(date.year(), date.month()),
+                Period::Session => RowKey::File(k),
+                Period::Model => RowKey::Model(model.to_string()),
             };
-            let row = rows.entry(key).or_insert_with_key(|k| Row {
-                key: k.clone(),
-                session: (filter.period == Period::Session).then(|| s.clone()),
-                first_ms: f64::INFINITY,
-                last_ms: f64::NEG_INFINITY,
-                ..Row::default()
-            });
-            for row in [row, &mut totals] {
+            let at = match &last {
+                Some((k, at)) if *k == key => *at,
+                _ => {
+                    let at = *index.entry(key.clone()).or_insert_with(|| {
+                        rows.push(Row {
+                            key: match &key {
+                                RowKey::Day(d) => d.to_string(),
+                                RowKey::Month(y, m) => format!("{y:04}-{m:02}"),
+                                RowKey::File(_) => s.path.to_string_lossy().into_owned(),
+                                RowKey::Model(m) => m.clone(),
+                            },
+                            session: (filter.period == Period::Session).then(|| s.clone()),
+                            first_ms: f64::INFINITY,
+                            last_ms: f64::NEG_INFINITY,
+                            ..Row::default()
+                        });
+                        per_model.push(Vec::new());
+                        rows.len() - 1
+                    });
+                    last = Some((key, at));
+                    at
+                }
+            };
+            for (row, models) in [(&mut rows[at], &mut per_model[at]), (&mut totals, &mut total_models)] {
                 row.sums.add(&rec.tokens, rec.cost);
                 row.sources[rec.source.code() as usize].add(&rec.tokens, rec.cost);
                 row.first_ms = row.first_ms.min(rec.time.ms);
                 row.last_ms = row.last_ms.max(rec.time.ms);
-                match row
-                    .models
-                    .iter_mut()
-                    .find(|b| b.provider == provider && b.model == model)
-                {
-                    Some(b) => b.sums.add(&rec.tokens, rec.cost),
-                    None => {
-                        let mut sums = Sums::default();
-                        sums.add(&rec.tokens, rec.cost);
-                        row.models.push(Breakdown {
-                            provider: provider.clone(),
-                            model: model.clone(),
-                            sums,
-                        });
+                if let Some(id) = model_id {
+                    match models.iter_mut().find(|(m, _)| *m == id) {
+                        Some((_, sums)) => sums.add(&rec.tokens, rec.cost),
+                        None => {
+                            let mut sums = Sums::default();
+                            sums.add(&rec.tokens, rec.cost);
+                            models.push((id, sums));
+                        }
                     }
                 }
             }
         }
     }
-    let mut rows: Vec<Row> = rows.into_values().collect();
+    let named = |models: Vec<(u32, Sums)>| -> Vec<Breakdown> {
+        models
+            .into_iter()
+            .map(|(id, sums)| {
+                let (provider, model) = model_names[id as usize];
+                Breakdown {
+                    provider: provider.to_string(),
+                    model: model.to_string(),
+                    sums,
+                }
+            })
+            .collect()
+    };
+    for (row, models) in rows.iter_mut().zip(per_model) {
+        row.models = named(models);
+    }
+    totals.models = named(total_models);
     for row in rows.iter_mut().chain(std::iter::once(&mut totals)) {
         sort_models(&mut row.models);
     }

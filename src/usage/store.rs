@@ -93,7 +93,12 @@ pub(crate) type Scanned = Option<(Header, FileUsage)>;
 
 /// The scan of the file at `path`: the `stored` one when the file's `stat` is the one it
 /// was read under, else read now (with what the cache should keep of it).
-pub(crate) fn scan_file(path: &Path, mode: ReadMode, stored: Option<(Stamp, &[u8])>) -> (Result<Scanned>, Outcome) {
+pub(crate) fn scan_file(
+    path: &Path,
+    mode: ReadMode,
+    stored: Option<(Stamp, &[u8])>,
+    keep: bool,
+) -> (Result<Scanned>, Outcome) {
     if let Some((stamp, bytes)) = stored
         && std::fs::metadata(path).is_ok_and(|m| Stamp::of(&m) == stamp)
         && let Some(s) = decode_file(bytes)
@@ -107,9 +112,35 @@ pub(crate) fn scan_file(path: &Path, mode: ReadMode, stored: Option<(Stamp, &[u8
         }
         .into()
     };
-    let source = match crate::source::Source::open(path, mode) {
+    let file = match crate::source::open_for_reading(path) {
+        Ok(f) => f,
+        Err(e) => return (Err(io(e)), Outcome::Dropped),
+    };
+    // Small files are read into this thread's buffer, kept from file to file.
+    let buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let mut source = match crate::source::Source::from_file_into(file, mode, buf) {
         Ok(s) => s,
         Err(e) => return (Err(io(e)), Outcome::Dropped),
+    };
+    let r = scan_source(path, &source, keep);
+    let buf = source.take_buffer();
+    if buf.capacity() <= 64 << 20 {
+        BUF.with(|b| *b.borrow_mut() = buf);
+    }
+    r
+}
+
+thread_local! {
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn scan_source(path: &Path, source: &crate::source::Source, keep: bool) -> (Result<Scanned>, Outcome) {
+    let io = |e: std::io::Error| -> crate::error::Error {
+        crate::error::ErrorKind::Io {
+            path: Some(path.to_path_buf()),
+            source: e,
+        }
+        .into()
     };
     let scanned = match super::scan::scan(source.bytes()) {
         Ok(super::scan::Scan::NotSession) => None,
@@ -127,11 +158,11 @@ pub(crate) fn scan_file(path: &Path, mode: ReadMode, stored: Option<(Stamp, &[u8
         Err(e) => return (Err(io(e)), Outcome::Dropped),
     }
     match source.stamp().copied() {
-        Some(stamp) => {
+        Some(stamp) if keep => {
             let bytes = encode_file(&scanned);
             (Ok(scanned), Outcome::Built(stamp, bytes))
         }
-        None => (Ok(scanned), Outcome::Dropped),
+        _ => (Ok(scanned), Outcome::Dropped),
     }
 }
 
