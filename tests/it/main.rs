@@ -31,6 +31,7 @@ mod show;
 #[cfg(unix)]
 mod terminal;
 mod tree;
+mod usage;
 mod views;
 mod writer_api;
 mod writes;

@@ -272,8 +272,13 @@ fn thousands(n: u64) -> String {
     out
 }
 
+/// Dollars with cents; a cost under a cent that is not 0 with four decimals.
 fn money(c: f64) -> String {
-    format!("${c:.2}")
+    if c != 0.0 && c.abs() < 0.005 {
+        format!("${c:.4}")
+    } else {
+        format!("${c:.2}")
+    }
 }
 
 fn model_name(b: &Breakdown) -> String {
@@ -363,7 +368,7 @@ fn table(r: &Report, breakdown: bool, width: Option<usize>) -> String {
     // Lines: (label, models, numbers, is a sub-row).
     let mut lines: Vec<(String, String, [String; 6])> = Vec::new();
     for row in &r.rows {
-        let models: Vec<String> = row.models.iter().map(model_name).collect();
+        let models: Vec<String> = row.models.iter().map(|b| escape(&model_name(b)).into_owned()).collect();
         lines.push((label(row, r.period), models.join(", "), numbers(&row.sums)));
         if breakdown && with_models {
             for b in &row.models {
@@ -432,12 +437,12 @@ fn table(r: &Report, breakdown: bool, width: Option<usize>) -> String {
     for (a, m, n) in &lines {
         put(a, m, n, &mut out);
     }
-    out.push_str(&"─".repeat(rule));
-    out.push('\n');
-    put(&total_label, "", &totals, &mut out);
     if r.rows.is_empty() {
         out.push_str("(no usage records)\n");
     }
+    out.push_str(&"─".repeat(rule));
+    out.push('\n');
+    put(&total_label, "", &totals, &mut out);
     out
 }
 

@@ -1,0 +1,235 @@
+//! `pi-session usage` (issue #17) from the command line: the reports and their JSON
+//! (docs/cli.md), records counted once across copies, the cache, filters, exit codes, and
+//! the demo corpus's totals checked against an independent sum of its files.
+
+use serde_json::Value as J;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .arg("usage")
+        .args(args)
+        .env("TZ", "UTC")
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env("PI_SESSION_CACHE_DIR", root().join("target/listing-cache"))
+        .output()
+        .expect("run pi-session")
+}
+
+fn json(o: &Output) -> J {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).expect("JSON")
+}
+
+/// The demo corpus's sessions root.
+fn demo() -> String {
+    root().join("corpus/demo/sessions").display().to_string()
+}
+
+/// The demo corpus's usage, summed independently: every line of every file parsed with
+/// serde_json, assistant/toolResult messages' usage, compaction/branch_summary/usage
+/// entries' usage (its files share no record).
+fn naive_totals(dir: &Path) -> (u64, u64, f64) {
+    let (mut tokens, mut records, mut cost) = (0u64, 0u64, 0.0f64);
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "jsonl") {
+                continue;
+            }
+            for line in std::fs::read_to_string(&p).unwrap().lines().skip(1) {
+                let Ok(v) = serde_json::from_str::<J>(line) else {
+                    continue;
+                };
+                let usage = match (v["type"].as_str(), v["message"]["role"].as_str()) {
+                    (Some("message"), Some("assistant" | "toolResult")) => &v["message"]["usage"],
+                    (Some("compaction" | "branch_summary" | "usage"), _) => &v["usage"],
+                    _ => continue,
+                };
+                if !usage.is_object() {
+                    continue;
+                }
+                records += 1;
+                for k in ["input", "output", "cacheRead", "cacheWrite"] {
+                    tokens += usage[k].as_f64().filter(|n| *n >= 0.0).map_or(0, |n| n.round() as u64);
+                }
+                cost += usage["cost"]["total"].as_f64().unwrap_or(0.0);
+            }
+        }
+    }
+    (tokens, records, cost)
+}
+
+#[test]
+fn the_demo_report_sums_every_record_once() {
+    let cache = tempfile::tempdir().unwrap();
+    let c = cache.path().to_str().unwrap();
+    let (tokens, records, cost) = naive_totals(&root().join("corpus/demo"));
+    assert!(records > 0);
+    for period in ["daily", "monthly", "session", "model"] {
+        let v = json(&run(&[period, "--json", "--cache-dir", c, &demo()]));
+        let t = &v["totals"];
+        assert_eq!(t["totalTokens"].as_u64(), Some(tokens), "{period}");
+        assert_eq!(t["records"].as_u64(), Some(records), "{period}");
+        assert!((t["totalCost"].as_f64().unwrap() - cost).abs() < 0.005, "{period}");
+        let key = match period {
+            "daily" => "daily",
+            "monthly" => "monthly",
+            "session" => "sessions",
+            _ => "models",
+        };
+        let rows = v[key].as_array().expect("rows");
+        assert!(!rows.is_empty());
+        // The rows add up to the totals.
+        let sum: u64 = rows.iter().map(|r| r["totalTokens"].as_u64().unwrap()).sum();
+        assert_eq!(sum, tokens, "{period}");
+        for r in rows {
+            let parts: u64 = ["inputTokens", "outputTokens", "cacheCreationTokens", "cacheReadTokens"]
+                .iter()
+                .map(|k| r[k].as_u64().unwrap())
+                .sum();
+            assert_eq!(parts, r["totalTokens"].as_u64().unwrap());
+            assert!(r["modelBreakdowns"].is_array() && r["sources"]["assistant"].is_object());
+        }
+        if period == "daily" {
+            assert!(rows[0]["date"].as_str().unwrap().len() == 10);
+        }
+        if period == "session" {
+            assert!(rows[0]["sessionId"].is_string() && rows[0]["lastActivity"].is_string());
+        }
+    }
+    // Unchanged files come from the cache the second time.
+    let v = json(&run(&["--json", "--cache-dir", c, &demo()]));
+    assert_eq!(v["report"]["cachedFiles"], v["report"]["sessions"]);
+}
+
+#[test]
+fn a_copied_session_is_counted_once_unless_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("--a--"), dir.path().join("--b--"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let src = root().join("corpus/valid/branches.jsonl");
+    std::fs::copy(&src, a.join("s.jsonl")).unwrap();
+    std::fs::copy(&src, b.join("copy.jsonl")).unwrap();
+    let d = dir.path().to_str().unwrap();
+    let once = json(&run(&["--json", "--no-cache", d]));
+    let twice = json(&run(&["--json", "--no-cache", "--no-dedup", d]));
+    let alone = json(&run(&["--json", "--no-cache", src.to_str().unwrap()]));
+    assert_eq!(once["totals"]["totalTokens"], alone["totals"]["totalTokens"]);
+    assert_eq!(once["report"]["duplicates"], alone["totals"]["records"]);
+    assert_eq!(
+        twice["totals"]["totalTokens"].as_u64().unwrap(),
+        2 * alone["totals"]["totalTokens"].as_u64().unwrap()
+    );
+    // The session report gives the records to the file with the smaller path.
+    let s = json(&run(&["session", "--json", "--no-cache", d]));
+    let rows = s["sessions"].as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert!(rows[0]["sessionPath"].as_str().unwrap().ends_with("--a--/s.jsonl"));
+}
+
+#[test]
+fn filters_zones_and_exit_codes() {
+    let s = root().join("corpus/valid/branches.jsonl");
+    let s = s.to_str().unwrap();
+    let all = json(&run(&["--json", "--no-cache", s]));
+    assert!(all["totals"]["records"].as_u64().unwrap() > 0);
+    // A day range that holds nothing; the YYYYMMDD form.
+    let none = json(&run(&["--json", "--no-cache", "--since", "20250315", s]));
+    assert_eq!(none["totals"]["records"], 0);
+    assert_eq!(none["report"]["filtered"], all["totals"]["records"]);
+    let tool = json(&run(&["--json", "--no-cache", "--source", "tool,summary", s]));
+    assert_eq!(tool["totals"]["records"], 0);
+    let tz = json(&run(&[
+        "monthly",
+        "--json",
+        "--no-cache",
+        "--timezone",
+        "Pacific/Tongatapu",
+        s,
+    ]));
+    assert_eq!(tz["report"]["timeZone"], "Pacific/Tongatapu");
+    // Errors: a bad day, zone or source (2); a named file that is no session (2).
+    for bad in [
+        &["--since", "2025-02-30"][..],
+        &["--timezone", "Mars/Base"],
+        &["--source", "bank"],
+    ] {
+        let mut args = bad.to_vec();
+        args.push(s);
+        let o = run(&args);
+        assert_eq!(o.status.code(), Some(2), "{bad:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr).lines().count(),
+            1,
+            "{bad:?}: one line"
+        );
+    }
+    let o = run(&["--no-cache", root().join("Cargo.toml").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2));
+    // --strict: a record without a time of its own.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.jsonl");
+    std::fs::write(
+        &f,
+        concat!(
+            r#"{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"usage","id":"u","parentId":null,"kind":"k","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.5}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let f = f.to_str().unwrap();
+    let o = run(&["--no-cache", f]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("2025-01-01"),
+        "placed at the header's time"
+    );
+    let o = run(&["--no-cache", "--strict", f]);
+    assert_eq!(o.status.code(), Some(1));
+}
+
+#[test]
+fn the_table_fits_the_width_and_escapes_names() {
+    let o = run(&["monthly", "--breakdown", "--no-cache", "--width", "80", &demo()]);
+    assert!(o.status.success());
+    let text = String::from_utf8(o.stdout).unwrap();
+    assert!(text.contains("└─ "), "{text}");
+    assert!(text.lines().next().unwrap().starts_with("Month"));
+    let last = text.lines().last().unwrap();
+    assert!(last.starts_with("Total"), "{text}");
+    // A model name with control characters is escaped.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.jsonl");
+    std::fs::write(
+        &f,
+        concat!(
+            r#"{"type":"session","version":3,"id":"x","timestamp":"2025-01-01T00:00:00Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"usage","id":"u","parentId":null,"timestamp":"2025-01-01T00:00:00Z","kind":"k","provider":"p","model":"evil\u001b[2Jmodel","usage":{"input":1,"output":2,"cacheRead":0,"cacheWrite":0,"cost":{"total":0.5}}}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    for period in ["daily", "model"] {
+        let o = run(&[period, "--breakdown", "--no-cache", f.to_str().unwrap()]);
+        let text = String::from_utf8(o.stdout).unwrap();
+        assert!(!text.contains('\u{1b}'), "{period}: {text:?}");
+    }
+}
