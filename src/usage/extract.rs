@@ -196,10 +196,14 @@ fn record_from(
 
 /// A token count or cost member's number (`None` when it is no number).
 fn number(line: &[u8], s: &Span) -> Option<f64> {
-    match value(line, s)? {
-        Value::Number(n) => Some(n),
-        _ => None,
+    let raw = s.get(line)?;
+    // A JSON number (the walker validated it) is also Rust's float syntax.
+    if let Some(&c) = raw.first()
+        && (c == b'-' || c.is_ascii_digit())
+    {
+        return std::str::from_utf8(raw).ok()?.parse().ok();
     }
+    None
 }
 
 /// The tokens and `cost.total` of the `usage` object at `s`, walked rather than decoded
