@@ -31,6 +31,7 @@ case $target in
   context_twin)  max_len=262144 ;;
   listing_cache) max_len=65536 ;;
   search)        max_len=65536 ;;
+  usage)         max_len=4096 ;;
   *) echo "unknown target $target" >&2; exit 2 ;;
 esac
 

@@ -12,6 +12,7 @@ usage: seed.py TARGET
 - listing_walk:  each file, each file without its first line, and the listing fixtures;
 - verbatim_twin, decode_twin: each line of each file;
 - context_twin: each file;
+- usage:         the first 4 KiB of each file (the generator's input: any bytes do);
 - search:        a mode byte and eight query bytes + each file: mode 0x00 with the file
                  without its first line (the target puts a header in front), mode 0x01
                  with the file as the generator's input; query bytes pick a few patterns
@@ -110,6 +111,9 @@ for data in files():
             put(b"\x00" + query + rest[:65536 - 9], 65536)
         # The generator reads bytes, not JSON: a file is as good as any other stream.
         put(b"\x01" + SEARCH_QUERIES[0] + data[:4096])
+    elif target == "usage":
+        # The generator (usage::twin::hostile::case) reads bytes, not JSON: any stream seeds it.
+        put(data[:4096])
     else:
         sys.exit("unknown target " + target)
     n += 1
