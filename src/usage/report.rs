@@ -243,7 +243,7 @@ pub(crate) fn info(path: &Path, h: super::scan::Header) -> SessionInfo {
 ///
 /// ```
 /// use pi_session::usage::{self, Filter};
-/// let r = usage::collect(&["corpus/demo".into()], &Filter::default(), &mut Default::default())?;
+/// let r = usage::collect(&["corpus/demo/sessions".into()], &Filter::default(), &mut Default::default())?;
 /// assert!(r.totals.sums.records > 0);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
