@@ -179,7 +179,10 @@ fn files_in(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let jsonl = |e: &std::fs::DirEntry| crate::listing::dirs::is_session_name(e.file_name().as_encoded_bytes());
     for root in roots {
         if !root.is_dir() {
-            files.push(root.clone());
+            // (A sessions root pi has not made yet holds no session.)
+            if root.exists() {
+                files.push(root.clone());
+            }
             continue;
         }
         let entries = match sorted(root) {
@@ -304,7 +307,7 @@ pub fn collect(
                 path: p,
                 reason: crate::listing::SkipFileReason::NotSession,
             }),
-            Err(e) => unreadable.push((p, e.to_string())),
+            Err(e) => unreadable.push((p, chain(&e))),
         }
     }
     let mut report = report_files(files, filter);
@@ -315,6 +318,21 @@ pub fn collect(
         report.cache_warnings = st.write(c.dir(), outcomes, c.racy_before());
     }
     Ok(report)
+}
+
+/// An error with its causes, `: `-separated (each said once).
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let t = c.to_string();
+        if !out.contains(&t) {
+            out.push_str(": ");
+            out.push_str(&t);
+        }
+        cause = c.source();
+    }
+    out
 }
 
 /// Whether a session was started in `dir` or a folder below it.

@@ -229,7 +229,12 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         }
     }
     for (p, e) in &report.unreadable {
-        eprintln!("pi-session: {}: {}", escape_path(p), escape(e));
+        // (The error names its file; a folder's does not.)
+        if e.contains(&*p.to_string_lossy()) {
+            eprintln!("pi-session: {}", escape(e));
+        } else {
+            eprintln!("pi-session: {}: {}", escape_path(p), escape(e));
+        }
         errors += 1;
     }
     if a.order == Order::Desc {
