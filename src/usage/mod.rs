@@ -185,8 +185,9 @@ impl Time {
 /// One usage record.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Record {
-    /// XXH3-128 of its dedup key ([`record_key`]).
-    pub key: u128,
+    /// XXH3-128 of its dedup key ([`record_key`]), as two halves (low first): a `u128`
+    /// field would align the record to 16 bytes, 24 more per record.
+    pub key: [u64; 2],
     /// When.
     pub time: Time,
     /// Where it was found.
@@ -224,7 +225,7 @@ impl FileUsage {
 
 /// The dedup key of a record: `r` and the `responseId` when there is one, else `e`,
 /// the entry's id and its `timestamp` as written; hashed with XXH3-128.
-pub fn record_key(response_id: Option<&str>, entry_id: Option<&str>, entry_timestamp: &str) -> u128 {
+pub fn record_key(response_id: Option<&str>, entry_id: Option<&str>, entry_timestamp: &str) -> [u64; 2] {
     let mut k = Vec::with_capacity(64);
     match response_id {
         Some(r) if !r.is_empty() => {
@@ -238,7 +239,8 @@ pub fn record_key(response_id: Option<&str>, entry_id: Option<&str>, entry_times
             k.extend_from_slice(entry_timestamp.as_bytes());
         }
     }
-    xxhash_rust::xxh3::xxh3_128(&k)
+    let h = xxhash_rust::xxh3::xxh3_128(&k);
+    [h as u64, (h >> 64) as u64]
 }
 
 /// The usage records of one session (the fast path).

@@ -296,13 +296,19 @@ pub fn collect(
     let mut skipped = Vec::new();
     let mut unreadable: Vec<(PathBuf, String)> = problems;
     let mut outcomes = Vec::with_capacity(total);
+    // Where each path's records went: `files[k]`, or none (not a session, unreadable).
+    let mut slot: Vec<Option<usize>> = Vec::with_capacity(total);
     let mut cached = 0;
     for (p, r) in paths.into_iter().zip(results.into_iter().flatten()) {
         let (scanned, outcome) = r;
         cached += usize::from(matches!(outcome, super::store::Outcome::Reused));
-        outcomes.push((p.clone(), outcome));
+        outcomes.push(outcome);
+        slot.push(None);
         match scanned {
-            Ok(Some((h, u))) => files.push((info(&p, h), u)),
+            Ok(Some((h, u))) => {
+                *slot.last_mut().expect("pushed") = Some(files.len());
+                files.push((info(&p, h), u));
+            }
             Ok(None) => skipped.push(SkippedFile {
                 path: p,
                 reason: crate::listing::SkipFileReason::NotSession,
@@ -310,13 +316,16 @@ pub fn collect(
             Err(e) => unreadable.push((p, chain(&e))),
         }
     }
+    let mut cache_warnings = Vec::new();
+    if let (Some(st), Some(c)) = (stored, &opts.cache) {
+        let encode = |i: usize| super::store::encode_file(slot[i].map(|k| (&files[k].0, &files[k].1)));
+        cache_warnings = st.write(c.dir(), outcomes, encode, c.racy_before());
+    }
     let mut report = report_files(files, filter);
     report.skipped = skipped;
     report.unreadable = unreadable;
     report.cached = cached;
-    if let (Some(st), Some(c)) = (stored, &opts.cache) {
-        report.cache_warnings = st.write(c.dir(), outcomes, c.racy_before());
-    }
+    report.cache_warnings = cache_warnings;
     Ok(report)
 }
 
@@ -372,7 +381,7 @@ impl Shared {
         let mask = (1u64 << bits) - 1;
         for (_, u) in files {
             for r in &u.records {
-                let slot = (r.key as u64 & mask) as usize;
+                let slot = (r.key[0] & mask) as usize;
                 let (w, b) = (slot / 64, 1u64 << (slot % 64));
                 if once[w] & b != 0 {
                     again[w] |= b;
@@ -385,8 +394,8 @@ impl Shared {
     }
 
     /// Whether another record may hold `key`.
-    fn maybe(&self, key: u128) -> bool {
-        let slot = (key as u64 & ((1u64 << self.bits) - 1)) as usize;
+    fn maybe(&self, key: [u64; 2]) -> bool {
+        let slot = (key[0] & ((1u64 << self.bits) - 1)) as usize;
         self.again
             .get(slot / 64)
             .is_some_and(|w| w & (1u64 << (slot % 64)) != 0)
@@ -402,13 +411,24 @@ impl std::hash::Hasher for KeyHasher {
         self.0
     }
     fn write(&mut self, bytes: &[u8]) {
-        // (Only `write_u128` is used; this is for completeness.)
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        // A key hashes as its halves' bytes (`[u64; 2]`): the first eight, the low half,
+        // are the hash. (Anything else is folded in.)
+        match bytes.first_chunk::<8>() {
+            Some(b) if self.0 == 0 => self.0 = u64::from_ne_bytes(*b),
+            _ => {
+                for &b in bytes {
+                    self.0 = self.0.rotate_left(8) ^ u64::from(b);
+                }
+            }
         }
     }
-    fn write_u128(&mut self, v: u128) {
-        self.0 = v as u64;
+    fn write_u64(&mut self, v: u64) {
+        if self.0 == 0 {
+            self.0 = v;
+        }
+    }
+    fn write_usize(&mut self, _: usize) {
+        // (The array's length, the same for every key.)
     }
 }
 
@@ -462,7 +482,7 @@ pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -
     } else {
         Shared::default()
     };
-    let mut seen: HashSet<u128, BuildHasherDefault<KeyHasher>> = HashSet::default();
+    let mut seen: HashSet<[u64; 2], BuildHasherDefault<KeyHasher>> = HashSet::default();
     // Rows, found by key; records of one file mostly fall in the row of the one before.
     let mut rows: Vec<Row> = Vec::new();
     let mut index: HashMap<RowKey, usize, ahash::RandomState> = HashMap::default();

@@ -147,5 +147,7 @@ pub(crate) fn scan(bytes: &[u8]) -> crate::error::Result<Scan> {
         // A line that is no entry pi keeps gives nothing.
         record_of_raw_line(line, header.created, &mut out);
     }
+    // Kept until the report is made: without the slack of its growth.
+    out.records.shrink_to_fit();
     Ok(Scan::Session(header, out))
 }

@@ -19,6 +19,7 @@ use super::{FileUsage, Record, Source, Time, TimeFrom, Tokens};
 use crate::error::Result;
 use crate::js::string::JsStr;
 use crate::json::Value;
+use crate::listing::SessionInfo;
 use crate::listing::store::{Reader, put_varint};
 pub(crate) use crate::search::store::Outcome;
 use crate::search::store::{FolderMaps, Kind};
@@ -66,14 +67,33 @@ impl Stored {
     }
 
     /// Write each folder's cache anew where records were read or dropped; the warnings.
-    pub(crate) fn write(&self, dir: &Path, outcomes: Vec<(PathBuf, Outcome)>, racy_before: i128) -> Vec<String> {
-        let mut per: Vec<Vec<(&[u8], Outcome)>> = (0..self.folders.len()).map(|_| Vec::new()).collect();
-        for ((k, name), (_, o)) in self.of.iter().zip(outcomes) {
-            per[*k].push((name, o));
+    /// `outcomes` are by path (as given to [`Stored::load`]); a file read now is
+    /// `Outcome::Built` with no bytes, and `encode(i)` gives them, one folder at a time
+    /// (so that the whole cache is never held besides the records).
+    pub(crate) fn write(
+        &self,
+        dir: &Path,
+        outcomes: Vec<Outcome>,
+        encode: impl Fn(usize) -> Vec<u8>,
+        racy_before: i128,
+    ) -> Vec<String> {
+        let mut per: Vec<Vec<(usize, Outcome)>> = (0..self.folders.len()).map(|_| Vec::new()).collect();
+        for (i, ((k, _), o)) in self.of.iter().zip(outcomes).enumerate() {
+            per[*k].push((i, o));
         }
         let mut warnings = Vec::new();
         for (f, outcomes) in self.folders.iter().zip(per) {
             warnings.extend(f.warning.clone());
+            let outcomes: Vec<(&[u8], Outcome)> = outcomes
+                .into_iter()
+                .map(|(i, o)| {
+                    let o = match o {
+                        Outcome::Built(stamp, b) if b.is_empty() => Outcome::Built(stamp, encode(i)),
+                        o => o,
+                    };
+                    (self.of[i].1.as_slice(), o)
+                })
+                .collect();
             if let Err(e) = f.write(dir, &outcomes, racy_before) {
                 let w = format!(
                     "the usage cache in {} cannot be written ({e}): reported without it",
@@ -158,10 +178,8 @@ fn scan_source(path: &Path, source: &crate::source::Source, keep: bool) -> (Resu
         Err(e) => return (Err(io(e)), Outcome::Dropped),
     }
     match source.stamp().copied() {
-        Some(stamp) if keep => {
-            let bytes = encode_file(&scanned);
-            (Ok(scanned), Outcome::Built(stamp, bytes))
-        }
+        // (Encoded when the cache is written: `Stored::write`.)
+        Some(stamp) if keep => (Ok(scanned), Outcome::Built(stamp, Vec::new())),
         _ => (Ok(scanned), Outcome::Dropped),
     }
 }
@@ -182,16 +200,16 @@ fn take_json(r: &mut Reader<'_>) -> Option<Option<Value<'static>>> {
     Some(Some(crate::json::value::parse(b).ok()?.into_owned()))
 }
 
-/// A file's scan: `0` for no session; else `1`, the header (created as f64 bits, cwd,
+/// A file's entry: `0` for no session; else `1`, the header (created as f64 bits, cwd,
 /// id and parentSession as JSON text) and the records.
-fn encode_file(s: &Scanned) -> Vec<u8> {
+pub(crate) fn encode_file(s: Option<(&SessionInfo, &FileUsage)>) -> Vec<u8> {
     let Some((h, u)) = s else { return vec![0] };
     let mut out = vec![1];
     out.extend_from_slice(&h.created.to_bits().to_le_bytes());
     put_varint(&mut out, h.cwd.as_bytes().len() as u64);
     out.extend_from_slice(h.cwd.as_bytes());
     put_json(&mut out, h.id.as_ref());
-    put_json(&mut out, h.parent.as_ref());
+    put_json(&mut out, h.parent_session_path.as_ref());
     out.extend_from_slice(&encode(u));
     out
 }
@@ -234,7 +252,8 @@ pub(crate) fn encode(u: &FileUsage) -> Vec<u8> {
     }
     put_varint(&mut out, u.records.len() as u64);
     for r in &u.records {
-        out.extend_from_slice(&r.key.to_le_bytes());
+        out.extend_from_slice(&r.key[0].to_le_bytes());
+        out.extend_from_slice(&r.key[1].to_le_bytes());
         out.extend_from_slice(&r.time.ms.to_bits().to_le_bytes());
         let from = match r.time.from {
             TimeFrom::Record => 0,
@@ -277,7 +296,7 @@ pub(crate) fn decode(b: &[u8]) -> Option<FileUsage> {
     // A record takes at least 38 bytes: a count beyond that is a lie.
     u.records.reserve(n.min(b.len() / 38 + 1));
     for _ in 0..n {
-        let key = r.u128()?;
+        let key = [r.u64()?, r.u64()?];
         let ms = f64::from_bits(r.u64()?);
         let flags = r.take(1)?[0];
         let from = match flags >> 2 {
