@@ -49,22 +49,7 @@ struct Maps<'p> {
 
 impl<'p> Maps<'p> {
     fn load(dir: &std::path::Path, paths: &'p [PathBuf]) -> Maps<'p> {
-        let mut index = std::collections::HashMap::new();
-        let mut folders = Vec::new();
-        let of = paths
-            .iter()
-            .map(|p| {
-                let folder = p
-                    .parent()
-                    .filter(|f| !f.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let k = *index.entry(folder).or_insert_with(|| {
-                    folders.push(FolderMaps::load(dir, folder, &super::store::SEARCH_MAPS));
-                    folders.len() - 1
-                });
-                (k, p.file_name().map_or(&[][..], |n| n.as_encoded_bytes()))
-            })
-            .collect();
+        let (folders, of) = super::store::by_folder(dir, paths, &super::store::SEARCH_MAPS);
         Maps { folders, of }
     }
 

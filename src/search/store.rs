@@ -158,6 +158,32 @@ impl FolderMaps {
     }
 }
 
+/// The caches of kind `kind` in `dir` of the folders of `paths`, each loaded once, and
+/// each path's folder (an index into them) and file name.
+pub(crate) fn by_folder<'p>(
+    dir: &Path,
+    paths: &'p [PathBuf],
+    kind: &'static Kind,
+) -> (Vec<FolderMaps>, Vec<(usize, &'p [u8])>) {
+    let mut index = HashMap::new();
+    let mut folders = Vec::new();
+    let of = paths
+        .iter()
+        .map(|p| {
+            let folder = p
+                .parent()
+                .filter(|f| !f.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            let k = *index.entry(folder).or_insert_with(|| {
+                folders.push(FolderMaps::load(dir, folder, kind));
+                folders.len() - 1
+            });
+            (k, p.file_name().map_or(&[][..], |n| n.as_encoded_bytes()))
+        })
+        .collect();
+    (folders, of)
+}
+
 /// Bytes that came from `as_encoded_bytes` of a path, as a path again.
 fn os_str(b: &[u8]) -> &std::ffi::OsStr {
     std::os::unix::ffi::OsStrExt::from_bytes(b)

@@ -299,7 +299,7 @@ pub fn collect(
     // Where each path's records went: `files[k]`, or none (not a session, unreadable).
     let mut slot: Vec<Option<usize>> = Vec::with_capacity(total);
     let mut cached = 0;
-    for (p, r) in paths.into_iter().zip(results.into_iter().flatten()) {
+    for (p, r) in paths.iter().zip(results.into_iter().flatten()) {
         let (scanned, outcome) = r;
         cached += usize::from(matches!(outcome, super::store::Outcome::Reused));
         outcomes.push(outcome);
@@ -307,13 +307,13 @@ pub fn collect(
         match scanned {
             Ok(Some((h, u))) => {
                 *slot.last_mut().expect("pushed") = Some(files.len());
-                files.push((info(&p, h), u));
+                files.push((info(p, h), u));
             }
             Ok(None) => skipped.push(SkippedFile {
-                path: p,
+                path: p.clone(),
                 reason: crate::listing::SkipFileReason::NotSession,
             }),
-            Err(e) => unreadable.push((p, chain(&e))),
+            Err(e) => unreadable.push((p.clone(), chain(&e))),
         }
     }
     let mut cache_warnings = Vec::new();

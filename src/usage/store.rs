@@ -34,36 +34,21 @@ const USAGE: Kind = Kind {
 };
 
 /// The usage caches of the folders of a list of sessions.
-pub(crate) struct Stored {
+pub(crate) struct Stored<'p> {
     folders: Vec<FolderMaps>,
     /// Each session's folder (an index) and file name.
-    of: Vec<(usize, Vec<u8>)>,
+    of: Vec<(usize, &'p [u8])>,
 }
 
-impl Stored {
-    pub(crate) fn load(dir: &Path, paths: &[PathBuf]) -> Stored {
-        let mut index = std::collections::HashMap::new();
-        let mut folders = Vec::new();
-        let of = paths
-            .iter()
-            .map(|p| {
-                let folder = p
-                    .parent()
-                    .filter(|f| !f.as_os_str().is_empty())
-                    .unwrap_or(Path::new("."));
-                let k = *index.entry(folder.to_path_buf()).or_insert_with(|| {
-                    folders.push(FolderMaps::load(dir, folder, &USAGE));
-                    folders.len() - 1
-                });
-                (k, p.file_name().map_or(Vec::new(), |n| n.as_encoded_bytes().to_vec()))
-            })
-            .collect();
+impl<'p> Stored<'p> {
+    pub(crate) fn load(dir: &Path, paths: &'p [PathBuf]) -> Stored<'p> {
+        let (folders, of) = crate::search::store::by_folder(dir, paths, &USAGE);
         Stored { folders, of }
     }
 
     pub(crate) fn get(&self, i: usize) -> Option<(Stamp, &[u8])> {
-        let (k, name) = &self.of[i];
-        self.folders[*k].get(name)
+        let (k, name) = self.of[i];
+        self.folders[k].get(name)
     }
 
     /// Write each folder's cache anew where records were read or dropped; the warnings.
@@ -91,7 +76,7 @@ impl Stored {
                         Outcome::Built(stamp, b) if b.is_empty() => Outcome::Built(stamp, encode(i)),
                         o => o,
                     };
-                    (self.of[i].1.as_slice(), o)
+                    (self.of[i].1, o)
                 })
                 .collect();
             if let Err(e) = f.write(dir, &outcomes, racy_before) {

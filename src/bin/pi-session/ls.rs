@@ -228,14 +228,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         })
     };
     let (since, until) = (bound(&a.since, false)?, bound(&a.until, true)?);
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
-                .expect("the template is valid"),
-        );
-        b
-    });
+    let bar = sessions_bar(std::io::stderr().is_terminal(), 0);
     let mut cb = |p: &Progress<'_>| {
         if let Some(b) = &bar {
             b.set_length(p.total as u64);
@@ -497,6 +490,18 @@ fn sort_rows(rows: &mut [Listed<'_>], key: Option<SortKey>, reverse: bool) {
 
 /// The width to fit rows into: `--width` (0: none), else `$COLUMNS`, else the width of
 /// the terminal on stdout; `None` (nothing cut) when piped.
+/// The progress bar of a run over sessions (`None` unless `show`, stderr being a terminal).
+pub(crate) fn sessions_bar(show: bool, len: u64) -> Option<indicatif::ProgressBar> {
+    show.then(|| {
+        let b = indicatif::ProgressBar::new(len);
+        b.set_style(
+            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
+                .expect("the template is valid"),
+        );
+        b
+    })
+}
+
 pub(crate) fn terminal_width(arg: Option<usize>) -> Option<usize> {
     if let Some(w) = arg {
         return (w > 0).then_some(w);

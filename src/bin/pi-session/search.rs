@@ -199,10 +199,7 @@ impl SearchArgs {
 
 /// The default roots: the custom session dir when one is set, else the agent dir's
 /// sessions root.
-pub(crate) fn default_roots(
-    agent_dir: Option<&std::path::Path>,
-    session_dir: Option<&std::path::Path>,
-) -> Result<Vec<PathBuf>> {
+fn default_roots(agent_dir: Option<&std::path::Path>, session_dir: Option<&std::path::Path>) -> Result<Vec<PathBuf>> {
     for d in [agent_dir, session_dir].into_iter().flatten() {
         if let Err(e) = std::fs::read_dir(d) {
             anyhow::bail!(Printable::io("cannot read", d, e));
@@ -216,19 +213,24 @@ pub(crate) fn default_roots(
     }])
 }
 
-/// Run `pi-session search`; returns the exit code.
+/// The roots a run over sessions covers (the `named` sessions and folders, each checked,
+/// else the default roots) and the listing cache it uses (`--cache-dir`, else the default
+/// one; none with `--no-cache`): what `search` and `usage` share.
 ///
 /// # Errors
-/// A bad pattern or option (usage), a named session or folder that cannot be read.
-pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
-    let zone = crate::when::Zone::new(a.utc);
-    let (pattern, named) = a.pattern();
-    let q = a.query(&pattern, &zone)?;
+/// A named session or folder that cannot be read; an agent or session dir that cannot.
+pub(crate) fn roots_and_cache(
+    named: &[PathBuf],
+    agent_dir: Option<&std::path::Path>,
+    session_dir: Option<&std::path::Path>,
+    cache_dir: Option<&PathBuf>,
+    no_cache: bool,
+) -> Result<(Vec<PathBuf>, Option<listing::ListingCache>)> {
     let roots = if named.is_empty() {
-        default_roots(a.agent_dir.as_deref(), a.session_dir.as_deref())?
+        default_roots(agent_dir, session_dir)?
     } else {
         let mut v = Vec::with_capacity(named.len());
-        for p in &named {
+        for p in named {
             let p = crate::locate::session(p)?;
             if let Err(e) = std::fs::metadata(&p) {
                 anyhow::bail!(Printable::io("cannot read", &p, e));
@@ -237,14 +239,32 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
         }
         v
     };
-    let cache = if a.no_cache {
+    let cache = if no_cache {
         None
     } else {
-        a.cache_dir
-            .clone()
+        cache_dir
+            .cloned()
             .or_else(listing::ListingCache::default_dir)
             .map(listing::ListingCache::at)
     };
+    Ok((roots, cache))
+}
+
+/// Run `pi-session search`; returns the exit code.
+///
+/// # Errors
+/// A bad pattern or option (usage), a named session or folder that cannot be read.
+pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
+    let zone = crate::when::Zone::new(a.utc);
+    let (pattern, named) = a.pattern();
+    let q = a.query(&pattern, &zone)?;
+    let (roots, cache) = roots_and_cache(
+        &named,
+        a.agent_dir.as_deref(),
+        a.session_dir.as_deref(),
+        a.cache_dir.as_ref(),
+        a.no_cache,
+    )?;
     let found = search::sessions_in(&roots, cache.clone(), read_mode, None)?;
     for p in &found.problems {
         eprintln!("pi-session: {}: {}", escape_path(&p.path), escape(&p.what));
@@ -283,14 +303,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
             Mode::Lines
         },
     };
-    let bar = (std::io::stderr().is_terminal() && paths.len() > 1).then(|| {
-        let b = indicatif::ProgressBar::new(paths.len() as u64);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
-                .expect("the template is valid"),
-        );
-        b
-    });
+    let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal() && paths.len() > 1, paths.len() as u64);
     let mut progress = |done: usize, _total: usize| {
         if let Some(b) = &bar {
             b.set_position(done as u64);

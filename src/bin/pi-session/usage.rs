@@ -5,7 +5,6 @@
 use crate::show::{Kind, Printable};
 use anyhow::Result;
 use clap::Args;
-use pi_session::listing;
 use pi_session::text::{escape, escape_path};
 use pi_session::usage::{self, Breakdown, CollectOptions, Filter, Period, Report, Row, Source, Sums};
 use std::fmt::Write as _;
@@ -167,35 +166,14 @@ impl UsageArgs {
 pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let (period, named) = a.split();
     let (filter, zone_name) = a.filter(period)?;
-    let roots = if named.is_empty() {
-        crate::search::default_roots(a.agent_dir.as_deref(), a.session_dir.as_deref())?
-    } else {
-        let mut v = Vec::with_capacity(named.len());
-        for p in &named {
-            let p = crate::locate::session(p)?;
-            if let Err(e) = std::fs::metadata(&p) {
-                anyhow::bail!(Printable::io("cannot read", &p, e));
-            }
-            v.push(p);
-        }
-        v
-    };
-    let cache = if a.no_cache {
-        None
-    } else {
-        a.cache_dir
-            .clone()
-            .or_else(listing::ListingCache::default_dir)
-            .map(listing::ListingCache::at)
-    };
-    let bar = std::io::stderr().is_terminal().then(|| {
-        let b = indicatif::ProgressBar::new(0);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
-                .expect("the template is valid"),
-        );
-        b
-    });
+    let (roots, cache) = crate::search::roots_and_cache(
+        &named,
+        a.agent_dir.as_deref(),
+        a.session_dir.as_deref(),
+        a.cache_dir.as_ref(),
+        a.no_cache,
+    )?;
+    let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal(), 0);
     let mut progress = |done: usize, total: usize| {
         if let Some(b) = &bar {
             b.set_length(total as u64);
