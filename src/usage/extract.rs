@@ -44,6 +44,21 @@ fn value<'a>(line: &'a [u8], s: &Span) -> Option<Value<'a>> {
     crate::json::value::parse(s.get(line)?).ok()
 }
 
+/// A string member's decoded bytes, borrowed when it has no escape (`None` when missing
+/// or not a string): `type` and `role` of every candidate line, compared, not kept.
+fn string_bytes<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, [u8]>> {
+    let raw = s.get(line)?;
+    if raw.first() != Some(&b'"') {
+        return None;
+    }
+    let inner = &raw[1..raw.len() - 1];
+    if memchr::memchr(b'\\', inner).is_none() {
+        return Some(std::borrow::Cow::Borrowed(inner));
+    }
+    let (t, _) = crate::json::string::decode_string(line, s.start).ok()?;
+    Some(std::borrow::Cow::Owned(t.as_bytes().to_vec()))
+}
+
 /// A string member as text (`None` when missing or not a string).
 fn text(line: &[u8], s: &Span) -> Option<String> {
     match &value(line, s)? {
@@ -67,18 +82,21 @@ pub(crate) struct Members {
     role: Span,
 }
 
-fn members(b: &[u8], start: usize, message: bool) -> Result<Members, SyntaxError> {
+/// The members of the object at `start` that a record is made of (and, when `message`,
+/// where its `message` is), and where the object ends.
+fn members(b: &[u8], start: usize, message: bool) -> Result<(Members, usize), SyntaxError> {
     let mut m = Members::default();
-    walk_members::<Line>(b, start, |key, i| match key {
+    let end = walk_members::<Line>(b, start, |key, i| match key {
         b"usage" => record(b, i, &mut m.usage),
         b"timestamp" => record(b, i, &mut m.timestamp),
         b"responseId" => record(b, i, &mut m.response_id),
         b"provider" => record(b, i, &mut m.provider),
         b"model" => record(b, i, &mut m.model),
+        b"role" => record(b, i, &mut m.role),
         b"message" if message => record(b, i, &mut m.message),
         _ => skip(b, i),
     })?;
-    Ok(m)
+    Ok((m, end))
 }
 
 /// What the index knows of an entry line that can carry usage.
@@ -115,7 +133,7 @@ pub(crate) fn record_of_line(line: &[u8], head: &Head, header_ms: f64, out: &mut
         return Ok(());
     }
     let is_message = head.ty == EntryType::Message;
-    let top = members(line, first, is_message && head.message.is_none())?;
+    let (top, _) = members(line, first, is_message && head.message.is_none())?;
     let inner = if is_message {
         let (start, end) = match head.message {
             Some(m) => m,
@@ -125,7 +143,7 @@ pub(crate) fn record_of_line(line: &[u8], head: &Head, header_ms: f64, out: &mut
         if line.get(start) != Some(&b'{') || end > line.len() {
             return Ok(());
         }
-        Some(members(line, start, false)?)
+        Some(members(line, start, false)?.0)
     } else {
         None
     };
@@ -250,50 +268,40 @@ fn usage_numbers(line: &[u8], s: &Span) -> Option<(Tokens, f64)> {
 /// it is met (so its content is skipped once). Pushes the line's record to `out`, if it
 /// has one; `false` when the line is not an object pi keeps (it is no entry).
 pub(crate) fn record_of_raw_line(line: &[u8], header_ms: f64, out: &mut FileUsage) -> bool {
-    use crate::json::ws::Json;
-    let first = skip_ws::<Json>(line, 0);
+    let first = skip_ws::<Line>(line, 0);
     if line.get(first) != Some(&b'{') {
         return false;
     }
     let mut top = Members::default();
     let mut inner: Option<Members> = None;
-    let walked = walk_members::<Json>(line, first, |key, i| match key {
-        b"type" => record_ws::<Json>(line, i, &mut top.ty),
-        b"id" => record_ws::<Json>(line, i, &mut top.id),
-        b"timestamp" => record_ws::<Json>(line, i, &mut top.timestamp),
-        b"usage" => record_ws::<Json>(line, i, &mut top.usage),
-        b"provider" => record_ws::<Json>(line, i, &mut top.provider),
-        b"model" => record_ws::<Json>(line, i, &mut top.model),
+    // (A line holds no `\n`: the index's white space is JSON's here.)
+    let walked = walk_members::<Line>(line, first, |key, i| match key {
+        b"type" => record(line, i, &mut top.ty),
+        b"id" => record(line, i, &mut top.id),
+        b"timestamp" => record(line, i, &mut top.timestamp),
+        b"usage" => record(line, i, &mut top.usage),
+        b"provider" => record(line, i, &mut top.provider),
+        b"model" => record(line, i, &mut top.model),
         b"message" if line[i] == b'{' => {
-            let mut m = Members::default();
-            let end = walk_members::<Json>(line, i, |k, j| match k {
-                b"role" => record_ws::<Json>(line, j, &mut m.role),
-                b"usage" => record_ws::<Json>(line, j, &mut m.usage),
-                b"timestamp" => record_ws::<Json>(line, j, &mut m.timestamp),
-                b"responseId" => record_ws::<Json>(line, j, &mut m.response_id),
-                b"provider" => record_ws::<Json>(line, j, &mut m.provider),
-                b"model" => record_ws::<Json>(line, j, &mut m.model),
-                _ => skip_value::<Json>(line, j).map(|(e, _)| e),
-            })?;
+            let (m, end) = members(line, i, false)?;
             inner = Some(m);
             Ok(end)
         }
         b"message" => {
             inner = None;
-            skip_value::<Json>(line, i).map(|(e, _)| e)
+            skip(line, i)
         }
-        _ => skip_value::<Json>(line, i).map(|(e, _)| e),
+        _ => skip(line, i),
     });
     let Ok(end) = walked else { return false };
-    if skip_ws::<Json>(line, end) != line.len() {
+    if skip_ws::<Line>(line, end) != line.len() {
         return false;
     }
-    let ty = text(line, &top.ty).map_or(EntryType::Other, |t| EntryType::from_type_str(t.as_bytes()));
+    let ty = string_bytes(line, &top.ty).map_or(EntryType::Other, |t| EntryType::from_type_str(&t));
     let role = match &inner {
-        Some(m) if m.role.end > m.role.start => match &value(line, &m.role) {
-            Some(Value::String(r)) => Role::from_name(r.to_str_lossy().as_bytes()),
-            _ => Role::NotString,
-        },
+        Some(m) if m.role.end > m.role.start => {
+            string_bytes(line, &m.role).map_or(Role::NotString, |r| Role::from_name(&r))
+        }
         _ => Role::Missing,
     };
     let Some(source) = source_of(ty, role) else { return true };
@@ -303,16 +311,6 @@ pub(crate) fn record_of_raw_line(line: &[u8], header_ms: f64, out: &mut FileUsag
     let id = text(line, &top.id);
     record_from(line, source, &top, inner.as_ref(), id.as_deref(), header_ms, out);
     true
-}
-
-fn record_ws<W: crate::json::ws::WhiteSpace>(b: &[u8], i: usize, slot: &mut Span) -> Result<usize, SyntaxError> {
-    let (end, kind) = skip_value::<W>(b, i)?;
-    *slot = Span {
-        start: i,
-        end,
-        object: kind == Kind::Object,
-    };
-    Ok(end)
 }
 
 /// The usage records of `s`, in file order; `header_ms` is the header's time (Unix ms,
