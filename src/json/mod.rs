@@ -20,7 +20,7 @@
 use std::fmt;
 
 pub(crate) mod dispatch;
-mod kernel;
+pub(crate) mod kernel;
 mod lex;
 pub(crate) mod string;
 pub(crate) mod stringify;

@@ -1,5 +1,5 @@
 //! One pass over a session file for its usage: the header (the first line pi keeps), then
-//! only the lines that can hold a `usage` member, found with `memmem` over the raw bytes.
+//! only the lines that can hold a `usage` member, found in one vector pass over the raw bytes.
 //!
 //! A member named `usage` is written `"usage"` in the raw line unless one of its letters
 //! is a `\u` escape (`\u0075` for `u`, ...: all `\u006x` or `\u007x`); so a line with
@@ -44,55 +44,77 @@ fn line_at(b: &[u8], start: usize) -> (&[u8], usize) {
     }
 }
 
-/// The lines that may hold a `usage` member, in order: those with `usage"` or a `\u00`
-/// escape of `6x`/`7x`. Each of the two searches is resumed where it stopped (only when
-/// the scan has passed its last find), so the file is searched once.
+/// Where `b[i..]` can begin a `usage` key: `usage"`, or a `\u00` escape of a letter
+/// `6x`/`7x` (every letter of the key is one of those).
+#[inline(always)]
+fn candidate_at(b: &[u8], i: usize) -> bool {
+    let s = &b[i..];
+    s.starts_with(b"usage\"") || (s.starts_with(b"\\u00") && matches!(s.get(4), Some(b'6' | b'7')))
+}
+
+/// The first [`candidate_at`] at or after `from`, in one pass over the bytes: per
+/// 64-byte block, the byte masks of `u` at +0, `e` at +4 and `"` at +5 (the key), and of
+/// `\` at +0, `u` at +1 and `6`/`7` at +4 (the escape), each a compare on an unaligned
+/// block; the few positions left are checked whole. (Two `memmem` searches, one per
+/// needle, read the file twice, and the escape's needle `\u00` alone stops at every
+/// `\u001b` of a terminal's output.)
+struct FindCandidate<'b> {
+    b: &'b [u8],
+    from: usize,
+}
+
+impl crate::json::dispatch::KernelTask for FindCandidate<'_> {
+    type Out = Option<usize>;
+    #[inline(always)]
+    fn run<K: crate::json::kernel::Kernel + crate::json::kernel::ExtraMasks>(self) -> Option<usize> {
+        let b = self.b;
+        let block = |at: usize| -> &[u8; 64] { b[at..at + 64].try_into().expect("64 bytes") };
+        let mut p = self.from;
+        // Each block reads 69 bytes: 64 positions and the 5 after the last.
+        while p + 69 <= b.len() {
+            let (b0, b1, b4, b5) = (block(p), block(p + 1), block(p + 4), block(p + 5));
+            let key = K::byte(b0, b'u') & K::byte(b4, b'e') & K::byte(b5, b'"');
+            let esc = K::byte(b0, b'\\') & K::byte(b1, b'u') & (K::byte(b4, b'6') | K::byte(b4, b'7'));
+            let mut m = key | esc;
+            while m != 0 {
+                let i = p + m.trailing_zeros() as usize;
+                if candidate_at(b, i) {
+                    return Some(i);
+                }
+                m &= m - 1;
+            }
+            p += 64;
+        }
+        (p..b.len()).find(|&i| candidate_at(b, i))
+    }
+}
+
+/// The first [`candidate_at`] at or after `from`, with the best kernel this CPU has.
+fn find_candidate(b: &[u8], from: usize) -> Option<usize> {
+    crate::json::dispatch::with_kernel(FindCandidate { b, from })
+}
+
+/// The lines that may hold a `usage` member, in order: those with a [`candidate_at`].
 struct Candidates<'b> {
     b: &'b [u8],
-    key: memchr::memmem::Finder<'static>,
-    esc: memchr::memmem::Finder<'static>,
-    /// The next find of each at or after where the scan stands (`None`: no more).
-    next_key: Option<usize>,
-    next_esc: Option<usize>,
+    /// The next candidate at or after where the scan stands (`None`: no more).
+    next: Option<usize>,
 }
 
 impl<'b> Candidates<'b> {
     fn new(b: &'b [u8], at: usize) -> Candidates<'b> {
-        let mut c = Candidates {
+        Candidates {
             b,
-            key: memchr::memmem::Finder::new(b"usage\""),
-            esc: memchr::memmem::Finder::new(b"\\u00"),
-            next_key: None,
-            next_esc: None,
-        };
-        c.next_key = c.find_key(at);
-        c.next_esc = c.find_esc(at);
-        c
-    }
-
-    fn find_key(&self, at: usize) -> Option<usize> {
-        self.key.find(self.b.get(at..)?).map(|i| at + i)
-    }
-
-    fn find_esc(&self, mut from: usize) -> Option<usize> {
-        loop {
-            let i = self.esc.find(self.b.get(from..)?).map(|i| from + i)?;
-            if matches!(self.b.get(i + 4), Some(b'6' | b'7')) {
-                return Some(i);
-            }
-            from = i + 4;
+            next: find_candidate(b, at),
         }
     }
 
     /// The start of the next candidate line at or after `at` (a line start).
     fn next(&mut self, at: usize) -> Option<usize> {
-        if self.next_key.is_some_and(|k| k < at) {
-            self.next_key = self.find_key(at);
+        if self.next.is_some_and(|k| k < at) {
+            self.next = find_candidate(self.b, at);
         }
-        if self.next_esc.is_some_and(|e| e < at) {
-            self.next_esc = self.find_esc(at);
-        }
-        let p = [self.next_key, self.next_esc].into_iter().flatten().min()?;
+        let p = self.next?;
         Some(memchr::memrchr(b'\n', &self.b[at..p]).map_or(at, |i| at + i + 1))
     }
 }
@@ -150,4 +172,51 @@ pub(crate) fn scan(bytes: &[u8]) -> crate::error::Result<Scan> {
     // Kept until the report is made: without the slack of its growth.
     out.records.shrink_to_fit();
     Ok(Scan::Session(header, out))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{FindCandidate, candidate_at};
+    use crate::json::dispatch::{kernels, with_kernel_isa};
+
+    /// The slow twin: every position in turn.
+    fn naive(b: &[u8], from: usize) -> Option<usize> {
+        (from..b.len()).find(|&i| candidate_at(b, i))
+    }
+
+    fn check(b: &[u8]) {
+        for isa in kernels() {
+            for from in 0..=b.len() {
+                assert_eq!(
+                    with_kernel_isa(isa, FindCandidate { b, from }),
+                    naive(b, from),
+                    "{isa:?} from {from} in {:?}",
+                    String::from_utf8_lossy(b)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn every_kernel_finds_what_the_naive_scan_finds() {
+        // Needles at every offset of a block and across block ends, near misses, ends.
+        for at in [0, 1, 58, 59, 60, 63, 64, 65, 127, 128, 130] {
+            for needle in [&b"usage\""[..], b"\\u0075", b"\\u006", b"\\u007", b"usage", b"\\u0060", b"\\u001b", b"usag\""] {
+                let mut b = vec![b'x'; 200];
+                b[at..at + needle.len()].copy_from_slice(needle);
+                check(&b);
+                check(&b[..at + needle.len()]);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+        #[test]
+        fn the_finder_equals_the_naive_scan(parts in proptest::collection::vec(0usize..10, 0..120)) {
+            const PIECES: [&[u8]; 10] = [b"usage\"", b"\\u00", b"6", b"7", b"u", b"e\"", b"\\", b"sage\"", b"x", b"\n"];
+            let b: Vec<u8> = parts.iter().flat_map(|&k| PIECES[k].iter().copied()).collect();
+            check(&b);
+        }
+    }
 }
