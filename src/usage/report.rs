@@ -316,12 +316,17 @@ pub fn collect(
             Err(e) => unreadable.push((p.clone(), chain(&e))),
         }
     }
-    let mut cache_warnings = Vec::new();
-    if let (Some(st), Some(c)) = (stored, &opts.cache) {
-        let encode = |i: usize| super::store::encode_file(slot[i].map(|k| (&files[k].0, &files[k].1)));
-        cache_warnings = st.write(c.dir(), outcomes, encode, c.racy_before());
-    }
-    let mut report = report_files(files, filter);
+    // The cache is written while the report is made.
+    let (cache_warnings, mut report) = rayon::join(
+        || match (stored, &opts.cache) {
+            (Some(st), Some(c)) => {
+                let encode = |i: usize| super::store::encode_file(slot[i].map(|k| (&files[k].0, &files[k].1)));
+                st.write(c.dir(), outcomes, encode, c.racy_before())
+            }
+            _ => Vec::new(),
+        },
+        || report_of(&files, filter),
+    );
     report.skipped = skipped;
     report.unreadable = unreadable;
     report.cached = cached;
@@ -463,13 +468,20 @@ impl Days<'_> {
 
 /// The report of `files` (each session with its records): who owns each record, the
 /// filters, the grouping. The pure part of [`collect`].
-pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -> Report {
+pub fn report_files(files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -> Report {
+    report_of(&files, filter)
+}
+
+/// [`report_files`] on borrowed files (so that the cache can be written from them at
+/// the same time).
+fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
     // Owners first: the oldest header, files without a valid one last, ties by path.
     let created = |s: &SessionInfo| if s.created.is_nan() { f64::INFINITY } else { s.created };
-    files.sort_by(|a, b| {
-        created(&a.0)
-            .total_cmp(&created(&b.0))
-            .then_with(|| a.0.path.cmp(&b.0.path))
+    let mut order: Vec<usize> = (0..files.len()).collect();
+    order.sort_by(|&a, &b| {
+        created(&files[a].0)
+            .total_cmp(&created(&files[b].0))
+            .then_with(|| files[a].0.path.cmp(&files[b].0.path))
     });
     let mut r = Report {
         period: filter.period,
@@ -478,7 +490,7 @@ pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -
     };
     // Keys are XXH3 hashes already: their low bits are the set's hash.
     let shared = if filter.dedup {
-        Shared::of(&files)
+        Shared::of(files)
     } else {
         Shared::default()
     };
@@ -498,7 +510,8 @@ pub fn report_files(mut files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -
     let mut model_names: Vec<(&str, &str)> = Vec::new();
     let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
     let mut total_models: Vec<(u32, Sums)> = Vec::new();
-    for (k, (s, u)) in files.iter().enumerate() {
+    for k in order {
+        let (s, u) = &files[k];
         let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d));
         let ids: Vec<u32> = u
             .models

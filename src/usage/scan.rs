@@ -201,7 +201,16 @@ mod tests {
     fn every_kernel_finds_what_the_naive_scan_finds() {
         // Needles at every offset of a block and across block ends, near misses, ends.
         for at in [0, 1, 58, 59, 60, 63, 64, 65, 127, 128, 130] {
-            for needle in [&b"usage\""[..], b"\\u0075", b"\\u006", b"\\u007", b"usage", b"\\u0060", b"\\u001b", b"usag\""] {
+            for needle in [
+                &b"usage\""[..],
+                b"\\u0075",
+                b"\\u006",
+                b"\\u007",
+                b"usage",
+                b"\\u0060",
+                b"\\u001b",
+                b"usag\"",
+            ] {
                 let mut b = vec![b'x'; 200];
                 b[at..at + needle.len()].copy_from_slice(needle);
                 check(&b);

@@ -59,31 +59,41 @@ impl<'p> Stored<'p> {
         &self,
         dir: &Path,
         outcomes: Vec<Outcome>,
-        encode: impl Fn(usize) -> Vec<u8>,
+        encode: impl Fn(usize) -> Vec<u8> + Sync,
         racy_before: i128,
     ) -> Vec<String> {
         let mut per: Vec<Vec<(usize, Outcome)>> = (0..self.folders.len()).map(|_| Vec::new()).collect();
         for (i, ((k, _), o)) in self.of.iter().zip(outcomes).enumerate() {
             per[*k].push((i, o));
         }
-        let mut warnings = Vec::new();
-        for (f, outcomes) in self.folders.iter().zip(per) {
-            warnings.extend(f.warning.clone());
-            let outcomes: Vec<(&[u8], Outcome)> = outcomes
-                .into_iter()
-                .map(|(i, o)| {
-                    let o = match o {
-                        Outcome::Built(stamp, b) if b.is_empty() => Outcome::Built(stamp, encode(i)),
-                        o => o,
-                    };
-                    (self.of[i].1, o)
-                })
-                .collect();
-            if let Err(e) = f.write(dir, &outcomes, racy_before) {
-                let w = format!(
-                    "the usage cache in {} cannot be written ({e}): reported without it",
-                    dir.display()
-                );
+        use rayon::prelude::*;
+        let found: Vec<(Option<String>, Option<String>)> = self
+            .folders
+            .par_iter()
+            .zip(per)
+            .map(|(f, outcomes)| {
+                let outcomes: Vec<(&[u8], Outcome)> = outcomes
+                    .into_iter()
+                    .map(|(i, o)| {
+                        let o = match o {
+                            Outcome::Built(stamp, b) if b.is_empty() => Outcome::Built(stamp, encode(i)),
+                            o => o,
+                        };
+                        (self.of[i].1, o)
+                    })
+                    .collect();
+                let failed = f.write(dir, &outcomes, racy_before).err().map(|e| {
+                    format!(
+                        "the usage cache in {} cannot be written ({e}): reported without it",
+                        dir.display()
+                    )
+                });
+                (f.warning.clone(), failed)
+            })
+            .collect();
+        let mut warnings: Vec<String> = Vec::new();
+        for (loaded, failed) in found {
+            for w in loaded.into_iter().chain(failed) {
                 if !warnings.contains(&w) {
                     warnings.push(w);
                 }
