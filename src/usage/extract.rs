@@ -59,10 +59,19 @@ fn string_bytes<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, [u8
     Some(std::borrow::Cow::Owned(t.as_bytes().to_vec()))
 }
 
-/// A string member as text (`None` when missing or not a string).
-fn text(line: &[u8], s: &Span) -> Option<String> {
+/// A string member as text (`None` when missing or not a string), borrowed from the
+/// line when it is valid UTF-8 without an escape (ids, models and times nearly always).
+fn text<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, str>> {
+    let raw = s.get(line)?;
+    if raw.first() == Some(&b'"')
+        && let Some(inner) = raw.get(1..raw.len() - 1)
+        && memchr::memchr(b'\\', inner).is_none()
+        && let Ok(t) = simdutf8::basic::from_utf8(inner)
+    {
+        return Some(std::borrow::Cow::Borrowed(t));
+    }
     match &value(line, s)? {
-        Value::String(t) => Some(t.to_str_lossy().into_owned()),
+        Value::String(t) => Some(std::borrow::Cow::Owned(t.to_str_lossy().into_owned())),
         _ => None,
     }
 }
@@ -175,10 +184,7 @@ fn record_from(
     } else {
         None
     };
-    let own = match inner.and_then(|i| value(line, &i.timestamp)) {
-        Some(Value::Number(n)) => n,
-        _ => f64::NAN,
-    };
+    let own = inner.and_then(|i| number(line, &i.timestamp)).unwrap_or(f64::NAN);
     let entry_ts = || value(line, &top.timestamp);
     // The entry's time is parsed only when the record has none of its own.
     let entry_ms = if Time::valid(own) {
@@ -190,10 +196,7 @@ fn record_from(
     let key = match response_id.as_deref() {
         Some(r) if !r.is_empty() => record_key(Some(r), id, ""),
         _ => {
-            let ts = match &entry_ts() {
-                Some(Value::String(t)) => t.to_str_lossy().into_owned(),
-                _ => String::new(),
-            };
+            let ts = text(line, &top.timestamp).unwrap_or_default();
             record_key(None, id, &ts)
         }
     };
@@ -201,7 +204,7 @@ fn record_from(
         Source::Assistant | Source::Entry => (text(line, &m.provider), text(line, &m.model)),
         Source::Tool | Source::Summary => (None, None),
     };
-    let model = out.model_index(provider.unwrap_or_default(), model.unwrap_or_default());
+    let model = out.model_index(&provider.unwrap_or_default(), &model.unwrap_or_default());
     out.push(Record {
         key,
         time,
@@ -215,6 +218,10 @@ fn record_from(
 /// A token count or cost member's number (`None` when it is no number).
 fn number(line: &[u8], s: &Span) -> Option<f64> {
     let raw = s.get(line)?;
+    // A count: digits only (no leading zero in JSON), exact in an f64 up to 15 of them.
+    if raw.len() <= 15 && raw.iter().all(u8::is_ascii_digit) {
+        return Some(raw.iter().fold(0u64, |n, &d| n * 10 + u64::from(d - b'0')) as f64);
+    }
     // A JSON number (the walker validated it) is also Rust's float syntax.
     if let Some(&c) = raw.first()
         && (c == b'-' || c.is_ascii_digit())

@@ -210,11 +210,11 @@ pub struct FileUsage {
 }
 
 impl FileUsage {
-    fn model_index(&mut self, provider: String, model: String) -> u32 {
-        if let Some(i) = self.models.iter().position(|(p, m)| *p == provider && *m == model) {
+    fn model_index(&mut self, provider: &str, model: &str) -> u32 {
+        if let Some(i) = self.models.iter().position(|(p, m)| p == provider && m == model) {
             return i as u32;
         }
-        self.models.push((provider, model));
+        self.models.push((provider.to_string(), model.to_string()));
         (self.models.len() - 1) as u32
     }
 
