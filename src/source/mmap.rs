@@ -269,3 +269,26 @@ mod tests {
         assert_eq!(got, &files[1].1[..]);
     }
 }
+
+/// Read up to `want` bytes of `file` from `at` onto the end of `buf` with `pread`,
+/// straight into its spare capacity (zeroing it first cost as much as a tenth of the
+/// copy); fewer when the file ends sooner. Returns how many.
+#[allow(unsafe_code)]
+pub(super) fn pread_onto(file: &File, at: u64, want: usize, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    buf.try_reserve_exact(want)
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    let start = buf.len();
+    let mut got = 0;
+    while got < want {
+        match rustix::io::pread(file, &mut buf.spare_capacity_mut()[got..want], at + got as u64) {
+            Ok((filled, _)) if filled.is_empty() => break,
+            Ok((filled, _)) => got += filled.len(),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    // SAFETY: the `pread` calls wrote `buf[start .. start + got]` (each wrote the bytes it
+    // reported, right after those of the calls before), within the capacity reserved.
+    unsafe { buf.set_len(start + got) };
+    Ok(got)
+}

@@ -261,20 +261,7 @@ pub(crate) fn explain_open_error(path: &Path, e: std::io::Error) -> std::io::Err
 /// not matter and is not moved); fewer when the file ends sooner. Returns how many.
 pub(crate) fn read_upto(file: &File, at: u64, len: u64, buf: &mut Vec<u8>) -> std::io::Result<u64> {
     let want = usize::try_from(len).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-    let start = buf.len();
-    buf.try_reserve_exact(want)
-        .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
-    buf.resize(start + want, 0);
-    match read_at_most(file, at, &mut buf[start..]) {
-        Ok(got) => {
-            buf.truncate(start + got);
-            Ok(got as u64)
-        }
-        Err(e) => {
-            buf.truncate(start);
-            Err(e)
-        }
-    }
+    mmap::pread_onto(file, at, want, buf).map(|got| got as u64)
 }
 
 /// Fill `out` with the bytes of `file` from `at` (`pread`, retried when interrupted or
