@@ -281,7 +281,7 @@ pub(super) fn pread_onto(file: &File, at: u64, want: usize, buf: &mut Vec<u8>) -
     let mut got = 0;
     while got < want {
         match rustix::io::pread(file, &mut buf.spare_capacity_mut()[got..want], at + got as u64) {
-            Ok((filled, _)) if filled.is_empty() => break,
+            Ok(([], _)) => break,
             Ok((filled, _)) => got += filled.len(),
             Err(rustix::io::Errno::INTR) => {}
             Err(e) => return Err(e.into()),
