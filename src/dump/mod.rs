@@ -219,7 +219,7 @@ fn report<'s>(
     set(out, "entryCount", Value::Number(s.entry_count() as f64));
     let leaf_value = match &raw_leaf {
         Some(k) => key_to_value(k),
-        None => leaf_value(s),
+        None => s.leaf_id_value(),
     };
     set(out, "leafId", leaf_value);
     if nav_ok {
@@ -278,17 +278,6 @@ fn report<'s>(
         Value::Object(file_change_value(change, size, rewritten)),
     );
     Ok(())
-}
-
-/// `getLeafId() ?? null` as a value.
-fn leaf_value(s: &Session) -> Value<'_> {
-    match s.leaf() {
-        Key::Unique(_) => s
-            .entry_by_id(s.leaf())
-            .and_then(|p| s.id_value(p))
-            .unwrap_or(Value::Null),
-        k => key_to_value(k),
-    }
 }
 
 /// How deep a value pi's `JSON.stringify` can write before V8 (Node 20, default stack)
@@ -530,7 +519,7 @@ fn stream_report<W: Write>(
     st.member("header", &s.header()?)?;
     let leaf_v = match &raw_leaf {
         Some(k) => key_to_value(k),
-        None => leaf_value(s),
+        None => s.leaf_id_value(),
     };
     st.member("leafId", &leaf_v)?;
     st.member("sessionName", &name)?;

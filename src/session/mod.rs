@@ -834,7 +834,7 @@ impl Session {
     }
 
     /// The `id` of an entry as a JSON value (`None`: missing).
-    pub(crate) fn id_value(&self, pos: EntryPos) -> Option<Value<'_>> {
+    pub fn id_value(&self, pos: EntryPos) -> Option<Value<'_>> {
         let e = self.record(pos);
         match e.id.non_string() {
             Some(Key::Undefined) => None,
@@ -959,6 +959,17 @@ impl Session {
     /// pi's `getLeafId()`: the id of the last entry, or where navigation put it.
     pub fn leaf(&self) -> &Key {
         &self.leaf
+    }
+
+    /// pi's `getLeafId()` as a value (`null` for none): the leaf entry's own `id` value.
+    pub fn leaf_id_value(&self) -> Value<'_> {
+        match self.leaf() {
+            Key::Unique(_) => self
+                .entry_by_id(self.leaf())
+                .and_then(|p| self.id_value(p))
+                .unwrap_or(Value::Null),
+            k => key_to_value(k),
+        }
     }
 
     /// pi's `branch(id)`: move the leaf to an existing entry.
