@@ -1,0 +1,230 @@
+//! The native half of the Node package: one opened session, answering pi's
+//! `SessionManager` questions with entry numbers (positions in `getEntries()`) and JSON
+//! text. `index.js` turns those into pi's objects, each entry parsed only when asked for,
+//! so that a session of any size crosses the boundary only as far as the caller looks.
+#![deny(unsafe_code)]
+
+use napi::bindgen_prelude::*;
+use napi_derive::napi;
+use pi_session::{EntryPos, Key, OpenOptions, Projection, Session, Value};
+
+/// An error with pi's text where pi has one (`Entry X not found`, `TypeError: ...`).
+fn js_error(e: pi_session::Error) -> napi::Error {
+    napi::Error::from_reason(e.pi_text())
+}
+
+/// `buildSessionContext()` as JSON text, and each message's shape: 0 a stored message,
+/// 1 a custom message, 2 a branch summary, 3 a compaction summary, 4 a compaction's
+/// system message or retained message; plus 8 when a context edit gave its content.
+#[napi(object)]
+pub struct ContextText {
+    pub json: String,
+    pub shapes: Vec<u32>,
+}
+
+/// A session opened read-only (pi's open may rewrite an old-format file or append a
+/// missing newline; this one never writes).
+#[napi]
+pub struct NativeSession {
+    s: Session,
+    /// For each index position, its number in `getEntries()` (`u32::MAX`: a header).
+    number: Vec<u32>,
+}
+
+impl NativeSession {
+    fn numbers(&self, pos: impl IntoIterator<Item = EntryPos>) -> Vec<u32> {
+        pos.into_iter().map(|p| self.number[p.0 as usize]).collect()
+    }
+}
+
+#[napi]
+impl NativeSession {
+    /// Open the file at `path`.
+    #[napi(factory)]
+    pub fn open(path: String) -> Result<NativeSession> {
+        let s = Session::open_with(&path, OpenOptions::default()).map_err(js_error)?;
+        let mut number = vec![u32::MAX; s.index().len()];
+        for (k, p) in s.entries().iter().enumerate() {
+            number[p.0 as usize] = k as u32;
+        }
+        Ok(NativeSession { s, number })
+    }
+
+    /// `getHeader()` as JSON (`null` when there is none).
+    #[napi]
+    pub fn header_json(&self) -> Result<String> {
+        Ok(self.s.header().map_err(js_error)?.to_js_json())
+    }
+
+    /// `getEntries().length`.
+    #[napi]
+    pub fn entry_len(&self) -> u32 {
+        self.s.entries().len() as u32
+    }
+
+    /// `getEntryCount()`: distinct ids.
+    #[napi]
+    pub fn entry_count(&self) -> u32 {
+        self.s.entry_count() as u32
+    }
+
+    /// Entry `k` of `getEntries()` as JSON (after pi's migrations).
+    #[napi]
+    pub fn entry_json(&self, k: u32) -> Result<String> {
+        let p = *self
+            .s
+            .entries()
+            .get(k as usize)
+            .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))?;
+        Ok(self.s.value(p).map_err(js_error)?.to_js_json())
+    }
+
+    /// The number of `getEntry(id)`'s entry (the later one when ids repeat).
+    #[napi]
+    pub fn entry_number(&self, id: String) -> Option<u32> {
+        self.s.entry_by_id(&Key::str(&id)).map(|p| self.number[p.0 as usize])
+    }
+
+    /// `getLeafId()` as JSON (none: `undefined`, the id of a last entry without one).
+    #[napi]
+    pub fn leaf_id_json(&self) -> Option<String> {
+        if matches!(self.s.leaf(), Key::Undefined) {
+            return None;
+        }
+        Some(self.s.leaf_id_value().to_js_json())
+    }
+
+    /// The number of `getLeafEntry()`'s entry, if any.
+    #[napi]
+    pub fn leaf_number(&self) -> Option<u32> {
+        if !self.s.leaf().truthy() {
+            return None;
+        }
+        self.s.entry_by_id(self.s.leaf()).map(|p| self.number[p.0 as usize])
+    }
+
+    /// `getChildren(parentId)` for a string or `null` parent: entries in `byId` order
+    /// (first appearance of each id, its later entry) whose `parentId` is that.
+    #[napi]
+    pub fn children_numbers(&self, parent_id: Option<String>) -> Vec<u32> {
+        let target = parent_id.as_deref().map_or(Key::Null, Key::str);
+        let mut seen = std::collections::HashSet::new();
+        let mut out = Vec::new();
+        for &p in self.s.entries() {
+            let id = self.s.record(p).id;
+            if !seen.insert(id) {
+                continue;
+            }
+            if let Some(q) = self.s.entry_by_id(id)
+                && self.s.record(q).parent == target
+            {
+                out.push(self.number[q.0 as usize]);
+            }
+        }
+        out
+    }
+
+    /// `getLabel(id)` as JSON (`undefined` when unlabelled).
+    #[napi]
+    pub fn label_json(&self, id: String) -> Result<Option<String>> {
+        Ok(self.s.label(&id).map_err(js_error)?.map(|v| v.to_js_json()))
+    }
+
+    /// `getBranch(fromId)`: entry numbers from the root.
+    #[napi]
+    pub fn branch_numbers(&self, from_id: Option<String>) -> Result<Vec<u32>> {
+        let from = from_id.as_deref().map(Key::str);
+        let path = self.s.branch_path(from.as_ref()).map_err(js_error)?;
+        Ok(self.numbers(path))
+    }
+
+    /// `buildContextEntries()`: entry numbers.
+    #[napi]
+    pub fn context_entry_numbers(&self) -> Result<Vec<u32>> {
+        let path = self.s.context_entries(self.s.leaf()).map_err(js_error)?;
+        Ok(self.numbers(path))
+    }
+
+    /// `buildSessionContext()` as JSON, with what each message was made from (4: a compaction's
+    /// system message, a retained message, or a kind added later). JSON has
+    /// no `undefined` and no NaN, which pi's own messages hold: `index.js` puts them back
+    /// by these).
+    #[napi]
+    pub fn context(&self) -> Result<ContextText> {
+        let c = self.s.context(self.s.leaf()).map_err(js_error)?;
+        let mut out = Vec::new();
+        self.s.write_context_js_json(&c, &mut out).map_err(js_error)?;
+        let shapes = c
+            .messages
+            .iter()
+            .map(|m| {
+                let made = match m.projection {
+                    Projection::Message => 0,
+                    Projection::Custom => 1,
+                    Projection::BranchSummary => 2,
+                    Projection::CompactionSummary => 3,
+                    _ => 4,
+                };
+                made | if m.edit.is_some() { 8 } else { 0 }
+            })
+            .collect();
+        Ok(ContextText {
+            json: String::from_utf8(out).map_err(|e| napi::Error::from_reason(e.to_string()))?,
+            shapes,
+        })
+    }
+
+    /// `getTree()` as JSON: its nodes in preorder, each `[number, parent, label,
+    /// labelTimestamp]` (`parent`: the slot of the parent node in this list, -1 for a
+    /// root; the label parts only when the entry is labelled, the time only when the
+    /// label entry has one). Flat, so that no side recurses on a deep chain.
+    #[napi]
+    pub fn tree_json(&self) -> Result<String> {
+        let tree = self.s.tree().map_err(js_error)?;
+        let mut out = String::from("[");
+        // The slot of the last node seen at each depth.
+        let mut at_depth: Vec<usize> = Vec::new();
+        for (slot, (depth, node)) in tree.preorder().into_iter().enumerate() {
+            at_depth.truncate(depth);
+            let parent = at_depth.last().map_or(-1, |&p| p as i64);
+            at_depth.push(slot);
+            if slot > 0 {
+                out.push(',');
+            }
+            out.push_str(&format!("[{},{parent}", self.number[node.0 as usize]));
+            if let Some(l) = self.s.label_entry(self.s.record(node).id) {
+                let v = self.s.value(l).map_err(js_error)?;
+                // (A missing timestamp is left out: `undefined` in pi's node.)
+                for v in [v.get("label"), v.get("timestamp")].into_iter().map_while(|v| v) {
+                    out.push(',');
+                    out.push_str(&v.to_js_json());
+                }
+            }
+            out.push(']');
+        }
+        out.push(']');
+        Ok(out)
+    }
+
+    /// `getSessionName()` as JSON (none: `undefined` in pi).
+    #[napi]
+    pub fn session_name_json(&self) -> Result<Option<String>> {
+        Ok(self
+            .s
+            .session_name()
+            .map_err(js_error)?
+            .map(|n| Value::String(n).to_js_json()))
+    }
+
+    /// `branch(id)`: move the leaf (pi's error when no entry has that id).
+    #[napi]
+    pub fn branch(&mut self, id: String) -> Result<()> {
+        self.s.branch(&id).map_err(js_error)
+    }
+
+    /// `resetLeaf()`.
+    #[napi]
+    pub fn reset_leaf(&mut self) {
+        self.s.reset_leaf();
+    }
+}

@@ -1,0 +1,23 @@
+// The README's example runs as written (from this folder), and says what the file holds.
+import assert from 'node:assert/strict'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
+import { test } from 'node:test'
+import { fileURLToPath } from 'node:url'
+
+const here = join(dirname(fileURLToPath(import.meta.url)), '..')
+
+test('the README example runs', () => {
+  const readme = readFileSync(join(here, 'README.md'), 'utf8')
+  const code = /```js\n([\s\S]*?)```/.exec(readme)[1]
+  // (Run from this folder, requiring the package by its own name: its index.)
+  const file = join(mkdtempSync(join(tmpdir(), 'pi-session-readme-')), 'example.cjs')
+  writeFileSync(file, code.replace("require('@pi-session/node')", `require(${JSON.stringify(join(here, 'index.js'))})`))
+  const out = execFileSync(process.execPath, [file], { cwd: here, encoding: 'utf8' })
+  const lines = out.trim().split('\n')
+  assert.match(lines[0], / \d+ entries, leaf \S+$/)
+  assert.match(lines[1], /^\d+ messages in context, model /)
+  assert.match(lines.at(-1), /^branch now \[ '[^']+' \]$/)
+})
