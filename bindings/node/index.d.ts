@@ -38,8 +38,31 @@ export interface SessionContext {
   model: { provider: string; modelId: string } | null
 }
 
+/** pi's `SessionInfo`: one session of a listing. */
+export interface SessionInfo {
+  path: string
+  id: string
+  cwd: string
+  name: string | undefined
+  parentSessionPath: string | undefined
+  created: Date
+  modified: Date
+  messageCount: number
+  firstMessage: string
+  allMessagesText: string
+}
+
+/** Progress of a listing: files done, files to do, and at times the sessions so far. */
+export type ListProgress = (loaded: number, total: number, partialSessions?: SessionInfo[]) => void
+
 /** pi's `SessionManager`, read side, over a file opened read-only. */
 export declare class SessionManager {
+  /** One project's sessions, newest first (off the JavaScript thread). */
+  static list(cwd: string, sessionDir?: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]>
+  /** Every session under pi's sessions root, or in one flat folder, newest first. */
+  static listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]>
+  static listAll(sessionDir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]>
+  static listAll(signal: AbortSignal): Promise<SessionInfo[]>
   /** Open a session file (read-only: an old-format file is migrated in memory only). */
   static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager
   isPersisted(): boolean

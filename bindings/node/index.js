@@ -69,6 +69,65 @@ const MADE_KEYS = [
 /** The roles whose content a context edit replaces. */
 const EDITABLE = new Set(['user', 'assistant', 'toolResult', 'custom'])
 
+/** pi's `SessionInfo` from the native side's JSON (times as Unix ms, `null` invalid). */
+function toInfo(s) {
+  return {
+    path: s.path,
+    id: s.id,
+    cwd: s.cwd,
+    name: s.name,
+    parentSessionPath: s.parentSessionPath,
+    created: new Date(s.created ?? NaN),
+    modified: new Date(s.modified ?? NaN),
+    messageCount: s.messageCount,
+    firstMessage: s.firstMessage,
+    allMessagesText: s.allMessagesText,
+  }
+}
+
+/**
+ * Run a listing off the JavaScript thread: `start(job, progress)` starts it. Progress
+ * comes as pi gives it, `(loaded, total, partialSessions?)`, every call before the
+ * promise resolves; an aborted `signal` stops the listing between files and rejects
+ * with the signal's reason, as pi does.
+ */
+async function runList(start, onProgress, signal) {
+  signal?.throwIfAborted()
+  const job = new native.ListJob()
+  const known = []
+  let received = 0
+  let wanted = Infinity
+  let allReceived
+  const done = new Promise((resolve) => {
+    allReceived = resolve
+  })
+  const progress = onProgress
+    ? (loaded, total, fresh, order) => {
+        if (fresh) for (const s of JSON.parse(fresh)) known.push(toInfo(s))
+        received++
+        try {
+          onProgress(loaded, total, order ? order.map((i) => known[i]) : undefined)
+        } finally {
+          if (received >= wanted) allReceived()
+        }
+      }
+    : undefined
+  const onAbort = () => job.cancel()
+  signal?.addEventListener('abort', onAbort, { once: true })
+  try {
+    const { sessions, calls } = await start(job, progress)
+    if (progress && received < calls) {
+      wanted = calls
+      await done
+    }
+    signal?.throwIfAborted()
+    if (sessions == null) throw new Error('listing cancelled')
+    return JSON.parse(sessions).map(toInfo)
+  } finally {
+    signal?.removeEventListener('abort', onAbort)
+  }
+}
+
 class SessionManager {
   #native
   #entries
@@ -98,6 +157,30 @@ class SessionManager {
     const cwd = resolvePath(cwdOverride ?? headerCwd ?? process.cwd())
     const dir = sessionDir ? normalizePath(sessionDir) : resolve(file, '..')
     return new SessionManager(native, file, dir, cwd, header)
+  }
+
+  /** pi's `SessionManager.list(cwd, sessionDir?, onProgress?, signal?)`: one project's sessions. */
+  static async list(cwd, sessionDir, onProgress, signal) {
+    const dir = sessionDir ? normalizePath(sessionDir) : undefined
+    return runList((job, progress) => job.list(cwd, dir, progress), onProgress, signal)
+  }
+
+  /**
+   * pi's `SessionManager.listAll(sessionDirOrOnProgress?, onProgressOrSignal?, signal?)`:
+   * every session under pi's sessions root (`PI_CODING_AGENT_DIR`, else
+   * `~/.pi/agent`, then `sessions`), or in one flat folder when given one.
+   */
+  static async listAll(sessionDirOrOnProgress, onProgressOrSignal, signal) {
+    const a = sessionDirOrOnProgress
+    const b = onProgressOrSignal
+    const customSessionDir = typeof a === 'string' ? normalizePath(a) : undefined
+    const progress = typeof a === 'function' ? a : typeof b === 'function' ? b : undefined
+    const abortSignal = typeof a === 'string' || typeof b === 'function' ? signal : (b ?? signal)
+    return runList(
+      (job, p) => (customSessionDir ? job.listAll(customSessionDir, true, p) : job.listAll('', false, p)),
+      progress,
+      abortSignal,
+    )
   }
 
   #entry(k) {

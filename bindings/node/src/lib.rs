@@ -228,3 +228,201 @@ impl NativeSession {
         self.s.reset_leaf();
     }
 }
+
+use napi::Task;
+use napi::bindgen_prelude::FnArgs;
+use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
+use pi_session::listing::{self, ListOptions, Progress};
+use pi_session::{CancelToken, SessionInfo};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// What the progress callback gets: `loaded`, `total`, the sessions not handed over
+/// before (JSON array, or `null`), and pi's partial list as their numbers in the order of
+/// hand-over (or `null` where pi publishes none). Each session crosses once.
+type ProgressArgs = FnArgs<(u32, u32, Option<String>, Option<Vec<u32>>)>;
+type ProgressFn = ThreadsafeFunction<ProgressArgs, (), ProgressArgs, Status, false>;
+
+/// One session as JSON for `index.js`: pi's fields, a missing `id`, `name` or
+/// `parentSessionPath` left out (`undefined` in pi), `created` and `modified` as Unix ms
+/// (`null` for an invalid date).
+fn session_json(s: &SessionInfo, out: &mut String) {
+    let mut v = s.to_value(&s.path.to_string_lossy(), true);
+    let Value::Object(o) = &mut v else { return };
+    for (k, keep) in [
+        ("id", s.id.is_some()),
+        ("name", s.name.is_some()),
+        ("parentSessionPath", s.parent_session_path.is_some()),
+    ] {
+        if !keep {
+            o.remove(k);
+        }
+    }
+    for (k, ms) in [("created", s.created), ("modified", s.modified)] {
+        o.set(
+            pi_session::JsStr::from_str(k),
+            if ms.is_finite() { Value::Number(ms) } else { Value::Null },
+        );
+    }
+    out.push_str(&v.to_js_json());
+}
+
+/// Which listing: pi's `listAll()` (every project folder under a sessions root),
+/// `listAll(dir)` (one flat folder), or `list(cwd, sessionDir)`.
+enum Which {
+    Root(PathBuf),
+    Dir(PathBuf),
+    Project { cwd: PathBuf, session_dir: Option<PathBuf> },
+}
+
+pub struct ListTask {
+    which: Which,
+    progress: Option<ProgressFn>,
+    cancel: CancelToken,
+}
+
+/// A finished listing: the sessions as a JSON array (`null` when cancelled), and how
+/// many progress calls were made (`index.js` waits for them all before resolving, as
+/// pi's progress calls all come before its promise resolves).
+#[napi(object)]
+pub struct Listed {
+    pub sessions: Option<String>,
+    pub calls: u32,
+}
+
+impl Task for ListTask {
+    type Output = Listed;
+    type JsValue = Listed;
+
+    fn compute(&mut self) -> Result<Listed> {
+        let env = listing::dirs::Env::from_process(listing::dirs::Flavor::Pi)
+            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let mut sent: HashMap<usize, u32> = HashMap::new();
+        let mut calls = 0u32;
+        let progress = self.progress.as_ref();
+        let mut on_progress = |p: &Progress<'_>| {
+            let Some(f) = progress else { return };
+            calls += 1;
+            let mut fresh = String::new();
+            let order = p.partial.map(|part| {
+                part.iter()
+                    .map(|s| {
+                        let next = sent.len() as u32;
+                        *sent.entry(Arc::as_ptr(s) as usize).or_insert_with(|| {
+                            fresh.push(if fresh.is_empty() { '[' } else { ',' });
+                            session_json(s, &mut fresh);
+                            next
+                        })
+                    })
+                    .collect::<Vec<u32>>()
+            });
+            let fresh = (!fresh.is_empty()).then(|| fresh + "]");
+            f.call(
+                (p.loaded as u32, p.total as u32, fresh, order).into(),
+                ThreadsafeFunctionCallMode::NonBlocking,
+            );
+        };
+        let mut opts = ListOptions {
+            on_progress: Some(&mut on_progress),
+            partials: progress.is_some(),
+            cancel: Some(self.cancel.clone()),
+            ..ListOptions::default()
+        };
+        let listed = match &self.which {
+            Which::Root(root) => listing::list_all(root, &mut opts),
+            Which::Dir(dir) => listing::list_dir(dir, &mut opts),
+            Which::Project { cwd, session_dir } => {
+                let agent = env.agent_dir(None);
+                listing::list_project(&env, cwd, session_dir.as_deref(), &agent, &mut opts)
+            }
+        };
+        drop(opts);
+        let Ok(l) = listed else {
+            // Cancelled: `index.js` rejects with the signal's reason.
+            return Ok(Listed { sessions: None, calls });
+        };
+        let mut out = String::from("[");
+        for (i, s) in l.sessions.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            session_json(s, &mut out);
+        }
+        out.push(']');
+        Ok(Listed {
+            sessions: Some(out),
+            calls,
+        })
+    }
+
+    fn resolve(&mut self, _: Env, output: Listed) -> Result<Listed> {
+        Ok(output)
+    }
+}
+
+/// A listing run off the JavaScript thread, which `cancel()` stops between files.
+#[napi]
+pub struct ListJob {
+    cancel: CancelToken,
+}
+
+impl Default for ListJob {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[napi]
+impl ListJob {
+    #[napi(constructor)]
+    pub fn new() -> Self {
+        ListJob {
+            cancel: CancelToken::new(),
+        }
+    }
+
+    /// Stop the listing (its promise then gives no sessions).
+    #[napi]
+    pub fn cancel(&self) {
+        self.cancel.cancel();
+    }
+
+    /// pi's `listAll()` over `root` (a sessions root: `""` for pi's own,
+    /// `<agent dir>/sessions`), or over one flat folder when `flat`.
+    #[napi]
+    pub fn list_all(&self, root: String, flat: bool, on_progress: Option<ProgressFn>) -> Result<AsyncTask<ListTask>> {
+        let which = if flat {
+            Which::Dir(PathBuf::from(root))
+        } else if root.is_empty() {
+            let env = listing::dirs::Env::from_process(listing::dirs::Flavor::Pi)
+                .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+            Which::Root(listing::dirs::sessions_root(&env.agent_dir(None)))
+        } else {
+            Which::Root(PathBuf::from(root))
+        };
+        Ok(AsyncTask::new(ListTask {
+            which,
+            progress: on_progress,
+            cancel: self.cancel.clone(),
+        }))
+    }
+
+    /// pi's `list(cwd, sessionDir)`.
+    #[napi]
+    pub fn list(
+        &self,
+        cwd: String,
+        session_dir: Option<String>,
+        on_progress: Option<ProgressFn>,
+    ) -> AsyncTask<ListTask> {
+        AsyncTask::new(ListTask {
+            which: Which::Project {
+                cwd: PathBuf::from(cwd),
+                session_dir: session_dir.map(PathBuf::from),
+            },
+            progress: on_progress,
+            cancel: self.cancel.clone(),
+        })
+    }
+}
