@@ -69,19 +69,20 @@ const MADE_KEYS = [
 /** The roles whose content a context edit replaces. */
 const EDITABLE = new Set(['user', 'assistant', 'toolResult', 'custom'])
 
-/** pi's `SessionInfo` from the native side's JSON (times as Unix ms, `null` invalid). */
+/** pi's `SessionInfo` from the native side's `Info` (see src/lib.rs). */
 function toInfo(s) {
+  const t = s.exact ? { ...s, ...JSON.parse(s.exact) } : s
   return {
     path: s.path,
-    id: s.id,
-    cwd: s.cwd,
-    name: s.name,
-    parentSessionPath: s.parentSessionPath,
-    created: new Date(s.created ?? NaN),
-    modified: new Date(s.modified ?? NaN),
+    id: s.id == null ? undefined : JSON.parse(s.id),
+    cwd: t.cwd,
+    name: t.name ?? undefined,
+    parentSessionPath: s.parentSessionPath == null ? undefined : JSON.parse(s.parentSessionPath),
+    created: new Date(s.created),
+    modified: new Date(s.modified),
     messageCount: s.messageCount,
-    firstMessage: s.firstMessage,
-    allMessagesText: s.allMessagesText,
+    firstMessage: t.firstMessage,
+    allMessagesText: t.allMessagesText,
   }
 }
 
@@ -103,7 +104,7 @@ async function runList(start, onProgress, signal) {
   })
   const progress = onProgress
     ? (loaded, total, fresh, order) => {
-        if (fresh) for (const s of JSON.parse(fresh)) known.push(toInfo(s))
+        if (fresh) for (const s of fresh) known.push(toInfo(s))
         received++
         try {
           onProgress(loaded, total, order ? order.map((i) => known[i]) : undefined)
@@ -122,7 +123,7 @@ async function runList(start, onProgress, signal) {
     }
     signal?.throwIfAborted()
     if (sessions == null) throw new Error('listing cancelled')
-    return JSON.parse(sessions).map(toInfo)
+    return sessions.map(toInfo)
   } finally {
     signal?.removeEventListener('abort', onAbort)
   }

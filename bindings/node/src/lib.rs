@@ -239,33 +239,59 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 /// What the progress callback gets: `loaded`, `total`, the sessions not handed over
-/// before (JSON array, or `null`), and pi's partial list as their numbers in the order of
-/// hand-over (or `null` where pi publishes none). Each session crosses once.
-type ProgressArgs = FnArgs<(u32, u32, Option<String>, Option<Vec<u32>>)>;
+/// before (or `null`), and pi's partial list as their numbers in the order of hand-over
+/// (or `null` where pi publishes none). Each session crosses once.
+type ProgressArgs = FnArgs<(u32, u32, Option<Vec<Info>>, Option<Vec<u32>>)>;
 type ProgressFn = ThreadsafeFunction<ProgressArgs, (), ProgressArgs, Status, false>;
 
-/// One session as JSON for `index.js`: pi's fields, a missing `id`, `name` or
-/// `parentSessionPath` left out (`undefined` in pi), `created` and `modified` as Unix ms
-/// (`null` for an invalid date).
-fn session_json(s: &SessionInfo, out: &mut String) {
-    let mut v = s.to_value(&s.path.to_string_lossy(), true);
-    let Value::Object(o) = &mut v else { return };
-    for (k, keep) in [
-        ("id", s.id.is_some()),
-        ("name", s.name.is_some()),
-        ("parentSessionPath", s.parent_session_path.is_some()),
-    ] {
-        if !keep {
-            o.remove(k);
+/// One session of a listing, as `index.js` makes pi's `SessionInfo` of it: strings as
+/// strings (made straight from Rust's), `id` and `parentSessionPath` as JSON text (any
+/// JSON value; missing: `undefined`), times as Unix ms (NaN: an invalid date). A text that
+/// is no valid UTF-8 (a lone surrogate from a `\ud800` escape) is in `exact` instead, a
+/// JSON object of such fields.
+#[napi(object)]
+pub struct Info {
+    pub path: String,
+    pub id: Option<String>,
+    pub cwd: String,
+    pub name: Option<String>,
+    pub parent_session_path: Option<String>,
+    pub created: f64,
+    pub modified: f64,
+    pub message_count: f64,
+    pub first_message: String,
+    pub all_messages_text: String,
+    pub exact: Option<String>,
+}
+
+fn info(s: &SessionInfo) -> Info {
+    let mut exact = pi_session::Object::new();
+    let mut text = |key: &'static str, t: &pi_session::JsStr<'_>| -> String {
+        match t.as_str() {
+            Some(t) => t.to_string(),
+            None => {
+                exact.set(pi_session::JsStr::from_str(key), Value::String(t.clone().into_owned()));
+                String::new()
+            }
         }
+    };
+    let cwd = text("cwd", &s.cwd);
+    let name = s.name.as_ref().map(|n| text("name", n));
+    let first_message = text("firstMessage", &s.first_message);
+    let all_messages_text = text("allMessagesText", &s.all_messages_text);
+    Info {
+        path: s.path.to_string_lossy().into_owned(),
+        id: s.id.as_ref().map(Value::to_js_json),
+        cwd,
+        name,
+        parent_session_path: s.parent_session_path.as_ref().map(Value::to_js_json),
+        created: s.created,
+        modified: s.modified,
+        message_count: s.message_count as f64,
+        first_message,
+        all_messages_text,
+        exact: (!exact.is_empty()).then(|| Value::Object(exact).to_js_json()),
     }
-    for (k, ms) in [("created", s.created), ("modified", s.modified)] {
-        o.set(
-            pi_session::JsStr::from_str(k),
-            if ms.is_finite() { Value::Number(ms) } else { Value::Null },
-        );
-    }
-    out.push_str(&v.to_js_json());
 }
 
 /// Which listing: pi's `listAll()` (every project folder under a sessions root),
@@ -282,12 +308,12 @@ pub struct ListTask {
     cancel: CancelToken,
 }
 
-/// A finished listing: the sessions as a JSON array (`null` when cancelled), and how
+/// A finished listing: the sessions (`null` when cancelled), and how
 /// many progress calls were made (`index.js` waits for them all before resolving, as
 /// pi's progress calls all come before its promise resolves).
 #[napi(object)]
 pub struct Listed {
-    pub sessions: Option<String>,
+    pub sessions: Option<Vec<Info>>,
     pub calls: u32,
 }
 
@@ -304,20 +330,19 @@ impl Task for ListTask {
         let mut on_progress = |p: &Progress<'_>| {
             let Some(f) = progress else { return };
             calls += 1;
-            let mut fresh = String::new();
+            let mut fresh = Vec::new();
             let order = p.partial.map(|part| {
                 part.iter()
                     .map(|s| {
                         let next = sent.len() as u32;
                         *sent.entry(Arc::as_ptr(s) as usize).or_insert_with(|| {
-                            fresh.push(if fresh.is_empty() { '[' } else { ',' });
-                            session_json(s, &mut fresh);
+                            fresh.push(info(s));
                             next
                         })
                     })
                     .collect::<Vec<u32>>()
             });
-            let fresh = (!fresh.is_empty()).then(|| fresh + "]");
+            let fresh = (!fresh.is_empty()).then_some(fresh);
             f.call(
                 (p.loaded as u32, p.total as u32, fresh, order).into(),
                 ThreadsafeFunctionCallMode::NonBlocking,
@@ -342,16 +367,8 @@ impl Task for ListTask {
             // Cancelled: `index.js` rejects with the signal's reason.
             return Ok(Listed { sessions: None, calls });
         };
-        let mut out = String::from("[");
-        for (i, s) in l.sessions.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            session_json(s, &mut out);
-        }
-        out.push(']');
         Ok(Listed {
-            sessions: Some(out),
+            sessions: Some(l.sessions.iter().map(info).collect()),
             calls,
         })
     }
