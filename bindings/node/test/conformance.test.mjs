@@ -2,9 +2,10 @@
 // dev-dependency) on every corpus case and, when ../shared is there, the real sessions:
 // the same call on the same file, results deep-equal (assert.deepStrictEqual).
 //
-// Each side opens its own copy of the file (pi's open may rewrite an old one). Files pi
-// answers at random are left out and counted: no header (pi makes a new session with a
-// random id) and version 1 (pi gives every entry a random id).
+// Each side opens its own copy of the file (pi's open may rewrite an old one). A file
+// without a header is left out and counted (pi makes a new session with a random id);
+// in a version-1 file, where pi gives every entry a random id, ids are compared renamed
+// by first appearance.
 import assert from 'node:assert/strict'
 import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -107,15 +108,80 @@ function same(what, a, b) {
     return
   }
   const x = outcome(a)
-  assertSame(y, x, what)
+  assertSame(renameOutcome(y, renameOurs), renameOutcome(x, renamePi), what)
 }
+
+/** An outcome renamed: its value, or the ids in its error text (`Entry <id> not found`). */
+function renameOutcome(o, m) {
+  if (m.size === 0) return o
+  if (o.error === undefined) return { value: rename(o.value, m) }
+  let e = o.error
+  for (const [id, k] of m) if (e.includes(id)) e = e.replaceAll(id, k)
+  return { error: e }
+}
+
+/**
+ * Version-1 files: pi gives every entry a fresh random id when it migrates one, so both
+ * sides' ids are renamed `#k` by first appearance in `getEntries()` (everywhere a string
+ * equal to an id appears: ids, parent ids, leaf, targets, first kept entries; and in
+ * error texts) before they are compared. Empty maps for every other file.
+ */
+let renamePi = new Map()
+let renameOurs = new Map()
+
+function idMap(entries) {
+  const m = new Map()
+  for (const e of entries) if (typeof e.id === 'string' && !m.has(e.id)) m.set(e.id, `#${m.size}`)
+  return m
+}
+
+/** `v` with the strings `m` maps replaced (a copy, without recursion; `v` when `m` is empty). */
+function rename(v, m) {
+  if (m.size === 0) return v
+  const swap = (x) => {
+    if (typeof x === 'string') return m.get(x) ?? x
+    if (typeof x !== 'object' || x === null) return x
+    return Array.isArray(x) ? new Array(x.length) : {}
+  }
+  const root = swap(v)
+  const stack = typeof v === 'object' && v !== null ? [[v, root]] : []
+  while (stack.length) {
+    const [from, to] = stack.pop()
+    for (const k of Object.keys(from)) {
+      const c = swap(from[k])
+      to[m.get(k) ?? k] = c
+      if (typeof from[k] === 'object' && from[k] !== null) stack.push([from[k], c])
+    }
+  }
+  return root
+}
+
+/**
+ * Known differences, each a value JSON cannot carry from the native side, in files of
+ * version 1 (which pi migrates by setting members on the parsed lines): skipped, counted
+ * and in README.md.
+ */
+const KNOWN = {
+  // An array on a line of its own: pi's migration gives the Array object an `id`
+  // property, which JSON text of an array cannot hold.
+  'corpus/malformed/v1-array-line.jsonl': 'an id set on an array',
+  // A compaction whose firstKeptEntryIndex names no entry: pi's migration sets
+  // `firstKeptEntryId: undefined`, a member JSON text cannot hold.
+  'corpus/valid/v1-compaction-index-forward.jsonl': 'a member set to undefined',
+}
+let known = 0
 
 let compared = 0
 let leftOut = 0
+let renamedFiles = 0
 
 for (const file of files) {
   test(file.slice(repo.length + 1), () => {
     if (process.env.TRACE) process.stderr.write(`${file}\n`)
+    if (KNOWN[file.slice(repo.length + 1)]) {
+      known++
+      return
+    }
     if (statSync(file).size === 0) {
       leftOut++
       return
@@ -138,11 +204,15 @@ for (const file of files) {
     }
     const sp = p.value
     const so = o.value
-    if (sp.getHeader() === null || isV1(file)) {
+    if (sp.getHeader() === null) {
       leftOut++
       return
     }
     compared++
+    const v1 = isV1(file)
+    renamePi = v1 ? idMap(sp.getEntries()) : new Map()
+    renameOurs = v1 ? idMap(so.getEntries()) : new Map()
+    if (v1) renamedFiles++
     const check = (label) => {
       same(`${label}: getHeader`, () => sp.getHeader(), () => so.getHeader())
       same(`${label}: getEntries`, () => sp.getEntries(), () => so.getEntries())
@@ -160,19 +230,22 @@ for (const file of files) {
       same(`${label}: buildSessionContext`, () => sp.buildSessionContext(), () => so.buildSessionContext())
     }
     check('as opened')
-    const ids = [...new Set(sp.getEntries().map((e) => e.id))].filter((id) => typeof id === 'string')
-    for (const id of ids) {
-      same(`getEntry(${id})`, () => sp.getEntry(id), () => so.getEntry(id))
-      same(`getChildren(${id})`, () => sp.getChildren(id), () => so.getChildren(id))
-      same(`getLabel(${id})`, () => sp.getLabel(id), () => so.getLabel(id))
-      same(`getBranch(${id})`, () => sp.getBranch(id), () => so.getBranch(id))
+    // The same entries' ids on each side (the same ids but in a version-1 file).
+    const idsOf = (sm) => [...new Set(sm.getEntries().map((e) => e.id))].filter((id) => typeof id === 'string')
+    const ours_ = idsOf(so)
+    const ids = idsOf(sp).map((id, k) => [id, v1 ? ours_[k] : id])
+    for (const [ip, io] of ids) {
+      same(`getEntry(${ip})`, () => sp.getEntry(ip), () => so.getEntry(io))
+      same(`getChildren(${ip})`, () => sp.getChildren(ip), () => so.getChildren(io))
+      same(`getLabel(${ip})`, () => sp.getLabel(ip), () => so.getLabel(io))
+      same(`getBranch(${ip})`, () => sp.getBranch(ip), () => so.getBranch(io))
     }
     same('branch(unknown)', () => sp.branch('no-such-entry'), () => so.branch('no-such-entry'))
     // Navigation, as pi's /tree: a few entries, then back to no leaf.
-    for (const id of ids.filter((_, i) => i % Math.max(1, Math.floor(ids.length / 4)) === 0)) {
-      sp.branch(id)
-      so.branch(id)
-      check(`at ${id}`)
+    for (const [ip, io] of ids.filter((_, i) => i % Math.max(1, Math.floor(ids.length / 4)) === 0)) {
+      sp.branch(ip)
+      so.branch(io)
+      check(`at ${ip}`)
     }
     sp.resetLeaf()
     so.resetLeaf()
@@ -183,7 +256,8 @@ for (const file of files) {
 test('cases compared', () => {
   assert.ok(compared >= 50, `compared ${compared}, left out ${leftOut}, pi never returns ${endless}`)
   console.log(
-    `compared ${compared} files, left out ${leftOut} (pi answers at random), pi fails rewriting ${rewriteOnly}; ` +
+    `compared ${compared} files (${renamedFiles} of version 1, ids renamed), left out ${leftOut} (no header: pi makes ` +
+      `a new session), pi fails rewriting ${rewriteOnly}, known differences ${known}; ` +
       `calls pi never returns from: ${endless}`,
   )
 })
