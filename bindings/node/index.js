@@ -187,7 +187,7 @@ class SessionManager {
   #entry(k) {
     let e = this.#entries[k]
     if (e === undefined) {
-      e = JSON.parse(this.#native.entryJson(k))
+      e = this.#native.entry(k)
       this.#entries[k] = e
     }
     return e
@@ -261,8 +261,8 @@ class SessionManager {
     return this.#list(this.#native.contextEntryNumbers())
   }
   buildSessionContext() {
-    const { json, shapes } = this.#native.context()
-    const { messages, thinkingLevel, model } = JSON.parse(json)
+    const { context, shapes } = this.#native.context()
+    const { messages, thinkingLevel, model } = context
     // pi's own message objects have every member even when it is `undefined`, and NaN
     // for a time that does not parse; JSON has neither.
     for (let i = 0; i < messages.length; i++) {

@@ -92,27 +92,13 @@ impl Session {
     /// # Errors
     /// As [`Session::message`], and the writer's errors.
     pub fn write_context_json(&self, ctx: &Context<'_>, w: &mut dyn Write) -> Result<()> {
-        self.write_context(ctx, w, false)
-    }
-
-    /// [`Session::write_context_json`] for JavaScript's `JSON.parse`: the same text but
-    /// where a number made for a message is infinite or `-0`, which `JSON.stringify`
-    /// writes as `null` and `0` and [`Value::to_js_json`] keeps.
-    ///
-    /// # Errors
-    /// As [`Session::write_context_json`].
-    pub fn write_context_js_json(&self, ctx: &Context<'_>, w: &mut dyn Write) -> Result<()> {
-        self.write_context(ctx, w, true)
-    }
-
-    fn write_context(&self, ctx: &Context<'_>, w: &mut dyn Write, exact: bool) -> Result<()> {
         let bytes = self.check()?;
         w.write_all(b"{\"messages\":[")?;
         let mut first = true;
         for window in windows(&ctx.messages) {
             // Each message as a slice of the file (when its bytes are what stringify
             // writes) or as bytes made for it; found in parallel, written in order.
-            for part in &map_window(window, |m| self.json_of(bytes, m, exact))? {
+            for part in &map_window(window, |m| self.json_of(bytes, m))? {
                 if !first {
                     w.write_all(b",")?;
                 }
@@ -143,18 +129,13 @@ impl Session {
 
     /// A message's JSON: its stored bytes when they are what `JSON.stringify` writes,
     /// else made.
-    fn json_of<'a>(&self, bytes: &'a [u8], m: &ContextMessage, exact: bool) -> Result<Json<'a>> {
+    fn json_of<'a>(&self, bytes: &'a [u8], m: &ContextMessage) -> Result<Json<'a>> {
         if let Some(raw) = self.stored_json(bytes, m) {
             return Ok(Json::Stored(raw));
         }
-        let v = self.decode_message(bytes, m)?;
-        Ok(Json::Made(if exact {
-            v.to_js_json().into_bytes()
-        } else {
-            let mut buf = Vec::new();
-            v.stringify_into(&mut buf);
-            buf
-        }))
+        let mut buf = Vec::new();
+        self.decode_message(bytes, m)?.stringify_into(&mut buf);
+        Ok(Json::Made(buf))
     }
 
     /// The file's bytes of a message when they are its `JSON.stringify`.

@@ -4,6 +4,10 @@
 //! so that a session of any size crosses the boundary only as far as the caller looks.
 #![deny(unsafe_code)]
 
+mod js;
+
+use js::Js;
+
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session::{EntryPos, Key, OpenOptions, Projection, Session, Value};
@@ -13,12 +17,13 @@ fn js_error(e: pi_session::Error) -> napi::Error {
     napi::Error::from_reason(e.pi_text())
 }
 
-/// `buildSessionContext()` as JSON text, and each message's shape: 0 a stored message,
-/// 1 a custom message, 2 a branch summary, 3 a compaction summary, 4 a compaction's
-/// system message or retained message; plus 8 when a context edit gave its content.
-#[napi(object)]
-pub struct ContextText {
-    pub json: String,
+/// `buildSessionContext()` and each message's shape: 0 a stored message, 1 a custom
+/// message, 2 a branch summary, 3 a compaction summary, 4 a compaction's system message or
+/// retained message; plus 8 when a context edit gave its content.
+#[napi(object, object_from_js = false)]
+pub struct ContextValue<'a> {
+    #[napi(ts_type = "{ messages: Array<Record<string, unknown>>; thinkingLevel?: string; model: unknown }")]
+    pub context: Js<'a>,
     pub shapes: Vec<u32>,
 }
 
@@ -68,15 +73,15 @@ impl NativeSession {
         self.s.entry_count() as u32
     }
 
-    /// Entry `k` of `getEntries()` as JSON (after pi's migrations).
-    #[napi]
-    pub fn entry_json(&self, k: u32) -> Result<String> {
+    /// Entry `k` of `getEntries()` (after pi's migrations), made when asked for.
+    #[napi(ts_return_type = "Record<string, unknown>")]
+    pub fn entry(&self, k: u32) -> Result<Js<'_>> {
         let p = *self
             .s
             .entries()
             .get(k as usize)
             .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))?;
-        Ok(self.s.value(p).map_err(js_error)?.to_js_json())
+        Ok(Js(self.s.value(p).map_err(js_error)?))
     }
 
     /// The number of `getEntry(id)`'s entry (the later one when ids repeat).
@@ -145,15 +150,13 @@ impl NativeSession {
         Ok(self.numbers(path))
     }
 
-    /// `buildSessionContext()` as JSON, with what each message was made from (4: a compaction's
-    /// system message, a retained message, or a kind added later). JSON has
-    /// no `undefined` and no NaN, which pi's own messages hold: `index.js` puts them back
-    /// by these).
+    /// `buildSessionContext()`: `{messages, thinkingLevel, model}` made from the decoded
+    /// messages (no JSON text between), with what each message was made from (JavaScript
+    /// objects pi makes hold members set to `undefined`: `index.js` puts them back by these).
     #[napi]
-    pub fn context(&self) -> Result<ContextText> {
+    pub fn context(&self) -> Result<ContextValue<'_>> {
         let c = self.s.context(self.s.leaf()).map_err(js_error)?;
-        let mut out = Vec::new();
-        self.s.write_context_js_json(&c, &mut out).map_err(js_error)?;
+        let messages = self.s.context_values(&c).map_err(js_error)?;
         let shapes = c
             .messages
             .iter()
@@ -168,8 +171,17 @@ impl NativeSession {
                 made | if m.edit.is_some() { 8 } else { 0 }
             })
             .collect();
-        Ok(ContextText {
-            json: String::from_utf8(out).map_err(|e| napi::Error::from_reason(e.to_string()))?,
+        let mut o = pi_session::Object::new();
+        o.set(pi_session::JsStr::from_str("messages"), Value::Array(messages));
+        if let Some(t) = c.thinking_level {
+            o.set(pi_session::JsStr::from_str("thinkingLevel"), t);
+        }
+        o.set(
+            pi_session::JsStr::from_str("model"),
+            c.model.map_or(Value::Null, Value::Object),
+        );
+        Ok(ContextValue {
+            context: Js(Value::Object(o)),
             shapes,
         })
     }
