@@ -306,6 +306,17 @@ fn info(s: &SessionInfo) -> Info {
     }
 }
 
+/// The listing cache `pi-session ls` keeps (`$PI_SESSION_CACHE_DIR`, else
+/// `$XDG_CACHE_HOME/pi-session`, else `~/.cache/pi-session`): an unchanged file is listed
+/// from it without being read, and an appended one from its new bytes; the listing is the
+/// same with it or without. `PI_SESSION_NO_CACHE=1` reads every file and writes nothing.
+fn listing_cache() -> Option<listing::ListingCache> {
+    if std::env::var_os("PI_SESSION_NO_CACHE").is_some_and(|v| !v.is_empty() && v != "0") {
+        return None;
+    }
+    listing::ListingCache::default_dir().map(listing::ListingCache::at)
+}
+
 /// Which listing: pi's `listAll()` (every project folder under a sessions root),
 /// `listAll(dir)` (one flat folder), or `list(cwd, sessionDir)`.
 enum Which {
@@ -364,6 +375,7 @@ impl Task for ListTask {
             on_progress: Some(&mut on_progress),
             partials: progress.is_some(),
             cancel: Some(self.cancel.clone()),
+            cache: listing_cache(),
             ..ListOptions::default()
         };
         let listed = match &self.which {
