@@ -1,7 +1,8 @@
 'use strict'
 // pi's SessionManager (read side) over pi-session's native reader. Each method answers
-// as pi 1.6.0's does, with pi's names; entries are parsed from JSON text only when a
-// method hands them out, and kept, so one entry is one object for the session's life.
+// as pi 1.6.0's does, with pi's names; an entry becomes a JavaScript object (made by the
+// native side from its decoded value) only when a method hands it out, and is kept, so
+// one entry is one object for the session's life.
 
 const { homedir } = require('node:os')
 const { isAbsolute, join, resolve } = require('node:path')
