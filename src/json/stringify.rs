@@ -109,13 +109,6 @@ pub(crate) fn stringify(v: &Value<'_>) -> String {
 
 /// `JSON.stringify(value)` appended to `out`.
 pub(crate) fn stringify_into(out: &mut Vec<u8>, v: &Value<'_>) {
-    write_into(out, v, false);
-}
-
-/// [`stringify_into`], or with `exact`, text that `JSON.parse` turns back into the same
-/// value: infinite numbers (which `JSON.parse` gives for `1e999`, and `JSON.stringify`
-/// writes as `null`) are written `1e999` and `-1e999`, and negative zero `-0`.
-fn write_into(out: &mut Vec<u8>, v: &Value<'_>, exact: bool) {
     enum It<'o, 'a> {
         Arr(std::slice::Iter<'o, Value<'a>>, bool),
         Obj(std::vec::IntoIter<&'o (JsStr<'a>, Value<'a>)>, bool),
@@ -133,10 +126,6 @@ fn write_into(out: &mut Vec<u8>, v: &Value<'_>, exact: bool) {
                     out.push(b'{');
                     stack.push(It::Obj(js_order(o).into_iter(), true));
                 }
-                Value::Number(n) if exact && n.is_infinite() => {
-                    out.extend_from_slice(if *n > 0.0 { b"1e999" } else { b"-1e999" })
-                }
-                Value::Number(n) if exact && *n == 0.0 && n.is_sign_negative() => out.extend_from_slice(b"-0"),
                 s => push_scalar(out, s),
             }
         }
@@ -183,16 +172,6 @@ impl Value<'_> {
     /// `JSON.stringify(value)` appended to `out`.
     pub fn stringify_into(&self, out: &mut Vec<u8>) {
         stringify_into(out, self)
-    }
-
-    /// JSON text from which `JSON.parse` makes this very value: [`Value::stringify`],
-    /// except that infinite numbers (a `1e999` in a file) stay infinite, written `1e999`
-    /// and `-1e999` where `JSON.stringify` writes `null`, and `-0` stays `-0` (written
-    /// `0` by `JSON.stringify`). For handing values to JavaScript.
-    pub fn to_js_json(&self) -> String {
-        let mut out = Vec::new();
-        write_into(&mut out, self, true);
-        String::from_utf8(out).expect("the output is UTF-8 (surrogates are escaped)")
     }
 }
 

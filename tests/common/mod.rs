@@ -396,3 +396,22 @@ pub fn real_sessions() -> Option<Vec<std::path::PathBuf>> {
     files.sort();
     Some(files)
 }
+
+/// `pi-session SUBCOMMAND ARGS...` as the command-line suites run it: UTC, no colour, no
+/// terminal width, pi's folder variables unset, the shared scratch listing cache.
+pub fn run_cli(subcommand: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .arg(subcommand)
+        .args(args)
+        .env("TZ", "UTC")
+        .env("NO_COLOR", "1")
+        .env_remove("COLUMNS")
+        .env_remove("PI_CODING_AGENT_DIR")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env(
+            "PI_SESSION_CACHE_DIR",
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/listing-cache"),
+        )
+        .output()
+        .expect("run pi-session")
+}

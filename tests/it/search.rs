@@ -13,17 +13,7 @@ fn root() -> PathBuf {
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pi-session"))
-        .arg("search")
-        .args(args)
-        .env("TZ", "UTC")
-        .env("NO_COLOR", "1")
-        .env_remove("COLUMNS")
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("PI_CODING_AGENT_SESSION_DIR")
-        .env("PI_SESSION_CACHE_DIR", root().join("target/listing-cache"))
-        .output()
-        .expect("run pi-session")
+    crate::common::run_cli("search", args)
 }
 
 fn stdout(o: &Output) -> String {

@@ -4,24 +4,14 @@
 
 use serde_json::Value as J;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
 fn run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_pi-session"))
-        .arg("usage")
-        .args(args)
-        .env("TZ", "UTC")
-        .env("NO_COLOR", "1")
-        .env_remove("COLUMNS")
-        .env_remove("PI_CODING_AGENT_DIR")
-        .env_remove("PI_CODING_AGENT_SESSION_DIR")
-        .env("PI_SESSION_CACHE_DIR", root().join("target/listing-cache"))
-        .output()
-        .expect("run pi-session")
+    crate::common::run_cli("usage", args)
 }
 
 fn json(o: &Output) -> J {
