@@ -72,13 +72,13 @@ const EDITABLE = new Set(['user', 'assistant', 'toolResult', 'custom'])
 
 /** pi's `SessionInfo` from the native side's `Info` (see src/lib.rs). */
 function toInfo(s) {
-  const t = s.exact ? { ...s, ...JSON.parse(s.exact) } : s
+  const t = s.exact ? { ...s, ...s.exact } : s
   return {
     path: s.path,
-    id: s.id == null ? undefined : JSON.parse(s.id),
+    id: s.id,
     cwd: t.cwd,
     name: t.name ?? undefined,
-    parentSessionPath: s.parentSessionPath == null ? undefined : JSON.parse(s.parentSessionPath),
+    parentSessionPath: s.parentSessionPath,
     created: new Date(s.created),
     modified: new Date(s.modified),
     messageCount: s.messageCount,
@@ -154,7 +154,7 @@ class SessionManager {
   static open(path, sessionDir, cwdOverride) {
     const file = resolvePath(path)
     const native = openNative(file)
-    const header = JSON.parse(native.headerJson())
+    const header = native.header()
     const headerCwd = header && typeof header.cwd === 'string' ? header.cwd : undefined
     const cwd = resolvePath(cwdOverride ?? headerCwd ?? process.cwd())
     const dir = sessionDir ? normalizePath(sessionDir) : resolve(file, '..')
@@ -237,8 +237,7 @@ class SessionManager {
     return k == null ? undefined : this.#entry(k)
   }
   getLeafId() {
-    const t = this.#native.leafIdJson()
-    return t == null ? undefined : JSON.parse(t)
+    return this.#native.leafIdIsUndefined() ? undefined : this.#native.leafId()
   }
   getLeafEntry() {
     const k = this.#native.leafNumber()
@@ -252,8 +251,7 @@ class SessionManager {
   }
   getLabel(id) {
     if (typeof id !== 'string') return undefined
-    const t = this.#native.labelJson(id)
-    return t == null ? undefined : JSON.parse(t)
+    return this.#native.label(id) ?? undefined
   }
   getBranch(fromId) {
     return this.#list(this.#native.branchNumbers(fromId ?? undefined))
@@ -282,7 +280,7 @@ class SessionManager {
     return { messages, thinkingLevel, model }
   }
   getTree() {
-    const flat = JSON.parse(this.#native.treeJson())
+    const flat = this.#native.tree()
     const nodes = new Array(flat.length)
     const roots = []
     for (let i = 0; i < flat.length; i++) {
@@ -295,8 +293,7 @@ class SessionManager {
     return roots
   }
   getSessionName() {
-    const t = this.#native.sessionNameJson()
-    return t == null ? undefined : JSON.parse(t)
+    return this.#native.sessionName() ?? undefined
   }
   branch(branchFromId) {
     this.#native.branch(branchFromId)

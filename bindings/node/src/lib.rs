@@ -55,10 +55,10 @@ impl NativeSession {
         Ok(NativeSession { s, number })
     }
 
-    /// `getHeader()` as JSON (`null` when there is none).
+    /// `getHeader()` (`null` when there is none).
     #[napi]
-    pub fn header_json(&self) -> Result<String> {
-        Ok(self.s.header().map_err(js_error)?.to_js_json())
+    pub fn header(&self) -> Result<Js<'_>> {
+        Ok(Js(self.s.header().map_err(js_error)?))
     }
 
     /// `getEntries().length`.
@@ -90,13 +90,16 @@ impl NativeSession {
         self.s.entry_by_id(&Key::str(&id)).map(|p| self.number[p.0 as usize])
     }
 
-    /// `getLeafId()` as JSON (none: `undefined`, the id of a last entry without one).
+    /// `getLeafId()` (see [`NativeSession::leaf_id_is_undefined`]).
     #[napi]
-    pub fn leaf_id_json(&self) -> Option<String> {
-        if matches!(self.s.leaf(), Key::Undefined) {
-            return None;
-        }
-        Some(self.s.leaf_id_value().to_js_json())
+    pub fn leaf_id(&self) -> Js<'_> {
+        Js(self.s.leaf_id_value())
+    }
+
+    /// Whether `getLeafId()` is `undefined` (the last entry has no id), not a value.
+    #[napi]
+    pub fn leaf_id_is_undefined(&self) -> bool {
+        matches!(self.s.leaf(), Key::Undefined)
     }
 
     /// The number of `getLeafEntry()`'s entry, if any.
@@ -129,10 +132,10 @@ impl NativeSession {
         out
     }
 
-    /// `getLabel(id)` as JSON (`undefined` when unlabelled).
+    /// `getLabel(id)` (`null`: unlabelled; `undefined` in pi).
     #[napi]
-    pub fn label_json(&self, id: String) -> Result<Option<String>> {
-        Ok(self.s.label(&id).map_err(js_error)?.map(|v| v.to_js_json()))
+    pub fn label(&self, id: String) -> Result<Option<Js<'_>>> {
+        Ok(self.s.label(&id).map_err(js_error)?.map(Js))
     }
 
     /// `getBranch(fromId)`: entry numbers from the root.
@@ -186,46 +189,41 @@ impl NativeSession {
         })
     }
 
-    /// `getTree()` as JSON: its nodes in preorder, each `[number, parent, label,
+    /// `getTree()`: its nodes in preorder, each `[number, parent, label,
     /// labelTimestamp]` (`parent`: the slot of the parent node in this list, -1 for a
     /// root; the label parts only when the entry is labelled, the time only when the
     /// label entry has one). Flat, so that no side recurses on a deep chain.
     #[napi]
-    pub fn tree_json(&self) -> Result<String> {
+    pub fn tree(&self) -> Result<Js<'_>> {
         let tree = self.s.tree().map_err(js_error)?;
-        let mut out = String::from("[");
+        let mut out = Vec::new();
         // The slot of the last node seen at each depth.
         let mut at_depth: Vec<usize> = Vec::new();
         for (slot, (depth, node)) in tree.preorder().into_iter().enumerate() {
             at_depth.truncate(depth);
-            let parent = at_depth.last().map_or(-1, |&p| p as i64);
+            let parent = at_depth.last().map_or(-1.0, |&p| p as f64);
             at_depth.push(slot);
-            if slot > 0 {
-                out.push(',');
-            }
-            out.push_str(&format!("[{},{parent}", self.number[node.0 as usize]));
+            let mut n = vec![
+                Value::Number(f64::from(self.number[node.0 as usize])),
+                Value::Number(parent),
+            ];
             if let Some(l) = self.s.label_entry(self.s.record(node).id) {
-                let v = self.s.value(l).map_err(js_error)?;
-                // (A missing timestamp is left out: `undefined` in pi's node.)
-                for v in [v.get("label"), v.get("timestamp")].into_iter().map_while(|v| v) {
-                    out.push(',');
-                    out.push_str(&v.to_js_json());
+                let mut v = self.s.value(l).map_err(js_error)?;
+                if let Value::Object(o) = &mut v {
+                    // (A missing timestamp is left out: `undefined` in pi's node.)
+                    n.extend(o.remove("label"));
+                    n.extend(o.remove("timestamp"));
                 }
             }
-            out.push(']');
+            out.push(Value::Array(n));
         }
-        out.push(']');
-        Ok(out)
+        Ok(Js(Value::Array(out)))
     }
 
-    /// `getSessionName()` as JSON (none: `undefined` in pi).
+    /// `getSessionName()` (`null`: none; `undefined` in pi).
     #[napi]
-    pub fn session_name_json(&self) -> Result<Option<String>> {
-        Ok(self
-            .s
-            .session_name()
-            .map_err(js_error)?
-            .map(|n| Value::String(n).to_js_json()))
+    pub fn session_name(&self) -> Result<Option<Js<'static>>> {
+        Ok(self.s.session_name().map_err(js_error)?.map(|n| Js(Value::String(n))))
     }
 
     /// `branch(id)`: move the leaf (pi's error when no entry has that id).
@@ -257,23 +255,23 @@ type ProgressArgs = FnArgs<(u32, u32, Option<Vec<Info>>, Option<Vec<u32>>)>;
 type ProgressFn = ThreadsafeFunction<ProgressArgs, (), ProgressArgs, Status, false>;
 
 /// One session of a listing, as `index.js` makes pi's `SessionInfo` of it: strings as
-/// strings (made straight from Rust's), `id` and `parentSessionPath` as JSON text (any
-/// JSON value; missing: `undefined`), times as Unix ms (NaN: an invalid date). A text that
+/// strings (made straight from Rust's), `id` and `parentSessionPath` as the JSON values
+/// they are (missing: absent), times as Unix ms (NaN: an invalid date). A text that
 /// is no valid UTF-8 (a lone surrogate from a `\ud800` escape) is in `exact` instead, a
 /// JSON object of such fields.
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct Info {
     pub path: String,
-    pub id: Option<String>,
+    pub id: Option<Js<'static>>,
     pub cwd: String,
     pub name: Option<String>,
-    pub parent_session_path: Option<String>,
+    pub parent_session_path: Option<Js<'static>>,
     pub created: f64,
     pub modified: f64,
     pub message_count: f64,
     pub first_message: String,
     pub all_messages_text: String,
-    pub exact: Option<String>,
+    pub exact: Option<Js<'static>>,
 }
 
 fn info(s: &SessionInfo) -> Info {
@@ -293,16 +291,16 @@ fn info(s: &SessionInfo) -> Info {
     let all_messages_text = text("allMessagesText", &s.all_messages_text);
     Info {
         path: s.path.to_string_lossy().into_owned(),
-        id: s.id.as_ref().map(Value::to_js_json),
+        id: s.id.clone().map(Js),
         cwd,
         name,
-        parent_session_path: s.parent_session_path.as_ref().map(Value::to_js_json),
+        parent_session_path: s.parent_session_path.clone().map(Js),
         created: s.created,
         modified: s.modified,
         message_count: s.message_count as f64,
         first_message,
         all_messages_text,
-        exact: (!exact.is_empty()).then(|| Value::Object(exact).to_js_json()),
+        exact: (!exact.is_empty()).then(|| Js(Value::Object(exact))),
     }
 }
 
@@ -334,7 +332,7 @@ pub struct ListTask {
 /// A finished listing: the sessions (`null` when cancelled), and how
 /// many progress calls were made (`index.js` waits for them all before resolving, as
 /// pi's progress calls all come before its promise resolves).
-#[napi(object)]
+#[napi(object, object_from_js = false)]
 pub struct Listed {
     pub sessions: Option<Vec<Info>>,
     pub calls: u32,

@@ -157,16 +157,16 @@ function rename(v, m) {
 }
 
 /**
- * Known differences, each a value JSON cannot carry from the native side, in files of
- * version 1 (which pi migrates by setting members on the parsed lines): skipped, counted
- * and in README.md.
+ * Known differences, each a value JSON's data model (the library's decoded values) has no
+ * room for, in files of version 1 (which pi migrates by setting members on the parsed
+ * lines): skipped, counted and in README.md.
  */
 const KNOWN = {
   // An array on a line of its own: pi's migration gives the Array object an `id`
-  // property, which JSON text of an array cannot hold.
+  // property, which a JSON array cannot hold.
   'corpus/malformed/v1-array-line.jsonl': 'an id set on an array',
   // A compaction whose firstKeptEntryIndex names no entry: pi's migration sets
-  // `firstKeptEntryId: undefined`, a member JSON text cannot hold.
+  // `firstKeptEntryId: undefined`, a member JSON cannot hold.
   'corpus/valid/v1-compaction-index-forward.jsonl': 'a member set to undefined',
 }
 let known = 0
