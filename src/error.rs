@@ -57,6 +57,12 @@ pub enum InvalidInput {
         /// pi's message.
         message: String,
     },
+    /// An entry given as text ([`crate::Writer::append_line`]) that is not one JSON
+    /// object on one line.
+    Entry {
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl std::fmt::Display for InvalidInput {
@@ -66,7 +72,7 @@ impl std::fmt::Display for InvalidInput {
                 f,
                 "session id {id:?} must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character"
             ),
-            InvalidInput::Edit { message } => f.write_str(message),
+            InvalidInput::Edit { message } | InvalidInput::Entry { message } => f.write_str(message),
         }
     }
 }

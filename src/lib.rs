@@ -109,7 +109,7 @@ pub use session::entry::{
     UsageEntry,
 };
 pub use session::tree::Tree;
-pub use session::{FileChange, Migration, OpenOptions, Refresh, Session, V1Ids};
+pub use session::{FileChange, Migration, OpenOptions, Refresh, Session, V1Ids, key_from_value};
 pub use source::{ReadMode, Source};
 pub use write::journal::{
     JournalUse, MAX_JOURNAL, Recovery, WriteOptions, journal_path, pending_recovery, recover, recover_with,

@@ -1,5 +1,5 @@
-// Types of pi-session's Node package: the read side of pi 1.6.0's `SessionManager`, with
-// pi's names. Entries, headers and messages are pi's JSON objects as stored (after pi's
+// Types of pi-session's Node package: pi 1.6.0's `SessionManager` and its module's
+// functions, with pi's names. Entries, headers and messages are pi's JSON objects as stored (after pi's
 // in-memory migration of old files); they are typed loosely here, as pi's own types
 // live in pi's package.
 
@@ -55,21 +55,48 @@ export interface SessionInfo {
 /** Progress of a listing: files done, files to do, and at times the sessions so far. */
 export type ListProgress = (loaded: number, total: number, partialSessions?: SessionInfo[]) => void
 
-/** pi's `SessionManager`, read side, over a file opened read-only. */
+/** What `newSession`, `create`, `inMemory` and `forkFrom` take. */
+export interface NewSessionOptions {
+  id?: string
+  parentSession?: string
+}
+
+/** pi's `SessionManager`: a session file (read-only until the first append) or a new session. */
 export declare class SessionManager {
+  constructor(
+    cwd: string,
+    sessionDir: string,
+    sessionFile: string | undefined,
+    persist: boolean,
+    newSessionOptions?: NewSessionOptions,
+    preloadedFileEntries?: Array<SessionHeader | SessionEntry>,
+  )
   /** One project's sessions, newest first (off the JavaScript thread). */
   static list(cwd: string, sessionDir?: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]>
   /** Every session under pi's sessions root, or in one flat folder, newest first. */
   static listAll(onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]>
   static listAll(sessionDir: string, onProgress?: ListProgress, signal?: AbortSignal): Promise<SessionInfo[]>
   static listAll(signal: AbortSignal): Promise<SessionInfo[]>
-  /** Open a session file (read-only: an old-format file is migrated in memory only). */
+  /** Open a session file (an old-format file is migrated in memory, rewritten only on the first append). */
   static open(path: string, sessionDir?: string, cwdOverride?: string): SessionManager
+  /** A new session in `sessionDir` (default: the project's folder), written with its first user or assistant message. */
+  static create(cwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager
+  /** The most recent session of the folder, or a new one. */
+  static continueRecent(cwd: string, sessionDir?: string): SessionManager
+  /** A session never written to disk, optionally of entries held elsewhere. */
+  static inMemory(cwd?: string, options?: NewSessionOptions, entries?: Array<SessionHeader | SessionEntry>): SessionManager
+  /** A new session file in the target project holding every entry of the source. */
+  static forkFrom(sourcePath: string, targetCwd: string, sessionDir?: string, options?: NewSessionOptions): SessionManager
+  /** The file of the session with this exact id, or `undefined`. */
+  static findById(cwd: string, id: string, sessionDir?: string): string | undefined
   isPersisted(): boolean
   getCwd(): string
   getSessionDir(): string
+  usesDefaultSessionDir(): boolean
   getSessionId(): string
-  getSessionFile(): string
+  getSessionFile(): string | undefined
+  setSessionFile(sessionFile: string): void
+  newSession(options?: NewSessionOptions): string | undefined
   getHeader(): SessionHeader | null
   getEntryCount(): number
   getEntries(): SessionEntry[]
@@ -87,6 +114,38 @@ export declare class SessionManager {
   branch(branchFromId: string): void
   /** Set the leaf to none. */
   resetLeaf(): void
+  /** Take in entries another process appended to the file (not in pi's class). Returns how many. */
+  refresh(): number
+  appendMessage(message: Record<string, unknown>): string
+  appendThinkingLevelChange(thinkingLevel: string): string
+  appendModelChange(provider: string, modelId: string): string
+  appendUsage(kind: string, provider: string, model: string, usage: unknown, note?: string): SessionEntry
+  appendCompaction(
+    summary: string,
+    firstKeptEntryId: string | undefined,
+    tokensBefore: number,
+    details?: unknown,
+    fromHook?: boolean,
+    usage?: unknown,
+  ): string
+  appendCustomEntry(customType: string, data?: unknown): string
+  appendSessionInfo(name: string): string
+  appendCustomMessageEntry(customType: string, content: unknown, display: boolean, details?: unknown): string
+  appendContextEdit(targetId: string, replacement: { content: unknown } | null): string
+  appendLabelChange(targetId: string, label?: string): string
+  branchWithSummary(branchFromId: string | null, summary: string, details?: unknown, fromHook?: boolean, usage?: unknown): string
+  createBranchedSession(leafId?: string): string | undefined
 }
 
 export declare const CURRENT_SESSION_VERSION: 3
+export declare function assertValidSessionId(id: string): void
+/** Every line of a file that `JSON.parse` accepts (unmigrated), or `[]` when it is no session. */
+export declare function loadEntriesFromFile(filePath: string): Array<SessionHeader | SessionEntry>
+export declare function parseSessionEntries(content: string): unknown[]
+/** Bring entries of an old format to the current one, in place. */
+export declare function migrateSessionEntries(entries: Array<SessionHeader | SessionEntry>): void
+export declare function getLatestCompactionEntry(entries: SessionEntry[]): SessionEntry | null
+export declare function buildContextEntries(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionEntry[]
+export declare function buildSessionContext(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionContext
+export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null
+export declare function getDefaultSessionDir(cwd: string, agentDir?: string): string

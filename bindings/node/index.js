@@ -1,13 +1,23 @@
 'use strict'
-// pi's SessionManager (read side) over pi-session's native reader. Each method answers
-// as pi 1.6.0's does, with pi's names; an entry becomes a JavaScript object (made by the
-// native side from its decoded value) only when a method hands it out, and is kept, so
-// one entry is one object for the session's life.
+// pi's SessionManager and its module's functions over pi-session's native reader and
+// writer. Each answers as pi 1.6.0's does, with pi's names.
+//
+// Reading: an entry of a file becomes a JavaScript object (made by the native side from
+// its decoded value) only when a method hands it out, and is kept, so one entry is one
+// object for the session's life.
+// Writing: each new entry is built here as pi builds it and kept (the caller's message
+// object stays the entry's `message`, as in pi); the native side gets its
+// `JSON.stringify` text, so a file is byte for byte what pi writes, and indexes it.
 
+const { randomBytes, randomUUID } = require('node:crypto')
+const { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } = require('node:fs')
 const { homedir } = require('node:os')
-const { isAbsolute, join, resolve } = require('node:path')
+const { isAbsolute, join, posix, resolve, win32 } = require('node:path')
 const { fileURLToPath } = require('node:url')
 const native = require('./native.js')
+
+const CURRENT_SESSION_VERSION = 3
+const APP_NAME = 'pi'
 
 /**
  * The native side reports pi's errors as `Name: message` (`Error: Entry x not found`,
@@ -36,12 +46,26 @@ function wrap(n) {
   })
 }
 
-function openNative(file) {
+/** The native side's error for a file that is no session (its text names no file). */
+const NOT_A_SESSION = 'Error: Session file is not a valid pi session: <session-file>'
+
+/** A file opened read-only, or `null` when it is no session (no header). */
+function openNative(file, sessionDir, cwd) {
   try {
-    return wrap(native.NativeSession.open(file))
+    return wrap(native.NativeSession.open(file, sessionDir, cwd))
   } catch (e) {
+    if (e && e.message === NOT_A_SESSION) return null
     // (The library names the file `<session-file>` in pi's messages, as the oracle does.)
     if (e && typeof e.message === 'string') e.message = e.message.replaceAll('<session-file>', file)
+    throw piError(e)
+  }
+}
+
+/** Call a native factory, its errors made pi's. */
+function made(f) {
+  try {
+    return wrap(f())
+  } catch (e) {
     throw piError(e)
   }
 }
@@ -60,15 +84,59 @@ function resolvePath(input, baseDir = process.cwd()) {
   return isAbsolute(n) ? resolve(n) : resolve(normalizePath(baseDir), n)
 }
 
-/** The members of the messages pi makes (by shape: see `ContextText` in src/lib.rs). */
-const MADE_KEYS = [
-  null,
-  ['customType', 'content', 'display', 'details', 'timestamp'],
-  ['summary', 'fromId', 'timestamp'],
-  ['summary', 'tokensBefore', 'timestamp'],
-]
-/** The roles whose content a context edit replaces. */
-const EDITABLE = new Set(['user', 'assistant', 'toolResult', 'custom'])
+/** pi's `pathsEqual`: the same absolute path (case-folded on Windows). */
+function pathsEqual(a, b) {
+  const api = process.platform === 'win32' ? win32 : posix
+  const key = (p) => (api === win32 ? api.resolve(p).toLowerCase() : api.resolve(p))
+  return key(a) === key(b)
+}
+
+/** pi's agent folder: `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. */
+function getAgentDir() {
+  const env = process.env.PI_CODING_AGENT_DIR
+  return env ? normalizePath(env) : join(homedir(), '.pi', 'agent')
+}
+
+/** pi's folder for one project's sessions: `<agent>/sessions/--<cwd with - for / \\ :>--`. */
+function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
+  const safe = `--${resolvePath(cwd).replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
+  return join(resolvePath(agentDir), 'sessions', safe)
+}
+
+/** pi's `getDefaultSessionDir(cwd, agentDir?)`: that folder, created when missing. */
+function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+  const dir = getDefaultSessionDirPath(cwd, agentDir)
+  if (!existsSync(dir)) mkdirSync(dir, { recursive: true })
+  return dir
+}
+
+/** pi's `assertValidSessionId`, with pi's message. */
+function assertValidSessionId(id) {
+  if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
+    throw new Error(
+      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
+    )
+  }
+}
+
+/** A UUIDv7 (pi's session ids): 48 bits of Unix ms, then random bits. */
+function uuidv7() {
+  const b = randomBytes(16)
+  b.writeUIntBE(Date.now(), 0, 6)
+  b[6] = 0x70 | (b[6] & 0x0f)
+  b[8] = 0x80 | (b[8] & 0x3f)
+  const h = b.toString('hex')
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
+}
+
+/** pi's `generateId`: 8 hex digits of a random UUID that `taken` does not hold. */
+function generateId(taken) {
+  for (let i = 0; i < 100; i++) {
+    const id = randomUUID().slice(0, 8)
+    if (!taken(id)) return id
+  }
+  return randomUUID()
+}
 
 /** pi's `SessionInfo` from the native side's `Info` (see src/lib.rs). */
 function toInfo(s) {
@@ -130,35 +198,345 @@ async function runList(start, onProgress, signal) {
   }
 }
 
+/**
+ * One message of the context, made from entry objects as pi's `projectContextEntry`
+ * makes it: `projection` says which part of entry `e` (see `ContextValue` in
+ * src/lib.rs), `edit` is the `context_edit` entry replacing its content, if any.
+ */
+function messageOf(projection, e, edit) {
+  let m
+  switch (projection) {
+    case 0:
+      m = e.message
+      // A stored message without content gets empty content, on a copy.
+      if (m.role === 'system' && m.content == null) m = { ...m, content: '' }
+      else if ((m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult') && m.content == null) {
+        m = { ...m, content: [] }
+      }
+      break
+    case 1:
+      m = {
+        role: 'custom',
+        customType: e.customType,
+        content: e.content ?? [],
+        display: e.display,
+        details: e.details,
+        timestamp: new Date(e.timestamp).getTime(),
+      }
+      break
+    case 2:
+      m = { role: 'branchSummary', summary: e.summary, fromId: e.fromId, timestamp: new Date(e.timestamp).getTime() }
+      break
+    case 3:
+      m = e.systemMessage
+      break
+    default:
+      m = {
+        role: 'compactionSummary',
+        summary: e.summary,
+        tokensBefore: e.tokensBefore,
+        timestamp: new Date(e.timestamp).getTime(),
+      }
+  }
+  if (edit === undefined) return m
+  const role = m.role
+  if (role !== 'user' && role !== 'assistant' && role !== 'toolResult' && role !== 'custom') return m
+  const r = edit.replacement
+  const content =
+    (role === 'assistant' || role === 'toolResult') && typeof r.content === 'string' ? [{ type: 'text', text: r.content }] : r.content
+  return { ...m, content }
+}
+
+/** `buildSessionContext()` from the native side's plan (`ContextValue` in src/lib.rs). */
+function contextOf({ settings, projections, entries, edits }, entryAt) {
+  const messages = new Array(projections.length)
+  for (let i = 0; i < messages.length; i++) {
+    messages[i] = messageOf(projections[i], entryAt(entries[i]), edits[i] < 0 ? undefined : entryAt(edits[i]))
+  }
+  const { thinkingLevel, model } = settings
+  // pi's model object has both members even when an entry lacks one.
+  if (model !== null && typeof model === 'object') {
+    for (const k of ['provider', 'modelId']) if (!(k in model)) model[k] = undefined
+  }
+  return { messages, thinkingLevel, model }
+}
+
+/** A header for sessions made only to run the module's functions over entry arrays. */
+const SCRATCH_HEADER = '{"type":"session","version":3,"id":"scratch","timestamp":"1970-01-01T00:00:00.000Z","cwd":""}'
+
+/**
+ * A native session holding `entries` (the caller's objects, as JSON), its leaf `leafId`,
+ * and for each of its entry numbers the caller's index. (A value a session file could
+ * not hold as an entry, such as `null`, a header or one `JSON.stringify` cannot write,
+ * has no number.)
+ */
+function scratch(entries, leafId) {
+  const lines = [SCRATCH_HEADER]
+  const index = []
+  for (let i = 0; i < entries.length; i++) {
+    const text = JSON.stringify(entries[i])
+    const back = text === undefined ? undefined : JSON.parse(text)
+    if (!back || back.type === 'session') continue
+    lines.push(text)
+    index.push(i)
+  }
+  const n = made(() => native.NativeSession.ofLines(`${lines.join('\n')}\n`, JSON.stringify(leafId)))
+  return { n, at: (k) => entries[index[k]] }
+}
+
+/** The size of a file and whether it ends in a newline. */
+function endsWithNewline(path) {
+  const fd = openSync(path, 'r')
+  try {
+    const { size } = fstatSync(fd)
+    if (size === 0) return true
+    const b = Buffer.alloc(1)
+    readSync(fd, b, 0, 1, size - 1)
+    return b[0] === 0x0a
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** pi's version 1 to 3 migrations of entries held in memory (in place; true if any ran). */
+function migrateToCurrentVersion(entries) {
+  const header = entries.find((e) => e.type === 'session')
+  const version = header?.version ?? 1
+  if (version >= CURRENT_SESSION_VERSION) return false
+  if (version < 2) {
+    // Version 1 had no tree: each entry gets an id and the one before it as parent; a
+    // compaction's `firstKeptEntryIndex` becomes the id of the entry at that index.
+    const ids = new Set()
+    let prev = null
+    for (const e of entries) {
+      if (e.type === 'session') {
+        e.version = 2
+        continue
+      }
+      e.id = generateId((id) => ids.has(id))
+      e.parentId = prev
+      prev = e.id
+      if (e.type === 'compaction' && typeof e.firstKeptEntryIndex === 'number') {
+        const target = entries[e.firstKeptEntryIndex]
+        if (target && target.type !== 'session') e.firstKeptEntryId = target.id
+        delete e.firstKeptEntryIndex
+      }
+    }
+  }
+  if (version < 3) {
+    // Version 2 called custom messages `hookMessage`.
+    for (const e of entries) {
+      if (e.type === 'session') {
+        e.version = 3
+      } else if (e.type === 'message' && e.message && e.message.role === 'hookMessage') {
+        e.message.role = 'custom'
+      }
+    }
+  }
+  return true
+}
+
+/** A way into a new `SessionManager` for a native session made before it. */
+const PREOPENED = Symbol('preopened')
+
 class SessionManager {
   #native
-  #entries
-  #header
+  #entries = []
+  #header = null
+  #sessionId = ''
   #file
   #dir
   #cwd
+  #persist
 
-  constructor(native, file, dir, cwd, header) {
-    this.#native = native
-    this.#entries = new Array(native.entryLen())
+  /**
+   * pi's constructor: `sessionFile` opened (a new session at that path if there is no
+   * file, a header written to an empty one), else `preloadedFileEntries` taken in (an
+   * in-memory session of them), else a new session.
+   */
+  constructor(cwd, sessionDir, sessionFile, persist, newSessionOptions, preloadedFileEntries, preopened) {
+    this.#cwd = resolvePath(cwd)
+    this.#dir = normalizePath(sessionDir)
+    this.#persist = persist
+    if (persist && this.#dir && !existsSync(this.#dir)) mkdirSync(this.#dir, { recursive: true })
+    if (preopened && preopened.key === PREOPENED) {
+      this.#file = preopened.native.file() ?? undefined
+      this.#use(preopened.native)
+    } else if (sessionFile) {
+      this.#setSessionFile(sessionFile, preopened)
+    } else if (preloadedFileEntries?.length) {
+      this.#loadEntries(preloadedFileEntries, newSessionOptions)
+    } else {
+      this.newSession(newSessionOptions)
+    }
+  }
+
+  /** Stand on a native session opened from a file. */
+  #use(n) {
+    this.#native = n
+    this.#entries = new Array(n.entryLen())
+    this.#header = n.header()
+    this.#sessionId = this.#header ? this.#header.id : undefined
+  }
+
+  /** pi's `setSessionFile(path)`: switch to another file (resume, branching). */
+  setSessionFile(sessionFile) {
+    this.#setSessionFile(sessionFile)
+  }
+
+  #setSessionFile(sessionFile, opened) {
+    const file = resolvePath(sessionFile)
     this.#file = file
-    this.#dir = dir
-    this.#cwd = cwd
+    if (existsSync(file)) {
+      // (A zero-byte file opens natively as a session with a header made up in memory;
+      // pi writes a header to it at once.)
+      const empty = statSync(file).size === 0
+      const n = empty ? null : opened !== undefined ? opened : openNative(file, this.#dir, this.#cwd)
+      if (n === null) {
+        // No header: an empty file gets one (pi's open writes it), anything else is refused.
+        if (statSync(file).size > 0) throw new Error(`Session file is not a valid ${APP_NAME} session: ${file}`)
+        this.#native = null
+        this.#newSession(undefined, file)
+        this.#native.writeNow()
+        return
+      }
+      this.#use(n)
+    } else {
+      this.#native = null
+      this.#newSession(undefined, file)
+    }
+  }
+
+  /** pi's `_loadEntries` for entries given in memory (`inMemory(cwd, options, entries)`). */
+  #loadEntries(entries, options) {
+    const header = entries.find((e) => e.type === 'session')
+    if (header) {
+      migrateToCurrentVersion(entries)
+      if (entries[0] !== header) throw new Error('pi-session: a session header must come first in the entries given')
+      this.#native = made(() => native.NativeSession.fresh(this.#cwd, this.#dir ?? '', this.#persist))
+      this.#native.startSession(JSON.stringify(header), null)
+      this.#header = header
+      this.#sessionId = header.id
+      this.#entries = []
+      for (let i = 1; i < entries.length; i++) this.#appendEntry(entries[i])
+    } else {
+      this.newSession(options)
+      for (const e of entries) this.#appendEntry(e)
+    }
+  }
+
+  /** pi's `newSession({ id, parentSession })`: a fresh session; returns its file. */
+  newSession(options) {
+    return this.#newSession(options)
+  }
+
+  #newSession(options, explicitFile) {
+    if (options?.id !== undefined) assertValidSessionId(options.id)
+    const id = options?.id ?? uuidv7()
+    const timestamp = new Date().toISOString()
+    const header = {
+      type: 'session',
+      version: CURRENT_SESSION_VERSION,
+      id,
+      timestamp,
+      cwd: this.#cwd,
+      parentSession: options?.parentSession,
+    }
+    if (this.#persist) {
+      this.#file = explicitFile ?? join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, '-')}_${id}.jsonl`)
+    }
+    if (!this.#native) {
+      this.#native = made(() => native.NativeSession.fresh(this.#cwd, this.#dir ?? '', this.#persist))
+    }
+    this.#native.startSession(JSON.stringify(header), this.#persist ? this.#file : null)
+    this.#sessionId = id
     this.#header = header
+    this.#entries = []
+    return this.#file
   }
 
   /**
-   * Open a session file, as pi's `SessionManager.open` (read-only: an old-format file is
-   * migrated in memory, never rewritten).
+   * pi's `_appendEntry`: the entry goes to the native side as `JSON.stringify` gives it
+   * (to memory before the file exists, else to the file) and is kept as it is. A failed
+   * write leaves the session as it was, as pi's does.
+   */
+  #appendEntry(entry) {
+    const reread = this.#native.append(JSON.stringify(entry))
+    const n = this.#native.entryLen()
+    if (reread) this.#entries = new Array(n)
+    else this.#entries.length = n
+    this.#entries[n - 1] = entry
+  }
+
+  #has(id) {
+    if (typeof id === 'string') return this.#native.entryNumber(id) != null
+    return this.#byId().has(id)
+  }
+
+  #newId() {
+    return generateId((id) => this.#has(id))
+  }
+
+  /** The head of most entries: type, a new id, the leaf as parent, the time. */
+  #head(type) {
+    return { type, id: this.#newId(), parentId: this.getLeafId(), timestamp: new Date().toISOString() }
+  }
+
+  /** Create a new session (written once it holds a user or assistant message). */
+  static create(cwd, sessionDir, options) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd)
+    return new SessionManager(cwd, dir, undefined, true, options)
+  }
+
+  /**
+   * Open a session file, as pi's `SessionManager.open`, but read-only until the first
+   * write: an old-format file is migrated in memory, and rewritten only when something
+   * is appended (pi rewrites it at once).
    */
   static open(path, sessionDir, cwdOverride) {
     const file = resolvePath(path)
-    const native = openNative(file)
-    const header = native.header()
-    const headerCwd = header && typeof header.cwd === 'string' ? header.cwd : undefined
-    const cwd = resolvePath(cwdOverride ?? headerCwd ?? process.cwd())
     const dir = sessionDir ? normalizePath(sessionDir) : resolve(file, '..')
-    return new SessionManager(native, file, dir, cwd, header)
+    const n =
+      existsSync(file) && statSync(file).size > 0
+        ? openNative(file, dir, cwdOverride === undefined ? null : resolvePath(cwdOverride))
+        : undefined
+    const header = n ? n.header() : null
+    const headerCwd = header && typeof header.cwd === 'string' ? header.cwd : undefined
+    const cwd = cwdOverride ?? headerCwd ?? process.cwd()
+    return new SessionManager(cwd, dir, file, true, undefined, undefined, n)
+  }
+
+  /** Continue the most recent session of a folder, or start a new one. */
+  static continueRecent(cwd, sessionDir) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd)
+    const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd))
+    const mostRecent = findMostRecentSession(dir, filterCwd ? cwd : undefined)
+    return new SessionManager(cwd, dir, mostRecent ?? undefined, true)
+  }
+
+  /** A session that is never written, optionally of entries held outside any file. */
+  static inMemory(cwd = process.cwd(), options, entries) {
+    return new SessionManager(cwd, '', undefined, false, options, entries)
+  }
+
+  /** Fork a session from another project folder: a new file with every entry of the source. */
+  static forkFrom(sourcePath, targetCwd, sessionDir, options) {
+    const source = resolvePath(sourcePath)
+    const target = resolvePath(targetCwd)
+    const entries = loadEntriesFromFile(source)
+    if (entries.length === 0) throw new Error(`Cannot fork: source session file is empty or invalid: ${source}`)
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(target)
+    if (options?.id !== undefined) assertValidSessionId(options.id)
+    const n = made(() => native.NativeSession.forkFrom(source, target, dir, options?.id ?? null))
+    return new SessionManager(target, dir, undefined, true, undefined, undefined, { key: PREOPENED, native: n })
+  }
+
+  /** The file of the session with this exact id in a project's folder, or `undefined`. */
+  static findById(cwd, id, sessionDir) {
+    const dir = sessionDir ? normalizePath(sessionDir) : getDefaultSessionDir(cwd)
+    const filterCwd = sessionDir !== undefined && !pathsEqual(dir, getDefaultSessionDirPath(cwd))
+    if (typeof id !== 'string') return undefined
+    return native.findSessionById(dir, id, filterCwd ? resolvePath(cwd) : null) ?? undefined
   }
 
   /** pi's `SessionManager.list(cwd, sessionDir?, onProgress?, signal?)`: one project's sessions. */
@@ -206,7 +584,7 @@ class SessionManager {
   }
 
   isPersisted() {
-    return true
+    return this.#persist
   }
   getCwd() {
     return this.#cwd
@@ -214,8 +592,11 @@ class SessionManager {
   getSessionDir() {
     return this.#dir
   }
+  usesDefaultSessionDir() {
+    return pathsEqual(this.#dir, getDefaultSessionDirPath(this.#cwd))
+  }
   getSessionId() {
-    return this.#header ? this.#header.id : undefined
+    return this.#sessionId
   }
   getSessionFile() {
     return this.#file
@@ -260,24 +641,7 @@ class SessionManager {
     return this.#list(this.#native.contextEntryNumbers())
   }
   buildSessionContext() {
-    const { context, shapes } = this.#native.context()
-    const { messages, thinkingLevel, model } = context
-    // pi's own message objects have every member even when it is `undefined`, and NaN
-    // for a time that does not parse; JSON has neither.
-    for (let i = 0; i < messages.length; i++) {
-      const m = messages[i]
-      const made = shapes[i] & 7
-      const keys = MADE_KEYS[made]
-      if (keys) {
-        for (const k of keys) if (!(k in m)) m[k] = undefined
-        if (m.timestamp === null) m.timestamp = NaN
-      }
-      if (shapes[i] & 8 && EDITABLE.has(m.role) && !('content' in m)) m.content = undefined
-    }
-    if (model !== null && typeof model === 'object') {
-      for (const k of ['provider', 'modelId']) if (!(k in model)) model[k] = undefined
-    }
-    return { messages, thinkingLevel, model }
+    return contextOf(this.#native.context(), (k) => this.#entry(k))
   }
   getTree() {
     const flat = this.#native.tree()
@@ -301,6 +665,275 @@ class SessionManager {
   resetLeaf() {
     this.#native.resetLeaf()
   }
+
+  /**
+   * Take in entries another process appended to the file since it was opened (or last
+   * refreshed); pi's class has no such method. Returns how many came in; the leaf moves
+   * to the last entry, as on opening.
+   */
+  refresh() {
+    const added = this.#native.refresh()
+    this.#entries.length = this.#native.entryLen()
+    return added
+  }
+
+  // ----- writing: pi's appends, each returning what pi's returns ------------------------
+
+  /** Append a message as a child of the leaf, which moves to it. Returns its id. */
+  appendMessage(message) {
+    const entry = { ...this.#head('message'), message }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  appendThinkingLevelChange(thinkingLevel) {
+    const entry = { ...this.#head('thinking_level_change'), thinkingLevel }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  appendModelChange(provider, modelId) {
+    const entry = { ...this.#head('model_change'), provider, modelId }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  /** Usage outside the model's context. Returns the entry itself, as pi does. */
+  appendUsage(kind, provider, model, usage, note) {
+    const entry = { ...this.#head('usage'), kind, provider, model, usage, ...(note ? { note } : {}) }
+    this.#appendEntry(entry)
+    return entry
+  }
+
+  /** A compaction: it records the system message in force, as pi's does. */
+  appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
+    const timestamp = new Date().toISOString()
+    const systemMessage = this.#native.systemMessage()
+    const id = this.#newId()
+    const entry = {
+      type: 'compaction',
+      id,
+      parentId: this.getLeafId(),
+      timestamp,
+      summary,
+      firstKeptEntryId: firstKeptEntryId ?? id,
+      tokensBefore,
+      details,
+      usage,
+      fromHook,
+      ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
+    }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  appendCustomEntry(customType, data) {
+    const { type, ...head } = this.#head('custom')
+    const entry = { type, customType, data, ...head }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  /** A display name: runs of line breaks become one space, then trimmed. */
+  appendSessionInfo(name) {
+    const entry = { ...this.#head('session_info'), name: name.replace(/[\r\n]+/g, ' ').trim() }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  appendCustomMessageEntry(customType, content, display, details) {
+    const { type, ...head } = this.#head('custom_message')
+    const entry = { type, customType, content, display, details, ...head }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  /** A branch-local edit of an earlier entry's model-visible content (`null`: drop it). */
+  appendContextEdit(targetId, replacement) {
+    if (
+      replacement !== null &&
+      (typeof replacement !== 'object' ||
+        !('content' in replacement) ||
+        (typeof replacement.content !== 'string' && !Array.isArray(replacement.content)))
+    ) {
+      throw new Error('Context edit replacement must be null or contain string/array content')
+    }
+    const target = this.getEntry(targetId)
+    if (!target) throw new Error(`Entry ${targetId} not found`)
+    if (!this.getBranch().some((e) => e.id === targetId)) {
+      throw new Error(`Entry ${targetId} is not on the active branch`)
+    }
+    const role = target.type === 'message' ? target.message.role : 'custom'
+    const editable =
+      target.type === 'custom_message' || (target.type === 'message' && (role === 'user' || role === 'assistant' || role === 'toolResult'))
+    if (!editable) throw new Error(`Entry ${targetId} does not contribute editable model content`)
+    const normalized =
+      replacement !== null && (role === 'assistant' || role === 'toolResult') && typeof replacement.content === 'string'
+        ? { content: [{ type: 'text', text: replacement.content }] }
+        : replacement
+    const entry = { ...this.#head('context_edit'), targetId, replacement: normalized }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  /** Set a label on an entry (`undefined` or `''` clears it). */
+  appendLabelChange(targetId, label) {
+    if (!this.#has(targetId)) throw new Error(`Entry ${targetId} not found`)
+    const entry = { ...this.#head('label'), targetId, label }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  /** Move the leaf back to `branchFromId` (`null`: before the first entry) and record there a summary of the branch left. */
+  branchWithSummary(branchFromId, summary, details, fromHook, usage) {
+    if (branchFromId !== null && !this.#has(branchFromId)) throw new Error(`Entry ${branchFromId} not found`)
+    const fromId = this.getLeafId() ?? 'root'
+    if (branchFromId === null) this.#native.resetLeaf()
+    else this.#native.branch(branchFromId)
+    const entry = {
+      type: 'branch_summary',
+      id: this.#newId(),
+      parentId: branchFromId,
+      timestamp: new Date().toISOString(),
+      fromId,
+      summary,
+      details,
+      usage,
+      fromHook,
+    }
+    this.#appendEntry(entry)
+    return entry.id
+  }
+
+  /**
+   * A new session holding only the path from the root to `leafId` (labels kept), in a new
+   * file when persisting. Returns that file, or `undefined` for an in-memory session.
+   */
+  createBranchedSession(leafId) {
+    const leaf = leafId ?? this.getLeafId()
+    if (leaf == null || !this.#has(leaf)) throw new Error(`Entry ${leafId} not found`)
+    // The entries kept are copies of the objects held now (members set to `undefined`
+    // stay), re-chained as the native side re-chains them in the file.
+    const kept = this.getBranch(leaf).filter((e) => e.type !== 'label')
+    const labelTarget = new Map()
+    {
+      let pending = []
+      for (const e of this.getBranch(leaf)) {
+        if (e.type === 'label') pending.push(e.id)
+        else {
+          for (const id of pending) labelTarget.set(id, e.id)
+          pending = []
+        }
+      }
+    }
+    const file = this.#native.createBranchedSession(String(leaf))
+    this.#entries = new Array(this.#native.entryLen())
+    let parentId = null
+    for (let k = 0; k < kept.length && k < this.#entries.length; k++) {
+      const e = kept[k]
+      const copy = { ...e, parentId }
+      if (e.type === 'compaction') {
+        copy.firstKeptEntryId = e.firstKeptEntryId === e.id ? e.id : (labelTarget.get(e.firstKeptEntryId) ?? e.firstKeptEntryId)
+      }
+      this.#entries[k] = copy
+      parentId = e.id
+    }
+    const header = this.#native.header()
+    if (!this.#persist && header && !('parentSession' in header)) header.parentSession = undefined
+    this.#header = header
+    this.#sessionId = header.id
+    if (this.#persist) {
+      this.#file = file ?? undefined
+      return this.#file
+    }
+    return undefined
+  }
 }
 
-module.exports = { SessionManager, CURRENT_SESSION_VERSION: 3 }
+// ----- the module's functions, beside the class (pi's session-manager exports) -----------
+
+/** Every line of a file that `JSON.parse` accepts, unmigrated; `[]` when it is no session. */
+function loadEntriesFromFile(filePath) {
+  const path = normalizePath(filePath)
+  if (!existsSync(path)) return []
+  let entries
+  try {
+    entries = native.NativeSession.loadEntries(path)
+  } catch (e) {
+    // A version-1 file that pi's in-memory migration cannot take (the native reader
+    // migrates as it opens): read here, line by line, as pi's function reads it.
+    if (!/^TypeError: /.test(e?.message)) throw piError(e)
+    entries = []
+    for (const line of readFileSync(path, 'utf8').split('\n')) {
+      if (!line.trim()) continue
+      try {
+        const v = JSON.parse(line)
+        if (v) entries.push(v)
+      } catch {
+        // Skipped, as pi skips it.
+      }
+    }
+  }
+  if (!entries || entries.length === 0) return []
+  const header = entries[0]
+  if (header === null || typeof header !== 'object' || header.type !== 'session' || typeof header.id !== 'string') return []
+  // pi ends a torn last line with a newline when it reads the file.
+  if (!endsWithNewline(path)) appendFileSync(path, '\n')
+  return entries
+}
+
+/** The JSON lines of a text, each parsed; lines that do not parse are left out. */
+function parseSessionEntries(content) {
+  const entries = []
+  for (const line of content.trim().split('\n')) {
+    if (!line.trim()) continue
+    try {
+      entries.push(JSON.parse(line))
+    } catch {
+      // A malformed line is skipped, as pi skips it.
+    }
+  }
+  return entries
+}
+
+/** Bring entries of an old session format to the current one, in place. */
+function migrateSessionEntries(entries) {
+  migrateToCurrentVersion(entries)
+}
+
+/** The last compaction entry, or `null`. */
+function getLatestCompactionEntry(entries) {
+  for (let i = entries.length - 1; i >= 0; i--) if (entries[i].type === 'compaction') return entries[i]
+  return null
+}
+
+/** The compaction-aware entries of the path to `leafId` (`undefined`: the last entry). */
+function buildContextEntries(entries, leafId, _byId) {
+  const { n, at } = scratch(entries, leafId)
+  return n.contextEntryNumbers().map(at)
+}
+
+/** The messages the model sees at `leafId`, with the thinking level and model in force. */
+function buildSessionContext(entries, leafId, _byId) {
+  const { n, at } = scratch(entries, leafId)
+  return contextOf(n.context(), at)
+}
+
+/** The newest session file of a folder (of `cwd`'s sessions, when given), or `null`. */
+function findMostRecentSession(sessionDir, cwd) {
+  return native.findMostRecentSession(normalizePath(sessionDir), cwd ? resolvePath(cwd) : null)
+}
+
+module.exports = {
+  SessionManager,
+  CURRENT_SESSION_VERSION,
+  assertValidSessionId,
+  loadEntriesFromFile,
+  parseSessionEntries,
+  migrateSessionEntries,
+  getLatestCompactionEntry,
+  buildContextEntries,
+  buildSessionContext,
+  findMostRecentSession,
+  getDefaultSessionDir,
+}

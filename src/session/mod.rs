@@ -634,6 +634,21 @@ impl Session {
         self.value_in(bytes, pos)
     }
 
+    /// Decode a kept line as `JSON.parse` gives it, before any migration (pi's
+    /// `loadEntriesFromFile`; the header is a kept line too).
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`] when the file changed under a mapping.
+    pub fn parsed(&self, pos: EntryPos) -> Result<Value<'_>> {
+        let bytes = self.check()?;
+        let line = line_of(bytes, &self.record(pos));
+        crate::json::value::parse(line).map_err(|_| {
+            Error::from(ErrorKind::FileChanged {
+                path: self.path.clone(),
+            })
+        })
+    }
+
     /// Selected members of a `message` entry's `message` object, each decoded alone:
     /// the other members (a tool result's output, an image's data) are skipped, not
     /// decoded. `Ok(None)` when the entry has no `message`; a `message` that is not an
@@ -1099,8 +1114,9 @@ pub(crate) fn key_to_value<'k>(k: impl Into<KeyRef<'k>>) -> Value<'static> {
     }
 }
 
-/// The key a decoded value makes (objects are unique, equal to nothing else).
-pub(crate) fn key_from_value(v: Option<&Value<'_>>) -> Key {
+/// The key a decoded value makes, as pi's `Map` keys compare (objects are unique, equal
+/// to nothing else; `-0` is `0`; `None` is `undefined`).
+pub fn key_from_value(v: Option<&Value<'_>>) -> Key {
     match v {
         None => Key::Undefined,
         Some(Value::Null) => Key::Null,

@@ -64,7 +64,35 @@ impl Writer {
     /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index only
     /// the new line.
     pub(super) fn append(&mut self, entry: Object<'_>) -> Result<()> {
-        let line = line_of(&Value::Object(entry));
+        self.append_bytes(line_of(&Value::Object(entry)))
+    }
+
+    /// Append an entry another serialiser made (a JavaScript host's `JSON.stringify` of
+    /// the entry object it keeps): `line` must be one JSON object on one line (a final
+    /// `\n` is added when missing). It goes where [`Writer::append_message`]'s line goes:
+    /// into memory before the file exists, else to the file under the lock; only it is
+    /// indexed, and the leaf moves to it.
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidInput`] when `line` is not one JSON object on one line (nothing
+    /// written); I/O errors.
+    pub fn append_line(&mut self, line: &[u8]) -> Result<()> {
+        let body = line.strip_suffix(b"\n").unwrap_or(line);
+        if memchr::memchr2(b'\n', b'\r', body).is_some()
+            || !matches!(crate::json::value::parse(body), Ok(Value::Object(_)))
+        {
+            return Err(InvalidInput::Entry {
+                message: "an appended entry must be one JSON object on one line".into(),
+            }
+            .into());
+        }
+        let mut owned = Vec::with_capacity(body.len() + 1);
+        owned.extend_from_slice(body);
+        owned.push(b'\n');
+        self.append_bytes(owned)
+    }
+
+    fn append_bytes(&mut self, line: Vec<u8>) -> Result<()> {
         self.last_journal = JournalUse::NotNeeded;
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {

@@ -383,6 +383,57 @@ impl Writer {
         Ok(self.file.clone())
     }
 
+    /// [`Writer::new_session`] with a header another serialiser made (a JavaScript host
+    /// keeping pi's header object): `header_line` must be one JSON object with
+    /// `"type":"session"` on one line. The session is in memory until its first user or
+    /// assistant message; it will be written to `file` (`None`: nowhere, as an in-memory
+    /// session).
+    ///
+    /// # Errors
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) when the line is no
+    /// session header.
+    pub fn start_session(&mut self, header_line: &[u8], file: Option<PathBuf>) -> Result<()> {
+        let body = header_line.strip_suffix(b"\n").unwrap_or(header_line);
+        let is_header = memchr::memchr2(b'\n', b'\r', body).is_none()
+            && matches!(crate::json::value::parse(body), Ok(Value::Object(ref o)) if o.get("type").and_then(Value::as_str) == Some("session"));
+        if !is_header {
+            return Err(InvalidInput::Entry {
+                message: "a session header must be one JSON object with \"type\":\"session\" on one line".into(),
+            }
+            .into());
+        }
+        let mut line = body.to_vec();
+        line.push(b'\n');
+        self.session = Session::from_bytes(line)?;
+        self.flushed = false;
+        self.file = if self.persist { file } else { None };
+        Ok(())
+    }
+
+    /// pi's `_rewriteFile()` for a session not yet written: the file is created (replaced
+    /// atomically if it exists) with the session as it stands, and appends go to it from
+    /// now on. pi does this when it opens a zero-byte file.
+    ///
+    /// # Errors
+    /// I/O errors; nothing to write to for an in-memory session.
+    pub fn write_now(&mut self) -> Result<()> {
+        let Some(path) = self.file.clone().filter(|_| self.persist) else {
+            return Err(InvalidInput::Entry {
+                message: "an in-memory session has no file to write".into(),
+            }
+            .into());
+        };
+        write_atomic(&path, self.session.bytes())?;
+        self.session = Session::open(&path)?;
+        self.flushed = true;
+        Ok(())
+    }
+
+    /// Record `cwd` in the headers this writer makes from now on (pi's `cwdOverride`).
+    pub fn set_cwd(&mut self, cwd: &str) {
+        self.cwd = cwd.to_string();
+    }
+
     // ----- state ----------------------------------------------------------------------
 
     /// The session as it stands (all of pi's read-side answers).

@@ -192,3 +192,54 @@ fn every_way_of_opening_a_file_for_writing_first_undoes_a_torn_append() {
     assert!(text.contains(&format!("\"length\":{}", old.len())), "{text}");
     undone(&path, &old);
 }
+
+/// Entries serialised elsewhere (a JavaScript host's `JSON.stringify`): the header and the
+/// lines given go into the file byte for byte, with pi's lazy first write.
+#[test]
+fn a_host_can_give_the_header_and_the_entry_lines_itself() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("host.jsonl");
+    let mut w = Writer::create("/p", dir.path(), Entropy::default()).expect("create");
+    let header = br#"{"type":"session","version":3,"id":"h1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    w.start_session(header, Some(file.clone())).expect("header");
+    let setup = br#"{"type":"model_change","id":"aaaaaaaa","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","provider":"p","modelId":"m"}"#;
+    w.append_line(setup).expect("setup line");
+    assert!(!file.exists(), "no conversation yet: nothing written");
+    let user = br#"{"type":"message","id":"bbbbbbbb","parentId":"aaaaaaaa","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
+    w.append_line(user).expect("user line");
+    let mut want = Vec::new();
+    for l in [&header[..], &setup[..], &user[..]] {
+        want.extend_from_slice(l);
+        want.push(b'\n');
+    }
+    assert_eq!(std::fs::read(&file).expect("written"), want);
+    assert_eq!(w.session().leaf(), &pi_session::Key::str("bbbbbbbb"));
+    // Anything but one JSON object on one line is refused, and nothing is written.
+    for bad in [&b"[1]"[..], b"{\"a\":1}\n{\"b\":2}", b"{\"a\":", b"{\"a\":1}\r"] {
+        let e = w.append_line(bad).expect_err("refused");
+        assert!(matches!(e.kind(), ErrorKind::InvalidInput(_)), "{e}");
+    }
+    assert_eq!(std::fs::read(&file).expect("unchanged"), want);
+    assert!(
+        w.start_session(b"{\"type\":\"message\"}", None).is_err(),
+        "a header must be a session line"
+    );
+}
+
+/// pi's open of a zero-byte file writes the new header at once (`write_now`).
+#[test]
+fn write_now_writes_a_session_that_has_no_conversation() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("empty.jsonl");
+    std::fs::write(&file, b"").expect("empty");
+    let mut w = Writer::create("/p", dir.path(), Entropy::default()).expect("create");
+    let header = br#"{"type":"session","version":3,"id":"e1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+    w.start_session(header, Some(file.clone())).expect("header");
+    w.write_now().expect("written");
+    assert!(w.is_flushed());
+    assert_eq!(std::fs::read(&file).expect("read"), [&header[..], b"\n"].concat());
+    assert!(
+        Writer::in_memory("/p", Entropy::default()).write_now().is_err(),
+        "no file to write"
+    );
+}

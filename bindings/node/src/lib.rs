@@ -17,98 +17,371 @@ fn js_error(e: pi_session::Error) -> napi::Error {
     napi::Error::from_reason(e.pi_text())
 }
 
-/// `buildSessionContext()` and each message's shape: 0 a stored message, 1 a custom
-/// message, 2 a branch summary, 3 a compaction summary, 4 a compaction's system message or
-/// retained message; plus 8 when a context edit gave its content.
+/// `buildSessionContext()` as the entries its messages come from: for message `i`, entry
+/// `entries[i]` gives it by `projections[i]` (0 its `message`, 1 the custom message of a
+/// `custom_message`, 2 the summary of a `branch_summary`, 3 a compaction's `systemMessage`,
+/// 4 a compaction's summary), its content replaced by the `context_edit` entry
+/// `edits[i]` (-1: none). `index.js` makes each message from the entry objects it holds,
+/// as pi makes them from its own (so a stored message is the entry's own object).
+/// `settings`: `{thinkingLevel, model}`.
 #[napi(object, object_from_js = false)]
 pub struct ContextValue<'a> {
-    #[napi(ts_type = "{ messages: Array<Record<string, unknown>>; thinkingLevel?: string; model: unknown }")]
-    pub context: Js<'a>,
-    pub shapes: Vec<u32>,
+    #[napi(ts_type = "{ thinkingLevel?: string; model: unknown }")]
+    pub settings: Js<'a>,
+    pub projections: Vec<u32>,
+    pub entries: Vec<u32>,
+    pub edits: Vec<i32>,
 }
 
-/// A session opened read-only (pi's open may rewrite an old-format file or append a
-/// missing newline; this one never writes).
+/// What a [`NativeSession`] stands on: a file opened read-only, or a [`Writer`] (a new
+/// session, or an opened file after its first write).
+// (One per session object, never in bulk: the size of the larger variant does not matter.)
+#[allow(clippy::large_enum_variant)]
+enum Store {
+    Read(Session),
+    Write(Writer),
+}
+
+/// A session: opened read-only (pi's open may rewrite an old-format file or append a
+/// missing newline; this one writes nothing until the first append, and then as pi's
+/// open would have), or new (in memory or for a file). Entries are added as lines that
+/// `index.js` serialised with `JSON.stringify`, so files are byte for byte pi's.
 #[napi]
 pub struct NativeSession {
-    s: Session,
+    store: Store,
     /// For each index position, its number in `getEntries()` (`u32::MAX`: a header).
     number: Vec<u32>,
+    /// The session folder and working directory a first write opens the file with.
+    dir: Option<PathBuf>,
+    cwd: Option<String>,
 }
 
 impl NativeSession {
+    fn new(store: Store) -> NativeSession {
+        let mut n = NativeSession {
+            store,
+            number: Vec::new(),
+            dir: None,
+            cwd: None,
+        };
+        n.renumber(0);
+        n
+    }
+
+    fn s(&self) -> &Session {
+        match &self.store {
+            Store::Read(s) => s,
+            Store::Write(w) => w.session(),
+        }
+    }
+
+    fn s_mut(&mut self) -> &mut Session {
+        match &mut self.store {
+            Store::Read(s) => s,
+            Store::Write(w) => w.session_mut(),
+        }
+    }
+
+    /// Number the entries from the `from`th on (entries before it are unchanged: only
+    /// appends happened since).
+    fn renumber(&mut self, from: usize) {
+        let len = self.s().index().len();
+        let mut number = std::mem::take(&mut self.number);
+        number.truncate(if from == 0 { 0 } else { number.len() });
+        number.resize(len, u32::MAX);
+        let s = self.s();
+        for k in from..s.entries_len() {
+            if let Some(p) = s.entry_at(k) {
+                number[p.0 as usize] = k as u32;
+            }
+        }
+        self.number = number;
+    }
+
     fn numbers(&self, pos: impl IntoIterator<Item = EntryPos>) -> Vec<u32> {
         pos.into_iter().map(|p| self.number[p.0 as usize]).collect()
     }
+
+    /// The writer, made on the first write to a file opened read-only (opened again as
+    /// pi's open does it: an old format migrated and rewritten, a missing newline
+    /// appended). `true` when the entries were read again in another form (a rewrite):
+    /// every entry number may then name another value.
+    fn writer(&mut self) -> Result<(&mut Writer, bool)> {
+        let mut reread = false;
+        if let Store::Read(s) = &self.store {
+            let path = s
+                .path()
+                .ok_or_else(|| napi::Error::from_reason("Error: this session has no file"))?
+                .to_path_buf();
+            reread = s.file_change() == FileChange::Rewritten;
+            let before = s.entries_len();
+            let mut w = Writer::open(&path, self.dir.as_deref(), Entropy::default()).map_err(js_error)?;
+            if let Some(cwd) = &self.cwd {
+                w.set_cwd(cwd);
+            }
+            // (A file cut short meanwhile is numbered anew too.)
+            reread |= w.session().entries_len() < before;
+            self.store = Store::Write(w);
+            self.renumber(if reread { 0 } else { before });
+        }
+        match &mut self.store {
+            Store::Write(w) => Ok((w, reread)),
+            Store::Read(_) => unreachable!("made a writer above"),
+        }
+    }
+}
+
+use pi_session::{Entropy, FileChange, Writer};
+use std::path::Path;
+
+/// The JavaScript value of a JSON value made natively, or `null`.
+fn js_or_null(v: Option<Value<'_>>) -> Js<'_> {
+    Js(v.unwrap_or(Value::Null))
 }
 
 #[napi]
 impl NativeSession {
-    /// Open the file at `path`.
+    /// Open the file at `path` read-only; `session_dir` and `cwd` are what a first write
+    /// opens it with (pi's `sessionDir` and `cwdOverride`).
     #[napi(factory)]
-    pub fn open(path: String) -> Result<NativeSession> {
+    pub fn open(path: String, session_dir: Option<String>, cwd: Option<String>) -> Result<NativeSession> {
         let s = Session::open_with(&path, OpenOptions::default()).map_err(js_error)?;
-        let mut number = vec![u32::MAX; s.index().len()];
-        for (k, p) in s.entries().iter().enumerate() {
-            number[p.0 as usize] = k as u32;
+        let mut n = NativeSession::new(Store::Read(s));
+        n.dir = session_dir.map(PathBuf::from);
+        n.cwd = cwd;
+        Ok(n)
+    }
+
+    /// A new session for `cwd`: in memory (`persist` false), or to be written in
+    /// `session_dir`. `index.js` then gives its header ([`NativeSession::start_session`]).
+    #[napi(factory)]
+    pub fn fresh(cwd: String, session_dir: String, persist: bool) -> Result<NativeSession> {
+        let w = if persist {
+            Writer::create(&cwd, Path::new(&session_dir), Entropy::default()).map_err(js_error)?
+        } else {
+            Writer::in_memory(&cwd, Entropy::default())
+        };
+        let mut n = NativeSession::new(Store::Write(w));
+        n.dir = Some(PathBuf::from(session_dir));
+        n.cwd = Some(cwd);
+        Ok(n)
+    }
+
+    /// A session of entries held outside any file (`text`: JSON lines, a header first),
+    /// for the module's functions over entry arrays; its leaf is the id whose JSON text is
+    /// `leaf_json` (none: `undefined`, the last entry, as pi's `buildSessionPath`).
+    #[napi(factory)]
+    pub fn of_lines(text: String, leaf_json: Option<String>) -> Result<NativeSession> {
+        let mut s = Session::from_bytes(text.into_bytes()).map_err(js_error)?;
+        let leaf = match leaf_json {
+            Some(j) => Some(
+                pi_session::Value::parse(j.as_bytes())
+                    .map_err(|e| napi::Error::from_reason(e.to_string()))?
+                    .into_owned(),
+            ),
+            None => None,
+        };
+        s.set_leaf_raw(pi_session::key_from_value(leaf.as_ref()));
+        Ok(NativeSession::new(Store::Read(s)))
+    }
+
+    /// pi's `forkFrom`: a new file in `session_dir` with every entry of `source`.
+    #[napi(factory)]
+    pub fn fork_from(
+        source: String,
+        target_cwd: String,
+        session_dir: String,
+        id: Option<String>,
+    ) -> Result<NativeSession> {
+        let w = Writer::fork_from(
+            Path::new(&source),
+            &target_cwd,
+            Path::new(&session_dir),
+            id.as_deref(),
+            Entropy::default(),
+        )
+        .map_err(|e| match e.kind() {
+            pi_session::ErrorKind::NotASession { .. } => napi::Error::from_reason(format!(
+                "Error: Cannot fork: source session file is empty or invalid: {source}"
+            )),
+            _ => js_error(e),
+        })?;
+        let mut n = NativeSession::new(Store::Write(w));
+        n.dir = Some(PathBuf::from(session_dir));
+        n.cwd = Some(target_cwd);
+        Ok(n)
+    }
+
+    /// Start a new session with this header line (pi's `newSession`), to be written to
+    /// `file` (none: in memory) once it holds a user or assistant message.
+    #[napi]
+    pub fn start_session(&mut self, header_line: String, file: Option<String>) -> Result<()> {
+        if let Store::Read(_) = self.store {
+            let cwd = self.cwd.clone().unwrap_or_default();
+            let dir = self.dir.clone().unwrap_or_default();
+            let w = Writer::create(&cwd, &dir, Entropy::default()).map_err(js_error)?;
+            self.store = Store::Write(w);
         }
-        Ok(NativeSession { s, number })
+        let Store::Write(w) = &mut self.store else {
+            unreachable!("made a writer above")
+        };
+        w.start_session(header_line.as_bytes(), file.map(PathBuf::from))
+            .map_err(js_error)?;
+        self.renumber(0);
+        Ok(())
+    }
+
+    /// Write the session to its file now (pi's `_rewriteFile`, for an empty file opened).
+    #[napi]
+    pub fn write_now(&mut self) -> Result<()> {
+        let (w, _) = self.writer()?;
+        w.write_now().map_err(js_error)?;
+        self.renumber(0);
+        Ok(())
+    }
+
+    /// Append one entry (`JSON.stringify` of the object `index.js` keeps): to memory
+    /// before the file exists, else to the file. Returns whether the entries before it
+    /// were read again in another form (see [`NativeSession::writer`]).
+    #[napi]
+    pub fn append(&mut self, line: String) -> Result<bool> {
+        let (_, reread) = self.writer()?;
+        let before = self.s().entries_len();
+        let Store::Write(w) = &mut self.store else {
+            unreachable!("writer() made one")
+        };
+        w.append_line(line.as_bytes()).map_err(js_error)?;
+        self.renumber(before);
+        Ok(reread)
+    }
+
+    /// Take in what another process appended to the file since (complete lines only).
+    /// Returns how many entries came in.
+    #[napi]
+    pub fn refresh(&mut self) -> Result<u32> {
+        let before = self.s().entries_len();
+        self.s_mut().refresh().map_err(js_error)?;
+        let after = self.s().entries_len();
+        self.renumber(before.min(after));
+        Ok(after.saturating_sub(before) as u32)
+    }
+
+    /// pi's `createBranchedSession(leafId)`: the new file (`null` for an in-memory session).
+    #[napi]
+    pub fn create_branched_session(&mut self, leaf: String) -> Result<Option<String>> {
+        let (w, _) = self.writer()?;
+        let file = w.create_branched_session(&leaf).map_err(js_error)?;
+        self.renumber(0);
+        Ok(file.map(|f| f.to_string_lossy().into_owned()))
+    }
+
+    /// The system message a compaction appended now records (pi's
+    /// `getCurrentSystemMessage` of the context's messages), or `null`.
+    #[napi]
+    pub fn system_message(&self) -> Result<Js<'_>> {
+        let s = self.s();
+        let c = s.context(s.leaf()).map_err(js_error)?;
+        let system = c
+            .messages
+            .iter()
+            .filter(|m| m.role == pi_session::Role::System)
+            .map(|m| s.message(m))
+            .collect::<pi_session::Result<Vec<_>>>()
+            .map_err(js_error)?;
+        Ok(js_or_null(
+            pi_session::current_system_message(&system).map(Value::Object),
+        ))
+    }
+
+    /// The session file (`null`: in memory).
+    #[napi]
+    pub fn file(&self) -> Option<String> {
+        let f = match &self.store {
+            Store::Read(s) => s.path(),
+            Store::Write(w) => w.file(),
+        };
+        f.map(|p| p.to_string_lossy().into_owned())
+    }
+
+    /// Whether a user or assistant message has been written to the file.
+    #[napi]
+    pub fn is_flushed(&self) -> bool {
+        match &self.store {
+            Store::Read(_) => true,
+            Store::Write(w) => w.is_flushed(),
+        }
+    }
+
+    /// Every line `JSON.parse` accepts, unmigrated (pi's `loadEntriesFromFile`), or
+    /// `null` when the file is no session.
+    #[napi]
+    pub fn load_entries(path: String) -> Result<Option<Js<'static>>> {
+        let s = match Session::open_with(&path, OpenOptions::default()) {
+            Ok(s) => s,
+            Err(e) if matches!(e.kind(), pi_session::ErrorKind::NotASession { .. }) => return Ok(None),
+            Err(e) => return Err(js_error(e)),
+        };
+        let mut out = Vec::with_capacity(s.index().len());
+        for i in 0..s.index().len() {
+            out.push(s.parsed(EntryPos(i as u32)).map_err(js_error)?.into_owned());
+        }
+        Ok(Some(Js(Value::Array(out))))
     }
 
     /// `getHeader()` (`null` when there is none).
     #[napi]
     pub fn header(&self) -> Result<Js<'_>> {
-        Ok(Js(self.s.header().map_err(js_error)?))
+        Ok(Js(self.s().header().map_err(js_error)?))
     }
 
     /// `getEntries().length`.
     #[napi]
     pub fn entry_len(&self) -> u32 {
-        self.s.entries().len() as u32
+        self.s().entries().len() as u32
     }
 
     /// `getEntryCount()`: distinct ids.
     #[napi]
     pub fn entry_count(&self) -> u32 {
-        self.s.entry_count() as u32
+        self.s().entry_count() as u32
     }
 
     /// Entry `k` of `getEntries()` (after pi's migrations), made when asked for.
     #[napi(ts_return_type = "Record<string, unknown>")]
     pub fn entry(&self, k: u32) -> Result<Js<'_>> {
         let p = *self
-            .s
+            .s()
             .entries()
             .get(k as usize)
             .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))?;
-        Ok(Js(self.s.value(p).map_err(js_error)?))
+        Ok(Js(self.s().value(p).map_err(js_error)?))
     }
 
     /// The number of `getEntry(id)`'s entry (the later one when ids repeat).
     #[napi]
     pub fn entry_number(&self, id: String) -> Option<u32> {
-        self.s.entry_by_id(&Key::str(&id)).map(|p| self.number[p.0 as usize])
+        self.s().entry_by_id(&Key::str(&id)).map(|p| self.number[p.0 as usize])
     }
 
     /// `getLeafId()` (see [`NativeSession::leaf_id_is_undefined`]).
     #[napi]
     pub fn leaf_id(&self) -> Js<'_> {
-        Js(self.s.leaf_id_value())
+        Js(self.s().leaf_id_value())
     }
 
     /// Whether `getLeafId()` is `undefined` (the last entry has no id), not a value.
     #[napi]
     pub fn leaf_id_is_undefined(&self) -> bool {
-        matches!(self.s.leaf(), Key::Undefined)
+        matches!(self.s().leaf(), Key::Undefined)
     }
 
     /// The number of `getLeafEntry()`'s entry, if any.
     #[napi]
     pub fn leaf_number(&self) -> Option<u32> {
-        if !self.s.leaf().truthy() {
+        if !self.s().leaf().truthy() {
             return None;
         }
-        self.s.entry_by_id(self.s.leaf()).map(|p| self.number[p.0 as usize])
+        self.s().entry_by_id(self.s().leaf()).map(|p| self.number[p.0 as usize])
     }
 
     /// `getChildren(parentId)` for a string or `null` parent: entries in `byId` order
@@ -118,13 +391,13 @@ impl NativeSession {
         let target = parent_id.as_deref().map_or(Key::Null, Key::str);
         let mut seen = std::collections::HashSet::new();
         let mut out = Vec::new();
-        for &p in self.s.entries() {
-            let id = self.s.record(p).id;
+        for &p in self.s().entries() {
+            let id = self.s().record(p).id;
             if !seen.insert(id) {
                 continue;
             }
-            if let Some(q) = self.s.entry_by_id(id)
-                && self.s.record(q).parent == target
+            if let Some(q) = self.s().entry_by_id(id)
+                && self.s().record(q).parent == target
             {
                 out.push(self.number[q.0 as usize]);
             }
@@ -135,47 +408,49 @@ impl NativeSession {
     /// `getLabel(id)` (`null`: unlabelled; `undefined` in pi).
     #[napi]
     pub fn label(&self, id: String) -> Result<Option<Js<'_>>> {
-        Ok(self.s.label(&id).map_err(js_error)?.map(Js))
+        Ok(self.s().label(&id).map_err(js_error)?.map(Js))
     }
 
     /// `getBranch(fromId)`: entry numbers from the root.
     #[napi]
     pub fn branch_numbers(&self, from_id: Option<String>) -> Result<Vec<u32>> {
         let from = from_id.as_deref().map(Key::str);
-        let path = self.s.branch_path(from.as_ref()).map_err(js_error)?;
+        let path = self.s().branch_path(from.as_ref()).map_err(js_error)?;
         Ok(self.numbers(path))
     }
 
     /// `buildContextEntries()`: entry numbers.
     #[napi]
     pub fn context_entry_numbers(&self) -> Result<Vec<u32>> {
-        let path = self.s.context_entries(self.s.leaf()).map_err(js_error)?;
+        let path = self.s().context_entries(self.s().leaf()).map_err(js_error)?;
         Ok(self.numbers(path))
     }
 
-    /// `buildSessionContext()`: `{messages, thinkingLevel, model}` made from the decoded
-    /// messages (no JSON text between), with what each message was made from (JavaScript
-    /// objects pi makes hold members set to `undefined`: `index.js` puts them back by these).
+    /// `buildSessionContext()`: which entry gives each message, and how (see
+    /// [`ContextValue`]); nothing of the messages is decoded here.
     #[napi]
     pub fn context(&self) -> Result<ContextValue<'_>> {
-        let c = self.s.context(self.s.leaf()).map_err(js_error)?;
-        let messages = self.s.context_values(&c).map_err(js_error)?;
-        let shapes = c
+        let s = self.s();
+        let c = s.context(s.leaf()).map_err(js_error)?;
+        let mut projections = Vec::with_capacity(c.messages.len());
+        for m in &c.messages {
+            projections.push(match m.projection {
+                Projection::Message => 0,
+                Projection::Custom => 1,
+                Projection::BranchSummary => 2,
+                Projection::CompactionSystem => 3,
+                Projection::CompactionSummary => 4,
+                // (Not asked for: the context is built with `RetainedTail::Ignore`, as pi's.)
+                _ => return Err(napi::Error::from_reason("a projection pi's context does not make")),
+            });
+        }
+        let entries = self.numbers(c.messages.iter().map(|m| m.entry));
+        let edits = c
             .messages
             .iter()
-            .map(|m| {
-                let made = match m.projection {
-                    Projection::Message => 0,
-                    Projection::Custom => 1,
-                    Projection::BranchSummary => 2,
-                    Projection::CompactionSummary => 3,
-                    _ => 4,
-                };
-                made | if m.edit.is_some() { 8 } else { 0 }
-            })
+            .map(|m| m.edit.map_or(-1, |e| self.number[e.0 as usize] as i32))
             .collect();
         let mut o = pi_session::Object::new();
-        o.set(pi_session::JsStr::from_str("messages"), Value::Array(messages));
         if let Some(t) = c.thinking_level {
             o.set(pi_session::JsStr::from_str("thinkingLevel"), t);
         }
@@ -184,8 +459,10 @@ impl NativeSession {
             c.model.map_or(Value::Null, Value::Object),
         );
         Ok(ContextValue {
-            context: Js(Value::Object(o)),
-            shapes,
+            settings: Js(Value::Object(o)),
+            projections,
+            entries,
+            edits,
         })
     }
 
@@ -195,7 +472,7 @@ impl NativeSession {
     /// label entry has one). Flat, so that no side recurses on a deep chain.
     #[napi]
     pub fn tree(&self) -> Result<Js<'_>> {
-        let tree = self.s.tree().map_err(js_error)?;
+        let tree = self.s().tree().map_err(js_error)?;
         let mut out = Vec::new();
         // The slot of the last node seen at each depth.
         let mut at_depth: Vec<usize> = Vec::new();
@@ -207,8 +484,8 @@ impl NativeSession {
                 Value::Number(f64::from(self.number[node.0 as usize])),
                 Value::Number(parent),
             ];
-            if let Some(l) = self.s.label_entry(self.s.record(node).id) {
-                let mut v = self.s.value(l).map_err(js_error)?;
+            if let Some(l) = self.s().label_entry(self.s().record(node).id) {
+                let mut v = self.s().value(l).map_err(js_error)?;
                 if let Value::Object(o) = &mut v {
                     // (A missing timestamp is left out: `undefined` in pi's node.)
                     n.extend(o.remove("label"));
@@ -223,19 +500,19 @@ impl NativeSession {
     /// `getSessionName()` (`null`: none; `undefined` in pi).
     #[napi]
     pub fn session_name(&self) -> Result<Option<Js<'static>>> {
-        Ok(self.s.session_name().map_err(js_error)?.map(|n| Js(Value::String(n))))
+        Ok(self.s().session_name().map_err(js_error)?.map(|n| Js(Value::String(n))))
     }
 
     /// `branch(id)`: move the leaf (pi's error when no entry has that id).
     #[napi]
     pub fn branch(&mut self, id: String) -> Result<()> {
-        self.s.branch(&id).map_err(js_error)
+        self.s_mut().branch(&id).map_err(js_error)
     }
 
     /// `resetLeaf()`.
     #[napi]
     pub fn reset_leaf(&mut self) {
-        self.s.reset_leaf();
+        self.s_mut().reset_leaf();
     }
 }
 
@@ -464,4 +741,26 @@ impl ListJob {
             cancel: self.cancel.clone(),
         })
     }
+}
+
+fn pi_env() -> Result<listing::dirs::Env> {
+    listing::dirs::Env::from_process(listing::dirs::Flavor::Pi).map_err(|e| napi::Error::from_reason(e.to_string()))
+}
+
+/// pi's `findMostRecentSession(dir, cwd?)` over a folder `index.js` resolved: the newest
+/// `.jsonl` file with a session header (of `cwd`, when given), or `null`.
+#[napi]
+pub fn find_most_recent_session(dir: String, cwd: Option<String>) -> Result<Option<String>> {
+    let env = pi_env()?;
+    let found = listing::find_most_recent(&env, Path::new(&dir), cwd.as_deref().map(Path::new));
+    Ok(found.map(|p| p.to_string_lossy().into_owned()))
+}
+
+/// pi's `findById` in one folder: the first `.jsonl` file (in name order) whose header
+/// has this id (and this cwd, when given), or `null`.
+#[napi]
+pub fn find_session_by_id(dir: String, id: String, cwd: Option<String>) -> Result<Option<String>> {
+    let env = pi_env()?;
+    let found = listing::find_by_id_in(&env, Path::new(&dir), &id, cwd.as_deref().map(Path::new));
+    Ok(found.map(|p| p.to_string_lossy().into_owned()))
 }
