@@ -138,10 +138,15 @@ function generateId(taken) {
   return randomUUID()
 }
 
-/** pi's `SessionInfo` from the native side's `Info` (see src/lib.rs). */
-function toInfo(s) {
+/**
+ * pi's `SessionInfo` from the native side's `Info` (see src/lib.rs). A text the listing
+ * left in the listing cache (`textSlot`) is read from it when `allMessagesText` is first
+ * read (an own, enumerable property all along, then a plain value), so a listing of
+ * thousands of sessions does not make every text a JavaScript string up front.
+ */
+function toInfo(s, job) {
   const t = s.exact ? { ...s, ...s.exact } : s
-  return {
+  const info = {
     path: s.path,
     id: s.id,
     cwd: t.cwd,
@@ -153,6 +158,19 @@ function toInfo(s) {
     firstMessage: t.firstMessage,
     allMessagesText: t.allMessagesText,
   }
+  if (s.textSlot != null) {
+    const settle = (value) => {
+      Object.defineProperty(info, 'allMessagesText', { value, writable: true, enumerable: true, configurable: true })
+      return value
+    }
+    Object.defineProperty(info, 'allMessagesText', {
+      get: () => settle(job.text(s.textSlot)),
+      set: settle,
+      enumerable: true,
+      configurable: true,
+    })
+  }
+  return info
 }
 
 /**
@@ -173,7 +191,7 @@ async function runList(start, onProgress, signal) {
   })
   const progress = onProgress
     ? (loaded, total, fresh, order) => {
-        if (fresh) for (const s of fresh) known.push(toInfo(s))
+        if (fresh) for (const s of fresh) known.push(toInfo(s, job))
         received++
         try {
           onProgress(loaded, total, order ? order.map((i) => known[i]) : undefined)
@@ -192,7 +210,7 @@ async function runList(start, onProgress, signal) {
     }
     signal?.throwIfAborted()
     if (sessions == null) throw new Error('listing cancelled')
-    return sessions.map(toInfo)
+    return sessions.map((s) => toInfo(s, job))
   } finally {
     signal?.removeEventListener('abort', onAbort)
   }

@@ -231,8 +231,10 @@ pub(super) struct View<'o> {
     entries: Vec<Entry<'o>>,
     by_path: ahash::AHashMap<&'o [u8], u32>,
     /// The text log, mapped on first use (`None`: there is none of the entries'
-    /// generation).
-    texts: OnceLock<Option<Source>>,
+    /// generation); shared with the [`super::TextRef`]s handed out.
+    texts: OnceLock<Option<Arc<Source>>>,
+    /// Texts of unchanged files are handed out as [`super::TextRef`]s, unread.
+    pub(super) lazy_text: bool,
     /// A text failed its hash: the log is written anew.
     texts_bad: std::sync::atomic::AtomicBool,
     warning: Option<String>,
@@ -258,6 +260,7 @@ impl<'o> View<'o> {
             entries,
             by_path,
             texts: OnceLock::new(),
+            lazy_text: false,
             texts_bad: std::sync::atomic::AtomicBool::new(false),
             warning,
         }
@@ -269,15 +272,18 @@ impl<'o> View<'o> {
 
     /// The text log of the entries' generation, mapped once on first use.
     fn texts(&self) -> Option<&[u8]> {
+        self.texts_source().map(|s| s.bytes())
+    }
+
+    fn texts_source(&self) -> Option<&Arc<Source>> {
         self.texts
             .get_or_init(|| {
                 let (_, s) = self.open.loaded.as_ref()?;
                 let f = File::open(text_log_path(&self.open.file)).ok()?;
                 let src = Source::from_file(f, ReadMode::Auto).ok()?;
-                (store::text_log_generation(src.bytes()) == Some(s.text_gen) && s.text_gen != 0).then_some(src)
+                (store::text_log_generation(src.bytes()) == Some(s.text_gen) && s.text_gen != 0).then(|| Arc::new(src))
             })
             .as_ref()
-            .map(Source::bytes)
     }
 
     /// An entry's text (checked against its hash), its first `len` bytes when given.
@@ -318,8 +324,15 @@ impl<'o> View<'o> {
             first_message: JsStr(l.first_message.to_vec().into()),
             all_messages_text: JsStr::from_str("").into_owned(),
             bytes: l.bytes,
+            text_ref: None,
         };
-        if want_text {
+        if want_text && self.lazy_text {
+            // Left in the log, unread: only that it is there is checked.
+            let (at, len, hash) = e.text?;
+            let log = self.texts_source()?;
+            (at.checked_add(len)? <= log.len() as u64).then_some(())?;
+            s.text_ref = Some(super::TextRef::new(log.clone(), at, len, hash));
+        } else if want_text {
             s.all_messages_text = JsStr(self.text_of(e, None)?.to_vec().into());
         }
         Some(Ok(s))

@@ -495,6 +495,7 @@ pub(super) fn from_header(path: &Path, header: &Value<'_>) -> SessionInfo {
         first_message: JsStr::from_str("(no messages)").into_owned(),
         all_messages_text: JsStr::from_str("").into_owned(),
         bytes: 0,
+        text_ref: None,
     }
 }
 

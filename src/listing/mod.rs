@@ -92,9 +92,75 @@ pub struct SessionInfo {
     pub all_messages_text: JsStr<'static>,
     /// The bytes read: the file's size when it was listed (not one of pi's fields).
     pub bytes: u64,
+    /// With [`ListOptions::lazy_text`]: where `allMessagesText` is, left unread, in the
+    /// listing cache's text log (`all_messages_text` is then empty). See
+    /// [`SessionInfo::text`].
+    pub text_ref: Option<TextRef>,
+}
+
+/// A session's `allMessagesText` in the listing cache's text log, not read yet: the log
+/// as the listing mapped it (a later listing that rewrites the log renames a new one
+/// over it; this one stays as it was), where the text is, and its XXH3-64 hash.
+#[derive(Clone)]
+pub struct TextRef {
+    log: Arc<crate::source::Source>,
+    at: u64,
+    len: u64,
+    hash: u64,
+}
+
+impl TextRef {
+    pub(crate) fn new(log: Arc<crate::source::Source>, at: u64, len: u64, hash: u64) -> TextRef {
+        TextRef { log, at, len, hash }
+    }
+
+    /// The text's length in bytes (UTF-8 / WTF-8).
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the text is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The text, read now and checked against its hash (`None`: the log no longer holds
+    /// it; the session's file must be read again for it).
+    pub fn bytes(&self) -> Option<&[u8]> {
+        let at = usize::try_from(self.at).ok()?;
+        let end = at.checked_add(usize::try_from(self.len).ok()?)?;
+        let t = self.log.bytes().get(at..end)?;
+        (xxhash_rust::xxh3::xxh3_64(t) == self.hash).then_some(t)
+    }
+}
+
+impl PartialEq for TextRef {
+    fn eq(&self, o: &TextRef) -> bool {
+        Arc::ptr_eq(&self.log, &o.log) && (self.at, self.len, self.hash) == (o.at, o.len, o.hash)
+    }
+}
+
+impl std::fmt::Debug for TextRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TextRef")
+            .field("at", &self.at)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
+    }
 }
 
 impl SessionInfo {
+    /// `allMessagesText`: [`SessionInfo::all_messages_text`], or read through
+    /// [`SessionInfo::text_ref`] when the listing left it in the cache (`None`: the cache's
+    /// log no longer holds it; read the file again for it).
+    pub fn text(&self) -> Option<JsStr<'_>> {
+        let bytes = match &self.text_ref {
+            None => self.all_messages_text.as_bytes(),
+            Some(r) => r.bytes()?,
+        };
+        Some(JsStr(std::borrow::Cow::Borrowed(bytes)))
+    }
+
     /// `modified` as `toISOString()` prints it (`None` for an invalid date).
     pub fn modified_iso(&self) -> Option<String> {
         crate::js::time::iso_from_ms(self.modified)
@@ -355,6 +421,10 @@ pub struct ListOptions<'a> {
     pub read_mode: crate::source::ReadMode,
     /// Leave [`SessionInfo::all_messages_text`] empty (faster when it is not shown).
     pub skip_text: bool,
+    /// With a [`cache`](ListOptions::cache): a text the cache holds for an unchanged file
+    /// is not read; [`SessionInfo::text_ref`] says where it is (and
+    /// [`SessionInfo::text`] reads it when wanted). Texts of files read are as always.
+    pub lazy_text: bool,
     /// Keep what is found in each file in this cache, and take from it what is provably
     /// still true (see [`ListingCache`]); `None` (the default) reads every file.
     pub cache: Option<ListingCache>,
@@ -368,6 +438,7 @@ impl std::fmt::Debug for ListOptions<'_> {
             .field("cancel", &self.cancel)
             .field("read_mode", &self.read_mode)
             .field("skip_text", &self.skip_text)
+            .field("lazy_text", &self.lazy_text)
             .field("cache", &self.cache)
             .finish()
     }

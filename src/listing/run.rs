@@ -118,7 +118,11 @@ fn build_all<'a>(
     let loaded = cache
         .zip(cache_opts.as_ref())
         .map(|((kind, folder), c)| Open::load(c, kind, folder));
-    let view = loaded.as_ref().map(View::new);
+    let view = loaded.as_ref().map(|o| {
+        let mut v = View::new(o);
+        v.lazy_text = opts.lazy_text;
+        v
+    });
     let open = view.as_ref();
     let shared = Mutex::new(Shared {
         loaded: 0,

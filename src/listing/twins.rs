@@ -472,6 +472,7 @@ fn the_json_line_writer_writes_what_to_value_stringifies() {
         first_message: JsStr::from_str("hi\nthere\u{2028}").into_owned(),
         all_messages_text: JsStr::from_str("hi\nthere yo").into_owned(),
         bytes: 10,
+        text_ref: None,
     };
     let mut other = base.clone();
     other.id = crate::json::value::parse(br#"{"x":[1,-0,1e21,null,"\ud800"]}"#)

@@ -236,6 +236,7 @@ pub(crate) fn info(path: &Path, h: super::scan::Header) -> SessionInfo {
         first_message: crate::js::string::JsStr::default(),
         all_messages_text: crate::js::string::JsStr::default(),
         bytes: 0,
+        text_ref: None,
     }
 }
 

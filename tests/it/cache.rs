@@ -540,3 +540,55 @@ fn a_session_with_an_invalid_date_is_reused_without_rewriting_the_cache() {
     let l = list(&root, Some(&cache), false);
     assert!(l.sessions.iter().any(|s| s.created.is_nan()));
 }
+
+/// `lazy_text`: an unchanged file's text stays in the cache's log, unread, until asked
+/// for; it is then the text a listing reads, and a listing that rewrites the log meanwhile
+/// does not change it.
+#[test]
+fn lazy_texts_are_the_texts_and_outlive_a_rewritten_log() {
+    let (tmp, root) = tree(2, 3);
+    let cache = zero_window(&tmp.path().join("cache"));
+    let lazy = |root: &Path| {
+        let mut opts = ListOptions {
+            cache: Some(cache.clone()),
+            lazy_text: true,
+            ..ListOptions::default()
+        };
+        listing::list_all(root, &mut opts).expect("not cancelled")
+    };
+    let plain = list(&root, None, true);
+    check(&root, &cache, true, "fill the cache");
+    tick(&root);
+    let first = lazy(&root);
+    assert_eq!(first.sessions.len(), plain.sessions.len());
+    for (l, p) in first.sessions.iter().zip(&plain.sessions) {
+        assert!(
+            l.text_ref.is_some() && l.all_messages_text.as_bytes().is_empty(),
+            "{:?}",
+            l.path
+        );
+        assert_eq!(
+            l.text().expect("in the log").as_bytes(),
+            p.all_messages_text.as_bytes(),
+            "{:?}",
+            l.path
+        );
+    }
+    // Every file changes, so the next listing writes the log anew.
+    for s in &plain.sessions {
+        append(&s.path, &format!("{}\n", user("more words")));
+    }
+    tick(&root);
+    let changed = list(&root, Some(&cache), true);
+    for (l, p) in first.sessions.iter().zip(&plain.sessions) {
+        assert_eq!(
+            l.text().expect("the old log, still mapped").as_bytes(),
+            p.all_messages_text.as_bytes()
+        );
+    }
+    // A changed file's text is read, not referred to.
+    let again = lazy(&root);
+    for (l, c) in again.sessions.iter().zip(&changed.sessions) {
+        assert_eq!(l.text().expect("text").as_bytes(), c.all_messages_text.as_bytes());
+    }
+}

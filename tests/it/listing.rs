@@ -175,6 +175,7 @@ fn run_cached(
             cancel: None,
             read_mode,
             skip_text: false,
+            lazy_text: false,
             cache,
         };
         f(&mut opts).expect("not cancelled")

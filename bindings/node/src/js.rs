@@ -36,6 +36,10 @@ unsafe fn string(env: sys::napi_env, s: &JsStr<'_>) -> Result<sys::napi_value> {
     let mut out = ptr::null_mut();
     match s.as_str() {
         // SAFETY: a valid pointer and length of UTF-8 bytes; `out` is written by napi.
+        // ASCII (most text, all base64): a copy for V8, no UTF-8 decoding.
+        Some(t) if t.is_ascii() => {
+            check(unsafe { sys::napi_create_string_latin1(env, t.as_ptr().cast(), t.len() as isize, &mut out) })?
+        }
         Some(t) => check(unsafe { sys::napi_create_string_utf8(env, t.as_ptr().cast(), t.len() as isize, &mut out) })?,
         None => {
             let units = utf16(s.as_bytes());

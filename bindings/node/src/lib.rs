@@ -547,11 +547,18 @@ pub struct Info {
     pub modified: f64,
     pub message_count: f64,
     pub first_message: String,
+    /// The text, or empty when it is left in the listing cache: then `text_slot` is its
+    /// number for [`ListJob::text`].
     pub all_messages_text: String,
+    pub text_slot: Option<u32>,
     pub exact: Option<Js<'static>>,
 }
 
-fn info(s: &SessionInfo) -> Info {
+/// Sessions whose `allMessagesText` a listing left in the listing cache's text log, by
+/// slot: read when JavaScript first asks for one.
+type Texts = Arc<std::sync::Mutex<Vec<SessionInfo>>>;
+
+fn info(s: &SessionInfo, texts: &Texts) -> Info {
     let mut exact = pi_session::Object::new();
     let mut text = |key: &'static str, t: &pi_session::JsStr<'_>| -> String {
         match t.as_str() {
@@ -566,6 +573,11 @@ fn info(s: &SessionInfo) -> Info {
     let name = s.name.as_ref().map(|n| text("name", n));
     let first_message = text("firstMessage", &s.first_message);
     let all_messages_text = text("allMessagesText", &s.all_messages_text);
+    let text_slot = s.text_ref.as_ref().map(|_| {
+        let mut t = texts.lock().expect("texts lock is not poisoned");
+        t.push(s.clone());
+        (t.len() - 1) as u32
+    });
     Info {
         path: s.path.to_string_lossy().into_owned(),
         id: s.id.clone().map(Js),
@@ -577,6 +589,7 @@ fn info(s: &SessionInfo) -> Info {
         message_count: s.message_count as f64,
         first_message,
         all_messages_text,
+        text_slot,
         exact: (!exact.is_empty()).then(|| Js(Value::Object(exact))),
     }
 }
@@ -604,6 +617,7 @@ pub struct ListTask {
     which: Which,
     progress: Option<ProgressFn>,
     cancel: CancelToken,
+    texts: Texts,
 }
 
 /// A finished listing: the sessions (`null` when cancelled), and how
@@ -634,7 +648,7 @@ impl Task for ListTask {
                     .map(|s| {
                         let next = sent.len() as u32;
                         *sent.entry(Arc::as_ptr(s) as usize).or_insert_with(|| {
-                            fresh.push(info(s));
+                            fresh.push(info(s, &self.texts));
                             next
                         })
                     })
@@ -651,6 +665,8 @@ impl Task for ListTask {
             partials: progress.is_some(),
             cancel: Some(self.cancel.clone()),
             cache: listing_cache(),
+            // Texts of unchanged files stay in the cache until JavaScript reads one.
+            lazy_text: true,
             ..ListOptions::default()
         };
         let listed = match &self.which {
@@ -667,7 +683,7 @@ impl Task for ListTask {
             return Ok(Listed { sessions: None, calls });
         };
         Ok(Listed {
-            sessions: Some(l.sessions.iter().map(info).collect()),
+            sessions: Some(l.sessions.iter().map(|s| info(s, &self.texts)).collect()),
             calls,
         })
     }
@@ -681,6 +697,7 @@ impl Task for ListTask {
 #[napi]
 pub struct ListJob {
     cancel: CancelToken,
+    texts: Texts,
 }
 
 impl Default for ListJob {
@@ -695,6 +712,7 @@ impl ListJob {
     pub fn new() -> Self {
         ListJob {
             cancel: CancelToken::new(),
+            texts: Texts::default(),
         }
     }
 
@@ -721,6 +739,7 @@ impl ListJob {
             which,
             progress: on_progress,
             cancel: self.cancel.clone(),
+            texts: self.texts.clone(),
         }))
     }
 
@@ -739,7 +758,32 @@ impl ListJob {
             },
             progress: on_progress,
             cancel: self.cancel.clone(),
+            texts: self.texts.clone(),
         })
+    }
+
+    /// The `allMessagesText` of a session the listing left in the cache (`Info::text_slot`),
+    /// read from the cache's text log as the listing saw it; if the log no longer holds
+    /// it, from the session file read again.
+    #[napi]
+    pub fn text(&self, slot: u32) -> Result<Js<'static>> {
+        let s = self
+            .texts
+            .lock()
+            .expect("texts lock is not poisoned")
+            .get(slot as usize)
+            .cloned()
+            .ok_or_else(|| napi::Error::from_reason(format!("no text {slot}")))?;
+        let text = match s.text() {
+            Some(t) => t.into_owned(),
+            None => {
+                let mut scratch = listing::Scratch::new();
+                listing::read_session_info(&s.path, pi_session::ReadMode::Read, &mut scratch)
+                    .map_err(|e| napi::Error::from_reason(format!("{}: {e:?}", s.path.display())))?
+                    .all_messages_text
+            }
+        };
+        Ok(Js(Value::String(text)))
     }
 }
 

@@ -110,3 +110,29 @@ test('an aborted signal rejects as pi rejects', async () => {
   }
   assert.equal(await reason(ours.SessionManager), await reason(pi.SessionManager))
 })
+
+test('a listing from a warm cache reads texts when asked, and they are pi\'s', async () => {
+  const { cpSync, mkdtempSync } = await import('node:fs')
+  const { tmpdir } = await import('node:os')
+  const work = mkdtempSync(join(tmpdir(), 'pi-session-lazy-'))
+  const dir = join(work, 'demo')
+  cpSync(join(repo, 'corpus', 'demo', 'sessions'), dir, { recursive: true })
+  const before = process.env.PI_SESSION_CACHE_DIR
+  process.env.PI_SESSION_CACHE_DIR = join(work, 'cache')
+  try {
+    // Files changed in the last 2 s are read again (the cache's racy window): wait it out,
+    // list once to fill the cache, then list from it.
+    await new Promise((r) => setTimeout(r, 2100))
+    await ours.SessionManager.listAll(join(dir, '--home-user-proj-1--'))
+    const want = await pi.SessionManager.listAll(join(dir, '--home-user-proj-1--'))
+    const got = await ours.SessionManager.listAll(join(dir, '--home-user-proj-1--'))
+    const lazy = got.filter((s) => typeof Object.getOwnPropertyDescriptor(s, 'allMessagesText').get === 'function')
+    assert.ok(got.length >= 2)
+    assert.equal(lazy.length, got.length, 'every text is left in the cache until read')
+    assert.deepStrictEqual(norm(got), norm(want))
+    assert.ok(lazy.every((s) => typeof Object.getOwnPropertyDescriptor(s, 'allMessagesText').value === 'string'))
+  } finally {
+    if (before === undefined) delete process.env.PI_SESSION_CACHE_DIR
+    else process.env.PI_SESSION_CACHE_DIR = before
+  }
+})
