@@ -7,28 +7,13 @@
 // in a version-1 file, where pi gives every entry a random id, ids are compared renamed
 // by first appearance.
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { copyFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { basename, dirname, join } from 'node:path'
+import { basename, join } from 'node:path'
 import { test } from 'node:test'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 
-const require = createRequire(import.meta.url)
-const here = dirname(fileURLToPath(import.meta.url))
-const repo = join(here, '..', '..', '..')
-// (The package's index does not load on Node 20; its session-manager module does.)
-const piModule = join(here, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core', 'session-manager.js')
-const pi = await import(pathToFileURL(piModule).href)
-const ours = require('../index.js')
+import { jsonl, ours, outcome, pi, repo } from './common.mjs'
 
-function jsonl(dir) {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, { recursive: true })
-    .filter((f) => f.endsWith('.jsonl'))
-    .map((f) => join(dir, f))
-    .filter((f) => statSync(f).isFile())
-}
 
 const files = [
   ...jsonl(join(repo, 'corpus', 'valid')),
@@ -36,14 +21,6 @@ const files = [
   ...jsonl(join(repo, '..', 'shared', 'corpus')),
 ].sort()
 
-/** `fn()`'s value, or the error it threw as `{error: "Name: message"}`. */
-function outcome(fn) {
-  try {
-    return { value: fn() }
-  } catch (e) {
-    return { error: `${e?.constructor?.name}: ${e?.message}` }
-  }
-}
 
 /** Whether pi reads the file as version 1 (it then gives every entry a random id). */
 function isV1(file) {

@@ -9,20 +9,13 @@
 // (ISO and ms: two calls fall in the same ms or not by chance) and the folders replaced. Then the module's functions run on every
 // corpus file with the same entry objects given to both.
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { inspect, isDeepStrictEqual } from 'node:util'
-import { fileURLToPath, pathToFileURL } from 'node:url'
 
-const require = createRequire(import.meta.url)
-const here = dirname(fileURLToPath(import.meta.url))
-const repo = join(here, '..', '..', '..')
-const piModule = join(here, '..', 'node_modules', '@earendil-works', 'pi-coding-agent', 'dist', 'core', 'session-manager.js')
-const pi = await import(pathToFileURL(piModule).href)
-const ours = require('../index.js')
+import { jsonl, ours, outcome, pi, repo } from './common.mjs'
 
 const ISO = /\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d[.-]\d{3}Z/g
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
@@ -101,14 +94,6 @@ function same(actual, expected, what) {
   assert.fail(`${what}, at ${path.join('.')}\nbinding: ${show(a)}\npi:      ${show(e)}`)
 }
 
-/** What `fn()` gives, or the error it throws (class and message). */
-function outcome(fn) {
-  try {
-    return { value: fn() }
-  } catch (e) {
-    return { error: `${e?.constructor?.name}: ${e?.message}` }
-  }
-}
 
 /** Everything the session shows, read through its public methods. */
 function state(sm) {
@@ -309,13 +294,6 @@ test('a write into a file that exists already fails as pi fails, and changes not
   }
 })
 
-function jsonl(dir) {
-  if (!existsSync(dir)) return []
-  return readdirSync(dir, { recursive: true })
-    .filter((f) => f.endsWith('.jsonl'))
-    .map((f) => join(dir, f))
-    .filter((f) => statSync(f).isFile())
-}
 
 test("the module's functions give what pi's give, on every corpus file", () => {
   const files = [...jsonl(join(repo, 'corpus', 'valid')), ...jsonl(join(repo, 'corpus', 'malformed'))].sort()
