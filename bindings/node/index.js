@@ -590,7 +590,20 @@ class SessionManager {
     return e
   }
 
+  /**
+   * Make the entries `numbers` not made yet, all at once: the native side makes them in
+   * order while it decodes the next ones on another thread.
+   */
+  #prefetch(numbers) {
+    const want = []
+    for (const k of numbers) if (k >= 0 && this.#entries[k] === undefined) want.push(k)
+    if (want.length < 2) return
+    const made = this.#native.entriesMade(want)
+    for (let i = 0; i < want.length; i++) this.#entries[want[i]] ??= made[i]
+  }
+
   #list(numbers) {
+    this.#prefetch(numbers)
     return numbers.map((k) => this.#entry(k))
   }
 
@@ -626,6 +639,9 @@ class SessionManager {
     return this.#native.entryCount()
   }
   getEntries() {
+    const missing = []
+    for (let k = 0; k < this.#entries.length; k++) if (this.#entries[k] === undefined) missing.push(k)
+    this.#prefetch(missing)
     const out = new Array(this.#entries.length)
     for (let k = 0; k < out.length; k++) out[k] = this.#entry(k)
     return out
@@ -659,7 +675,9 @@ class SessionManager {
     return this.#list(this.#native.contextEntryNumbers())
   }
   buildSessionContext() {
-    return contextOf(this.#native.context(), (k) => this.#entry(k))
+    const plan = this.#native.context()
+    this.#prefetch(plan.edits.length ? [...plan.entries, ...plan.edits] : plan.entries)
+    return contextOf(plan, (k) => this.#entry(k))
   }
   getTree() {
     const flat = this.#native.tree()

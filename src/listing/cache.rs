@@ -330,7 +330,7 @@ impl<'o> View<'o> {
             // Left in the log, unread: only that it is there is checked.
             let (at, len, hash) = e.text?;
             let log = self.texts_source()?;
-            (at.checked_add(len)? <= log.len() as u64).then_some(())?;
+            (at.checked_add(len)? <= log.len()).then_some(())?;
             s.text_ref = Some(super::TextRef::new(log.clone(), at, len, hash));
         } else if want_text {
             s.all_messages_text = JsStr(self.text_of(e, None)?.to_vec().into());

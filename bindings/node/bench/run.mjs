@@ -2,7 +2,7 @@
 // SIDE: pi | ours. WHAT: listall (ARG: an agent dir) | context (ARG: a session file).
 // Prints `seconds count`.
 import { createRequire } from 'node:module'
-import { copyFileSync, mkdtempSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -32,3 +32,6 @@ if (what === 'listall') {
   count = sm.buildSessionContext().messages.length
 }
 console.log(`${Number(process.hrtime.bigint() - t0) / 1e9} ${count}`)
+// (pi's copy goes, after the clock stopped: copies left behind fill the disk and push
+// the session out of the page cache.)
+if (file !== arg) rmSync(dirname(file), { recursive: true, force: true })

@@ -89,13 +89,18 @@ fn utf16(b: &[u8]) -> Vec<u16> {
 ///
 /// # Safety
 /// As [`string`].
-unsafe fn make(env: sys::napi_env, v: &Value<'_>) -> Result<sys::napi_value> {
+unsafe fn make(env: sys::napi_env, v: &Value<'_>, ahead: &mut Ahead) -> Result<sys::napi_value> {
     let mut out = ptr::null_mut();
     // SAFETY (each call): `env` is live, `out` is written by napi.
     match v {
         Value::Null => check(unsafe { sys::napi_get_null(env, &mut out) })?,
         Value::Bool(b) => check(unsafe { sys::napi_get_boolean(env, *b, &mut out) })?,
         Value::Number(n) => check(unsafe { sys::napi_create_double(env, *n, &mut out) })?,
+        Value::String(s) if made_ahead(s) => {
+            let units = ahead.next().unwrap_or_else(|| to_utf16(s));
+            // SAFETY: a valid pointer and length of UTF-16 code units.
+            check(unsafe { sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut out) })?
+        }
         Value::String(s) => return unsafe { string(env, s) },
         Value::Array(a) => check(unsafe { sys::napi_create_array_with_length(env, a.len(), &mut out) })?,
         Value::Object(_) => check(unsafe { sys::napi_create_object(env, &mut out) })?,
@@ -126,7 +131,55 @@ fn frame<'v, 'a>(h: sys::napi_value, v: &'v Value<'a>) -> Option<Frame<'v, 'a>> 
 /// As [`string`].
 pub(crate) unsafe fn build(env: sys::napi_env, v: &Value<'_>) -> Result<sys::napi_value> {
     // SAFETY: as the caller promises.
-    let root = unsafe { make(env, v)? };
+    unsafe { build_with(env, v, &mut Vec::new().into_iter()) }
+}
+
+/// The UTF-16 of strings made before (by [`utf16_ahead`]), in the order `build` meets them.
+type Ahead = std::vec::IntoIter<Vec<u16>>;
+
+/// Long strings that are not ASCII: V8 would decode their UTF-8 twice (once to measure,
+/// once to convert) on the JavaScript thread; their UTF-16 is made ahead instead, on the
+/// thread that decodes the entries.
+fn made_ahead(s: &JsStr<'_>) -> bool {
+    s.as_bytes().len() >= 1024 && !s.as_bytes().is_ascii()
+}
+
+fn to_utf16(s: &JsStr<'_>) -> Vec<u16> {
+    match s.as_str() {
+        Some(t) => t.encode_utf16().collect(),
+        None => utf16(s.as_bytes()),
+    }
+}
+
+/// The UTF-16 of the strings of `v` that [`build`] makes from UTF-16 made ahead, in the
+/// order it meets them: depth first, children in order (the same walk, without handles).
+pub(crate) fn utf16_ahead(v: &Value<'_>) -> Vec<Vec<u16>> {
+    let mut out = Vec::new();
+    let mut stack: Vec<&Value<'_>> = vec![v];
+    // (A stack of values in reverse child order gives the same preorder as `build`'s
+    // stack of iterators.)
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) if made_ahead(s) => out.push(to_utf16(s)),
+            Value::Array(a) => stack.extend(a.iter().rev()),
+            Value::Object(o) => {
+                let n = stack.len();
+                stack.extend(o.iter().map(|(_, c)| c));
+                stack[n..].reverse();
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// [`build`], taking the UTF-16 of long non-ASCII strings from `ahead`.
+///
+/// # Safety
+/// As [`string`].
+unsafe fn build_with(env: sys::napi_env, v: &Value<'_>, ahead: &mut Ahead) -> Result<sys::napi_value> {
+    // SAFETY: as the caller promises.
+    let root = unsafe { make(env, v, ahead)? };
     let mut stack: Vec<Frame<'_, '_>> = frame(root, v).into_iter().collect();
     while let Some(top) = stack.last_mut() {
         let next = match top {
@@ -139,7 +192,7 @@ pub(crate) unsafe fn build(env: sys::napi_env, v: &Value<'_>) -> Result<sys::nap
         };
         // SAFETY: `env` is live; `parent` and the new handles belong to this call's scope.
         unsafe {
-            let h = make(env, child)?;
+            let h = make(env, child, ahead)?;
             match at {
                 Err(i) => check(sys::napi_set_element(env, parent, i, h))?,
                 // `__proto__` as a key would set the prototype: JSON.parse makes it an
@@ -167,6 +220,79 @@ pub(crate) unsafe fn build(env: sys::napi_env, v: &Value<'_>) -> Result<sys::nap
         }
     }
     Ok(root)
+}
+
+/// A JavaScript array of `len` values made from `values` in order.
+///
+/// # Safety
+/// On the JavaScript thread, with a live `env`.
+pub(crate) unsafe fn array_of<'a>(
+    env: sys::napi_env,
+    len: usize,
+    values: impl Iterator<Item = Result<(Value<'a>, Vec<Vec<u16>>)>>,
+) -> Result<sys::napi_value> {
+    let mut arr = ptr::null_mut();
+    check(unsafe { sys::napi_create_array_with_length(env, len, &mut arr) })?;
+    for (i, v) in values.enumerate() {
+        let (v, ahead) = v?;
+        // One handle scope per element: the handles of its members are let go once it is
+        // in the array (else every collection during the call visits them all).
+        let mut scope = ptr::null_mut();
+        check(unsafe { sys::napi_open_handle_scope(env, &mut scope) })?;
+        let made = unsafe { build_with(env, &v, &mut ahead.into_iter()) }.and_then(|h| check(unsafe { sys::napi_set_element(env, arr, i as u32, h) }));
+        check(unsafe { sys::napi_close_handle_scope(env, scope) })?;
+        made?;
+    }
+    Ok(arr)
+}
+
+/// Entries to make into JavaScript objects, in order (see `NativeSession::entries_made`).
+pub struct MadeEntries<'a> {
+    pub(crate) s: &'a pi_session::Session,
+    pub(crate) pos: Vec<pi_session::EntryPos>,
+}
+
+/// How many bytes of lines one decoded window holds, at most (one line more when a line
+/// alone is larger): what is decoded ahead of the JavaScript thread stays bounded.
+const WINDOW_BYTES: usize = 4 << 20;
+
+impl ToNapiValue for MadeEntries<'_> {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        let MadeEntries { s, pos } = val;
+        let pos = &pos;
+        std::thread::scope(|scope| {
+            // At most two windows wait decoded: memory stays a few windows whatever the count.
+            type Made<'v> = pi_session::Result<(Value<'v>, Vec<Vec<u16>>)>;
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Made<'_>>>(2);
+            scope.spawn(move || {
+                let mut i = 0;
+                while i < pos.len() {
+                    let mut j = i;
+                    let mut bytes = 0;
+                    while j < pos.len() && (j == i || bytes < WINDOW_BYTES) {
+                        bytes += s.raw(pos[j]).len();
+                        j += 1;
+                    }
+                    let window = pos[i..j]
+                        .iter()
+                        .map(|&p| {
+                            s.value(p).map(|v| {
+                                let ahead = utf16_ahead(&v);
+                                (v, ahead)
+                            })
+                        })
+                        .collect();
+                    if tx.send(window).is_err() {
+                        return; // The JavaScript side stopped (an error).
+                    }
+                    i = j;
+                }
+            });
+            let values = rx.into_iter().flatten();
+            // SAFETY: on the JavaScript thread, with the env napi gave this conversion.
+            unsafe { array_of(env, pos.len(), values.map(|v| v.map_err(crate::js_error))) }
+        })
+    }
 }
 
 #[cfg(test)]

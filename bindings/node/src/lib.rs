@@ -6,14 +6,14 @@
 
 mod js;
 
-use js::Js;
+use js::{Js, MadeEntries};
 
 use napi::bindgen_prelude::*;
 use napi_derive::napi;
 use pi_session::{EntryPos, Key, OpenOptions, Projection, Session, Value};
 
 /// An error with pi's text where pi has one (`Entry X not found`, `TypeError: ...`).
-fn js_error(e: pi_session::Error) -> napi::Error {
+pub(crate) fn js_error(e: pi_session::Error) -> napi::Error {
     napi::Error::from_reason(e.pi_text())
 }
 
@@ -355,6 +355,22 @@ impl NativeSession {
             .get(k as usize)
             .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))?;
         Ok(Js(self.s().value(p).map_err(js_error)?))
+    }
+
+    /// Entries `numbers` of `getEntries()`, made in order on this thread while the ones
+    /// after them are decoded on another (for the many entries a context or
+    /// `getEntries()` hands out at once).
+    #[napi(ts_return_type = "Array<Record<string, unknown>>")]
+    pub fn entries_made(&self, numbers: Vec<u32>) -> Result<MadeEntries<'_>> {
+        let s = self.s();
+        let pos = numbers
+            .iter()
+            .map(|&k| {
+                s.entry_at(k as usize)
+                    .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(MadeEntries { s, pos })
     }
 
     /// The number of `getEntry(id)`'s entry (the later one when ids repeat).

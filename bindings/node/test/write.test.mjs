@@ -205,6 +205,36 @@ function script(M, root) {
   writeFileSync(v2, V2_TEXT)
   sm = step(`${READ_ONLY_OPEN} a version-2 file without a final newline`, NEW, () => SM.open(v2, undefined, '/override'))
   step('append: migrated and rewritten first', () => sm, () => sm.appendMessage(assistant('v2 reply', 10)))
+  // Long texts that are not ASCII (made as UTF-16 ahead of the JavaScript thread, in the
+  // order the entry's members are made), one with a lone surrogate, among short ones.
+  const long = join(root, 'long-texts.jsonl')
+  const text = (n) => `é😀 ${'日本語 text, '.repeat(n)}`
+  writeFileSync(
+    long,
+    [
+      '{"type":"session","version":3,"id":"lt","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/lt"}',
+      JSON.stringify({ type: 'message', id: 'l1', parentId: null, timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: text(200), timestamp: 1 } }),
+      JSON.stringify({
+        type: 'message',
+        id: 'l2',
+        parentId: 'l1',
+        timestamp: '2025-01-01T00:00:02.000Z',
+        message: {
+          role: 'assistant',
+          content: [
+            { type: 'text', text: text(300) },
+            { type: 'thinking', thinking: 'short é' },
+            { type: 'text', text: 'ascii '.repeat(500) },
+            { type: 'text', text: `${text(100)}\ud800 lone` },
+          ],
+          nested: { deep: [[text(150)], { k: text(120) }], after: 'x' },
+          timestamp: 2,
+        },
+      }),
+    ].join('\n') + '\n',
+  )
+  sm = step('open a file of long non-ASCII texts', NEW, () => SM.open(long))
+  step('append to it', () => sm, () => sm.appendMessage(user(text(80), 16)))
   const missing = join(root, 'later', 'missing.jsonl')
   sm = step('open a missing file', NEW, () => SM.open(missing, join(root, 'later')))
   step('model change: no file yet', () => sm, () => sm.appendModelChange('p', 'm'))
