@@ -271,11 +271,9 @@ function contextOf({ settings, projections, entries, edits }, entryAt) {
   for (let i = 0; i < messages.length; i++) {
     messages[i] = messageOf(projections[i], entryAt(entries[i]), edits[i] < 0 ? undefined : entryAt(edits[i]))
   }
-  const { thinkingLevel, model } = settings
-  // pi's model object has both members even when an entry lacks one.
-  if (model !== null && typeof model === 'object') {
-    for (const k of ['provider', 'modelId']) if (!(k in model)) model[k] = undefined
-  }
+  const { thinkingLevel } = settings
+  // pi's model object has both members, in this order, even when an entry lacks one.
+  const model = settings.model === null ? null : { provider: settings.model.provider, modelId: settings.model.modelId }
   return { messages, thinkingLevel, model }
 }
 
@@ -391,6 +389,7 @@ class SessionManager {
 
   /** Stand on a native session opened from a file. */
   #use(n) {
+    n.setCwd(this.#cwd)
     this.#native = n
     this.#entries = new Array(n.entryLen())
     this.#header = n.header()
@@ -411,14 +410,17 @@ class SessionManager {
       const empty = statSync(file).size === 0
       const n = empty ? null : opened !== undefined ? opened : openNative(file, this.#dir, this.#cwd)
       if (n === null) {
-        // No header: an empty file gets one (pi's open writes it), anything else is refused.
+        // No header: an empty file gets one (pi's open writes it, when it persists),
+        // anything else is refused.
         if (statSync(file).size > 0) throw new Error(`Session file is not a valid ${APP_NAME} session: ${file}`)
         this.#native = null
         this.#newSession(undefined, file)
-        this.#native.writeNow()
+        if (this.#persist) this.#native.writeNow()
         return
       }
       this.#use(n)
+      // A session that does not persist holds the file in memory and never writes it.
+      if (!this.#persist) n.keepInMemory()
     } else {
       this.#native = null
       this.#newSession(undefined, file)
@@ -479,11 +481,17 @@ class SessionManager {
    * write leaves the session as it was, as pi's does.
    */
   #appendEntry(entry) {
-    const reread = this.#native.append(JSON.stringify(entry))
+    const anew = this.#native.append(JSON.stringify(entry))
     const n = this.#native.entryLen()
-    if (reread) this.#entries = new Array(n)
+    if (anew) this.#entries = new Array(n)
     else this.#entries.length = n
-    this.#entries[n - 1] = entry
+    // Found by its id (fresh, so the only one), not assumed last: another process may
+    // have appended after it, and a header among given entries is no entry.
+    const k = typeof entry.id === 'string' ? this.#native.entryNumber(entry.id) : null
+    if (k == null) return
+    this.#entries[k] = entry
+    // pi's leaf is the entry just appended.
+    if (this.#native.leafNumber() !== k) this.#native.branch(entry.id)
   }
 
   #has(id) {
@@ -669,6 +677,13 @@ class SessionManager {
     return this.#native.label(id) ?? undefined
   }
   getBranch(fromId) {
+    if (fromId != null && typeof fromId !== 'string') {
+      // An id that is no string: pi's walk over its map.
+      const byId = this.#byId()
+      const path = []
+      for (let e = byId.get(fromId); e; e = e.parentId ? byId.get(e.parentId) : undefined) path.push(e)
+      return path.reverse()
+    }
     return this.#list(this.#native.branchNumbers(fromId ?? undefined))
   }
   buildContextEntries() {
@@ -696,6 +711,7 @@ class SessionManager {
     return this.#native.sessionName() ?? undefined
   }
   branch(branchFromId) {
+    if (typeof branchFromId !== 'string') throw new Error(`Entry ${branchFromId} not found`)
     this.#native.branch(branchFromId)
   }
   resetLeaf() {
@@ -708,8 +724,10 @@ class SessionManager {
    * to the last entry, as on opening.
    */
   refresh() {
-    const added = this.#native.refresh()
-    this.#entries.length = this.#native.entryLen()
+    const { added, rebuilt } = this.#native.refresh()
+    // A file replaced or rewritten is read anew: the objects held are let go.
+    if (rebuilt) this.#entries = new Array(this.#native.entryLen())
+    else this.#entries.length = this.#native.entryLen()
     return added
   }
 

@@ -64,19 +64,21 @@ impl Writer {
     /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index only
     /// the new line.
     pub(super) fn append(&mut self, entry: Object<'_>) -> Result<()> {
-        self.append_bytes(line_of(&Value::Object(entry)))
+        self.append_bytes(line_of(&Value::Object(entry))).map(|_| ())
     }
 
     /// Append an entry another serialiser made (a JavaScript host's `JSON.stringify` of
     /// the entry object it keeps): `line` must be one JSON object on one line (a final
     /// `\n` is added when missing). It goes where [`Writer::append_message`]'s line goes:
     /// into memory before the file exists, else to the file under the lock; only it is
-    /// indexed, and the leaf moves to it.
+    /// indexed, and the leaf moves to it. Returns whether the session was read again
+    /// from scratch meanwhile (the file was replaced or rewritten under it, so entries
+    /// before may have other positions; the leaf is then the file's last entry).
     ///
     /// # Errors
     /// [`ErrorKind::InvalidInput`] when `line` is not one JSON object on one line (nothing
     /// written); I/O errors.
-    pub fn append_line(&mut self, line: &[u8]) -> Result<()> {
+    pub fn append_line(&mut self, line: &[u8]) -> Result<bool> {
         let body = line.strip_suffix(b"\n").unwrap_or(line);
         if memchr::memchr2(b'\n', b'\r', body).is_some()
             || !matches!(crate::json::value::parse(body), Ok(Value::Object(_)))
@@ -92,7 +94,8 @@ impl Writer {
         self.append_bytes(owned)
     }
 
-    fn append_bytes(&mut self, line: Vec<u8>) -> Result<()> {
+    fn append_bytes(&mut self, line: Vec<u8>) -> Result<bool> {
+        let mut rebuilt = false;
         self.last_journal = JournalUse::NotNeeded;
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {
@@ -101,7 +104,7 @@ impl Writer {
                 // Whatever else was appended meanwhile is indexed too; nothing is lost. An
                 // error means the line is in the file but the session could not take it
                 // in (the file changed under it): open the file again.
-                self.session.refresh()?;
+                rebuilt = self.session.refresh()?.rebuilt;
             }
             (Some(path), true, false) => {
                 // Until now the session had no user or assistant message (else it would
@@ -130,7 +133,7 @@ impl Writer {
                 self.session.append_in_memory(&line)?;
             }
         }
-        Ok(())
+        Ok(rebuilt)
     }
 
     /// pi's `appendMessage(message)`: returns the new entry's id.

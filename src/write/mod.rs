@@ -429,6 +429,27 @@ impl Writer {
         Ok(())
     }
 
+    /// pi's `setSessionFile` on a session that does not persist: an in-memory writer
+    /// holding `session` as pi holds a file it loaded (a version 1 or 2 file migrated, a
+    /// torn last line ended), never written anywhere.
+    ///
+    /// # Errors
+    /// [`ErrorKind::FileChanged`](crate::ErrorKind::FileChanged) when the file changed
+    /// under the session's mapping; an entry too deep to migrate.
+    pub fn in_memory_of(cwd: &str, session: &Session, entropy: Entropy) -> Result<Writer> {
+        let mut bytes = match session.file_change() {
+            FileChange::Rewritten => crate::session::migrate::rewrite_text(session)?,
+            _ => session.bytes().to_vec(),
+        };
+        if !bytes.is_empty() && !bytes.ends_with(b"\n") {
+            bytes.push(b'\n');
+        }
+        let mut w = Writer::blank(cwd, PathBuf::new(), false, entropy);
+        w.session = Session::from_bytes(bytes)?;
+        w.flushed = true;
+        Ok(w)
+    }
+
     /// Record `cwd` in the headers this writer makes from now on (pi's `cwdOverride`).
     pub fn set_cwd(&mut self, cwd: &str) {
         self.cwd = cwd.to_string();

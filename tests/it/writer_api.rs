@@ -243,3 +243,31 @@ fn write_now_writes_a_session_that_has_no_conversation() {
         "no file to write"
     );
 }
+
+/// pi's `setSessionFile` on a session that does not persist: the file's session, migrated
+/// and with its torn last line ended, in memory; appends never reach the file.
+#[test]
+fn an_in_memory_writer_of_a_file_never_writes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("v2.jsonl");
+    let text = "{\"type\":\"session\",\"version\":2,\"id\":\"v2\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n\
+        {\"type\":\"message\",\"id\":\"m1\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"hookMessage\",\"content\":\"x\"}}";
+    std::fs::write(&file, text).expect("write");
+    let s = pi_session::Session::open(&file).expect("open");
+    let mut w = Writer::in_memory_of("/p", &s, Entropy::default()).expect("in memory");
+    let id = w.append_message(msg("user", "hi")).expect("append");
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("read"),
+        text,
+        "the file is untouched"
+    );
+    assert!(w.file().is_none());
+    let path = w.session().branch_path(None).expect("branch");
+    assert_eq!(path.len(), 2, "the new entry's parent is the file's last entry");
+    assert_eq!(w.session().record(path[1]).id, pi_session::Key::str(&id));
+    let first = w.session().value(path[0]).expect("value");
+    assert_eq!(
+        first.get("message").and_then(|m| m.get("role")).and_then(Value::as_str),
+        Some("custom")
+    );
+}

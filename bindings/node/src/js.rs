@@ -239,7 +239,8 @@ pub(crate) unsafe fn array_of<'a>(
         // in the array (else every collection during the call visits them all).
         let mut scope = ptr::null_mut();
         check(unsafe { sys::napi_open_handle_scope(env, &mut scope) })?;
-        let made = unsafe { build_with(env, &v, &mut ahead.into_iter()) }.and_then(|h| check(unsafe { sys::napi_set_element(env, arr, i as u32, h) }));
+        let made = unsafe { build_with(env, &v, &mut ahead.into_iter()) }
+            .and_then(|h| check(unsafe { sys::napi_set_element(env, arr, i as u32, h) }));
         check(unsafe { sys::napi_close_handle_scope(env, scope) })?;
         made?;
     }

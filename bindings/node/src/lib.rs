@@ -33,6 +33,14 @@ pub struct ContextValue<'a> {
     pub edits: Vec<i32>,
 }
 
+/// What `refresh()` found: how many entries came in, and whether the file was replaced
+/// or rewritten (then every entry was read again: numbers may name other entries).
+#[napi(object)]
+pub struct Refreshed {
+    pub added: u32,
+    pub rebuilt: bool,
+}
+
 /// What a [`NativeSession`] stands on: a file opened read-only, or a [`Writer`] (a new
 /// session, or an opened file after its first write).
 // (One per session object, never in bulk: the size of the larger variant does not matter.)
@@ -113,14 +121,16 @@ impl NativeSession {
                 .path()
                 .ok_or_else(|| napi::Error::from_reason("Error: this session has no file"))?
                 .to_path_buf();
-            reread = s.file_change() == FileChange::Rewritten;
             let before = s.entries_len();
-            let mut w = Writer::open(&path, self.dir.as_deref(), Entropy::default()).map_err(js_error)?;
+            // The ids a version-1 file's entries got when it was opened are the ones the
+            // rewrite stores (`V1Ids::Stable` on both sides), so entries handed out stay.
+            let options = pi_session::WriteOptions::default().with_v1_ids(pi_session::V1Ids::Stable);
+            let mut w = Writer::open_with(&path, self.dir.as_deref(), Entropy::default(), options).map_err(js_error)?;
             if let Some(cwd) = &self.cwd {
                 w.set_cwd(cwd);
             }
-            // (A file cut short meanwhile is numbered anew too.)
-            reread |= w.session().entries_len() < before;
+            // A file cut short or replaced meanwhile is numbered anew.
+            reread = w.session().entries_len() < before;
             self.store = Store::Write(w);
             self.renumber(if reread { 0 } else { before });
         }
@@ -131,7 +141,17 @@ impl NativeSession {
     }
 }
 
-use pi_session::{Entropy, FileChange, Writer};
+use pi_session::{Entropy, Writer};
+
+/// How files are opened: pi's reading, with a version-1 file's ids derived from the file
+/// (pi draws random ones on every open; these stay the same across opens and through the
+/// rewrite a first append makes).
+fn read_options() -> OpenOptions {
+    OpenOptions {
+        v1_ids: pi_session::V1Ids::Stable,
+        ..OpenOptions::default()
+    }
+}
 use std::path::Path;
 
 /// The JavaScript value of a JSON value made natively, or `null`.
@@ -145,7 +165,7 @@ impl NativeSession {
     /// opens it with (pi's `sessionDir` and `cwdOverride`).
     #[napi(factory)]
     pub fn open(path: String, session_dir: Option<String>, cwd: Option<String>) -> Result<NativeSession> {
-        let s = Session::open_with(&path, OpenOptions::default()).map_err(js_error)?;
+        let s = Session::open_with(&path, read_options()).map_err(js_error)?;
         let mut n = NativeSession::new(Store::Read(s));
         n.dir = session_dir.map(PathBuf::from);
         n.cwd = cwd;
@@ -250,20 +270,47 @@ impl NativeSession {
         let Store::Write(w) = &mut self.store else {
             unreachable!("writer() made one")
         };
-        w.append_line(line.as_bytes()).map_err(js_error)?;
-        self.renumber(before);
-        Ok(reread)
+        let rebuilt = w.append_line(line.as_bytes()).map_err(js_error)?;
+        let anew = reread || rebuilt || self.s().entries_len() < before;
+        self.renumber(if anew { 0 } else { before });
+        Ok(anew)
     }
 
     /// Take in what another process appended to the file since (complete lines only).
     /// Returns how many entries came in.
     #[napi]
-    pub fn refresh(&mut self) -> Result<u32> {
+    pub fn refresh(&mut self) -> Result<Refreshed> {
         let before = self.s().entries_len();
-        self.s_mut().refresh().map_err(js_error)?;
+        let r = self.s_mut().refresh().map_err(js_error)?;
         let after = self.s().entries_len();
-        self.renumber(before.min(after));
-        Ok(after.saturating_sub(before) as u32)
+        let rebuilt = r.rebuilt || after < before;
+        self.renumber(if rebuilt { 0 } else { before });
+        Ok(Refreshed {
+            added: after.saturating_sub(before) as u32,
+            rebuilt,
+        })
+    }
+
+    /// Keep the file's session in memory only (pi's `setSessionFile` on a session that
+    /// does not persist): migrated as pi migrates it in memory, never written.
+    #[napi]
+    pub fn keep_in_memory(&mut self) -> Result<()> {
+        if let Store::Read(s) = &self.store {
+            let cwd = self.cwd.clone().unwrap_or_default();
+            let w = Writer::in_memory_of(&cwd, s, Entropy::default()).map_err(js_error)?;
+            self.store = Store::Write(w);
+            self.renumber(0);
+        }
+        Ok(())
+    }
+
+    /// The working directory new headers record (pi's resolved `cwd`).
+    #[napi]
+    pub fn set_cwd(&mut self, cwd: String) {
+        if let Store::Write(w) = &mut self.store {
+            w.set_cwd(&cwd);
+        }
+        self.cwd = Some(cwd);
     }
 
     /// pi's `createBranchedSession(leafId)`: the new file (`null` for an in-memory session).

@@ -9,7 +9,7 @@
 // (ISO and ms: two calls fall in the same ms or not by chance) and the folders replaced. Then the module's functions run on every
 // corpus file with the same entry objects given to both.
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { basename, dirname, join } from 'node:path'
 import { test } from 'node:test'
@@ -144,12 +144,12 @@ function script(M, root) {
   const SM = M.SessionManager
   const log = []
   // `sm`: the session whose state to record after the call (`NEW`: the one it made).
-  const step = (what, sm, fn) => {
+  const step = (what, sm, fn, original) => {
     if (process.env.DBG) console.error(what)
     const r = outcome(fn)
     const of = sm === NEW ? (r.error ? undefined : r.value) : sm?.()
     if (process.env.DBG) console.error("done", r.error)
-    log.push({ what, r: sm === NEW ? { error: r.error } : r, state: of ? state(of) : undefined })
+    log.push({ what, r: sm === NEW ? { error: r.error } : r, state: of ? state(of) : undefined, original })
     return r.value
   }
   const dir = join(root, 'sessions')
@@ -203,7 +203,7 @@ function script(M, root) {
   step('branch and append', () => sm, () => (sm.branch(sm.getEntries()[1].id), sm.appendThinkingLevelChange('low')))
   const v2 = join(root, 'v2.jsonl')
   writeFileSync(v2, V2_TEXT)
-  sm = step(`${READ_ONLY_OPEN} a version-2 file without a final newline`, NEW, () => SM.open(v2, undefined, '/override'))
+  sm = step(`${READ_ONLY_OPEN} a version-2 file without a final newline`, NEW, () => SM.open(v2, undefined, '/override'), V2_TEXT)
   step('append: migrated and rewritten first', () => sm, () => sm.appendMessage(assistant('v2 reply', 10)))
   // Long texts that are not ASCII (made as UTF-16 ahead of the JavaScript thread, in the
   // order the entry's members are made), one with a lone surrogate, among short ones.
@@ -235,6 +235,47 @@ function script(M, root) {
   )
   sm = step('open a file of long non-ASCII texts', NEW, () => SM.open(long))
   step('append to it', () => sm, () => sm.appendMessage(user(text(80), 16)))
+  // A version-1 file: ids given on opening (random in pi, derived from the file here)
+  // are the ones the rewrite on the first append stores, so the new entry's parent is in
+  // the file.
+  const v1 = join(root, 'v1.jsonl')
+  copyFileSync(join(repo, 'corpus', 'valid', 'v1-compaction-first-kept-index.jsonl'), v1)
+  const v1Text = readFileSync(v1, 'utf8')
+  sm = step(`${READ_ONLY_OPEN} a version-1 file`, NEW, () => SM.open(v1), v1Text)
+  step('append: migrated, rewritten, ids kept', () => sm, () => sm.appendMessage(user('after v1', 17)))
+  step('a branched session of its leaf', () => sm, () => sm.createBranchedSession(sm.getLeafId()))
+  // A header cwd with `..` in it: resolved, as pi's constructor resolves it, in every
+  // header made later.
+  const dotted = join(root, 'dotted.jsonl')
+  writeFileSync(
+    dotted,
+    `{"type":"session","version":3,"id":"dt","timestamp":"2025-01-01T00:00:00.000Z","cwd":"${root}/a/../b/"}\n`,
+  )
+  sm = step('open a file whose cwd has ..', NEW, () => SM.open(dotted))
+  step('new session, its first message', () => sm, () => (sm.newSession(), sm.appendMessage(user('new', 18))))
+  step('branched session: the resolved cwd', () => sm, () => sm.createBranchedSession(sm.getLeafId()))
+  // An in-memory session switched to a file: it reads the file and never writes it.
+  sm = step('in memory, then set a file', NEW, () => {
+    const m = SM.inMemory('/mem')
+    m.setSessionFile(opened)
+    return m
+  })
+  step('append: memory only', () => sm, () => sm.appendMessage(user('not written', 19)))
+  step('set an empty file: nothing written', () => sm, () => {
+    const e = join(root, 'empty-mem.jsonl')
+    writeFileSync(e, '')
+    sm.setSessionFile(e)
+    return readFileSync(e, 'utf8')
+  })
+  // Entries given in memory with a second header among them (pi: not an entry).
+  sm = step('in memory of entries with a second header', NEW, () =>
+    SM.inMemory('/mem', undefined, [
+      { type: 'session', version: 3, id: 's1', timestamp: '2025-01-01T00:00:00.000Z', cwd: '/mem' },
+      { type: 'message', id: 'u1', parentId: null, timestamp: '2025-01-01T00:00:01.000Z', message: { role: 'user', content: 'x', timestamp: 1 } },
+      { type: 'session', version: 3, id: 's2', timestamp: '2025-01-01T00:00:02.000Z', cwd: '/mem' },
+    ]),
+  )
+  step('non-string ids: branch and getBranch', () => sm, () => [outcome(() => sm.branch(5)), sm.getBranch(5)])
   const missing = join(root, 'later', 'missing.jsonl')
   sm = step('open a missing file', NEW, () => SM.open(missing, join(root, 'later')))
   step('model change: no file yet', () => sm, () => sm.appendModelChange('p', 'm'))
@@ -303,7 +344,7 @@ test('every write call gives what pi 1.6.0 gives, and writes the same bytes', ()
       // The one difference by design: pi's open rewrites an old-format file (and ends
       // its last line); the binding's open writes nothing until the first append.
       if (k === 'bytes' && t.what.startsWith(READ_ONLY_OPEN)) {
-        same(m.state.bytes, V2_TEXT.replace(ISO, '<time>'), `step ${i} (${t.what}): the file is as it was`)
+        same(m.state.bytes, m.original, `step ${i} (${t.what}): the file is as it was`)
         continue
       }
       same(m.state?.[k], t.state?.[k], `step ${i} (${t.what}): ${k}`)
@@ -405,4 +446,21 @@ test('refresh() takes in what another process appended, as a fresh open of the f
   same(entries, fresh.getEntries().slice(0, entries.length), 'entries after refresh')
   same(sm.getLeafId(), other.getLeafId(), 'the leaf moves to the last entry')
   same(sm.buildSessionContext(), other.buildSessionContext(), 'context after refresh')
+})
+
+test('refresh() after the file was replaced reads it anew', () => {
+  const root = mkdtempSync(join(tmpdir(), 'pi-session-replaced-'))
+  const file = join(root, 's.jsonl')
+  copyFileSync(join(repo, 'corpus', 'valid', 'branches.jsonl'), file)
+  const sm = ours.SessionManager.open(file)
+  sm.getEntries()
+  // Another file, renamed over this one (what a rewrite does).
+  const other = join(root, 'other.jsonl')
+  copyFileSync(join(repo, 'corpus', 'valid', 'all-entry-types.jsonl'), other)
+  renameSync(other, file)
+  sm.refresh()
+  const fresh = pi.SessionManager.open(file)
+  same(sm.getEntries(), fresh.getEntries(), 'entries after a replacement')
+  for (const e of fresh.getEntries()) same(sm.getEntry(e.id), fresh.getEntry(e.id), `getEntry(${e.id})`)
+  same(sm.getBranch(), fresh.getBranch(), 'branch after a replacement')
 })
