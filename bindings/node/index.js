@@ -11,7 +11,7 @@
 
 const { randomBytes, randomUUID } = require('node:crypto')
 const { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } = require('node:fs')
-const { homedir } = require('node:os')
+const { constants: osConstants, homedir } = require('node:os')
 const { isAbsolute, join, posix, resolve, win32 } = require('node:path')
 const { fileURLToPath } = require('node:url')
 const native = require('./native.js')
@@ -24,6 +24,16 @@ const APP_NAME = 'pi'
  * `TypeError: ...`): thrown again as that class with that message, as pi throws them.
  */
 function piError(e) {
+  const io = /^(E[A-Z]+): .*, (\w+) '([\s\S]*)'$/.exec(e && e.message)
+  if (io) {
+    // A failed file operation, as Node's fs reports it.
+    const err = new Error(e.message)
+    err.errno = -(osConstants.errno[io[1]] ?? 0)
+    err.code = io[1]
+    err.syscall = io[2]
+    err.path = io[3]
+    return err
+  }
   const m = /^(Error|TypeError|RangeError|SyntaxError): ([\s\S]*)$/.exec(e && e.message)
   if (!m) return e
   return new globalThis[m[1]](m[2])
