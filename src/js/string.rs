@@ -83,6 +83,19 @@ impl<'a> JsStr<'a> {
         }
         n
     }
+    /// The string as JavaScript holds it: UTF-16 code units, a lone surrogate as itself.
+    pub fn encode_utf16(&self) -> impl Iterator<Item = u16> + '_ {
+        code_points(&self.0).flat_map(|cp| {
+            if cp >= 0x10000 {
+                let v = cp - 0x10000;
+                [Some(0xD800 | (v >> 10) as u16), Some(0xDC00 | (v & 0x3FF) as u16)]
+            } else {
+                [Some(cp as u16), None]
+            }
+            .into_iter()
+            .flatten()
+        })
+    }
     /// Detach from the input.
     pub fn into_owned(self) -> JsStr<'static> {
         JsStr(Cow::Owned(self.0.into_owned()))
@@ -281,6 +294,19 @@ mod tests {
             let s = JsStr(Cow::Owned(wtf8(&units)));
             proptest::prop_assert_eq!(s.to_str_lossy().into_owned(), String::from_utf16_lossy(&units));
         }
+    }
+
+    #[test]
+    fn encode_utf16_is_javascripts_string() {
+        let s = "aé€😀";
+        assert_eq!(
+            JsStr::from_str(s).encode_utf16().collect::<Vec<_>>(),
+            s.encode_utf16().collect::<Vec<_>>()
+        );
+        // A lone surrogate (WTF-8 ED A0 80) stays one code unit.
+        let lone = JsStr(Cow::Borrowed(&[0x61, 0xED, 0xA0, 0x80, 0x62][..]));
+        assert_eq!(lone.encode_utf16().collect::<Vec<_>>(), vec![0x61, 0xD800, 0x62]);
+        assert_eq!(lone.encode_utf16().count(), lone.utf16_len());
     }
 
     #[test]

@@ -42,47 +42,12 @@ unsafe fn string(env: sys::napi_env, s: &JsStr<'_>) -> Result<sys::napi_value> {
         }
         Some(t) => check(unsafe { sys::napi_create_string_utf8(env, t.as_ptr().cast(), t.len() as isize, &mut out) })?,
         None => {
-            let units = utf16(s.as_bytes());
+            let units: Vec<u16> = s.encode_utf16().collect();
             // SAFETY: as above, with UTF-16 code units.
             check(unsafe { sys::napi_create_string_utf16(env, units.as_ptr(), units.len() as isize, &mut out) })?
         }
     }
     Ok(out)
-}
-
-/// WTF-8 bytes (UTF-8 that may encode lone surrogates) as UTF-16 code units; a byte that
-/// starts no sequence becomes U+FFFD.
-fn utf16(b: &[u8]) -> Vec<u16> {
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        let (cp, n) = match c {
-            0x00..=0x7F => (u32::from(c), 1),
-            0xC0..=0xDF if i + 1 < b.len() => ((u32::from(c & 0x1F) << 6) | u32::from(b[i + 1] & 0x3F), 2),
-            0xE0..=0xEF if i + 2 < b.len() => (
-                (u32::from(c & 0x0F) << 12) | (u32::from(b[i + 1] & 0x3F) << 6) | u32::from(b[i + 2] & 0x3F),
-                3,
-            ),
-            0xF0..=0xF7 if i + 3 < b.len() => (
-                (u32::from(c & 0x07) << 18)
-                    | (u32::from(b[i + 1] & 0x3F) << 12)
-                    | (u32::from(b[i + 2] & 0x3F) << 6)
-                    | u32::from(b[i + 3] & 0x3F),
-                4,
-            ),
-            _ => (0xFFFD, 1),
-        };
-        if cp >= 0x10000 {
-            let v = cp - 0x10000;
-            out.push(0xD800 | (v >> 10) as u16);
-            out.push(0xDC00 | (v & 0x3FF) as u16);
-        } else {
-            out.push(cp as u16);
-        }
-        i += n;
-    }
-    out
 }
 
 /// A scalar, or an empty array or object to fill.
@@ -146,8 +111,9 @@ fn made_ahead(s: &JsStr<'_>) -> bool {
 
 fn to_utf16(s: &JsStr<'_>) -> Vec<u16> {
     match s.as_str() {
+        // (The standard library's encoder, for the common case: valid UTF-8.)
         Some(t) => t.encode_utf16().collect(),
-        None => utf16(s.as_bytes()),
+        None => s.encode_utf16().collect(),
     }
 }
 
@@ -293,17 +259,5 @@ impl ToNapiValue for MadeEntries<'_> {
             // SAFETY: on the JavaScript thread, with the env napi gave this conversion.
             unsafe { array_of(env, pos.len(), values.map(|v| v.map_err(crate::js_error))) }
         })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utf16;
-
-    #[test]
-    fn wtf8_to_utf16() {
-        assert_eq!(utf16("aé€😀".as_bytes()), "aé€😀".encode_utf16().collect::<Vec<_>>());
-        // A lone high surrogate as WTF-8 (ED A0 80) stays a lone surrogate.
-        assert_eq!(utf16(&[0x61, 0xED, 0xA0, 0x80, 0x62]), vec![0x61, 0xD800, 0x62]);
     }
 }
