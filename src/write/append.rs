@@ -11,7 +11,7 @@ use crate::session::context::current_system_message;
 use crate::session::{Session, key_to_value};
 use crate::write::fs::{append_line, create_exclusive};
 use crate::write::journal::JournalUse;
-use crate::write::{Writer, line_of, put, set};
+use crate::write::{Writer, line_of, object_line, put, set};
 
 impl Writer {
     pub(super) fn new_id(&mut self) -> String {
@@ -79,18 +79,12 @@ impl Writer {
     /// [`ErrorKind::InvalidInput`] when `line` is not one JSON object on one line (nothing
     /// written); I/O errors.
     pub fn append_line(&mut self, line: &[u8]) -> Result<bool> {
-        let body = line.strip_suffix(b"\n").unwrap_or(line);
-        if memchr::memchr2(b'\n', b'\r', body).is_some()
-            || !matches!(crate::json::value::parse(body), Ok(Value::Object(_)))
-        {
+        let Some(owned) = object_line(line) else {
             return Err(InvalidInput::Entry {
                 message: "an appended entry must be one JSON object on one line".into(),
             }
             .into());
-        }
-        let mut owned = Vec::with_capacity(body.len() + 1);
-        owned.extend_from_slice(body);
-        owned.push(b'\n');
+        };
         self.append_bytes(owned)
     }
 

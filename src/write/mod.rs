@@ -155,6 +155,22 @@ fn put<'a>(o: &mut Object<'a>, k: &'static str, v: Option<Value<'a>>) {
     }
 }
 
+/// `line` (its final `\n` optional) ended with `\n`, when it is exactly one line that
+/// the reader keeps as a JSON object (pi's line test, without decoding it) and holds no
+/// `\r` (which `JSON.stringify` never writes); else `None`.
+fn object_line(line: &[u8]) -> Option<Vec<u8>> {
+    let body = line.strip_suffix(b"\n").unwrap_or(line);
+    if memchr::memchr2(b'\n', b'\r', body).is_some()
+        || !matches!(crate::index::line::scan_line(body), crate::index::line::Line::Object(_))
+    {
+        return None;
+    }
+    let mut owned = Vec::with_capacity(body.len() + 1);
+    owned.extend_from_slice(body);
+    owned.push(b'\n');
+    Some(owned)
+}
+
 fn line_of(v: &Value<'_>) -> Vec<u8> {
     let mut out = Vec::new();
     crate::json::stringify::stringify_into(&mut out, v);
@@ -393,17 +409,16 @@ impl Writer {
     /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) when the line is no
     /// session header.
     pub fn start_session(&mut self, header_line: &[u8], file: Option<PathBuf>) -> Result<()> {
-        let body = header_line.strip_suffix(b"\n").unwrap_or(header_line);
-        let is_header = memchr::memchr2(b'\n', b'\r', body).is_none()
-            && matches!(crate::json::value::parse(body), Ok(Value::Object(ref o)) if o.get("type").and_then(Value::as_str) == Some("session"));
-        if !is_header {
+        let header = object_line(header_line).filter(|line| {
+            let index = crate::index::build(line);
+            index.iter(line).next().is_some_and(|r| r.ty == EntryType::Session)
+        });
+        let Some(line) = header else {
             return Err(InvalidInput::Entry {
                 message: "a session header must be one JSON object with \"type\":\"session\" on one line".into(),
             }
             .into());
-        }
-        let mut line = body.to_vec();
-        line.push(b'\n');
+        };
         self.session = Session::from_bytes(line)?;
         self.flushed = false;
         self.file = if self.persist { file } else { None };
