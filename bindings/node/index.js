@@ -287,6 +287,9 @@ function contextOf({ settings, projections, entries, edits }, entryAt) {
   return { messages, thinkingLevel, model }
 }
 
+/** The JSON texts of falsy values: lines pi's reader skips. */
+const FALSY_JSON = new Set(['null', 'false', '0', '""'])
+
 /** A header for sessions made only to run the module's functions over entry arrays. */
 const SCRATCH_HEADER = '{"type":"session","version":3,"id":"scratch","timestamp":"1970-01-01T00:00:00.000Z","cwd":""}'
 
@@ -301,8 +304,9 @@ function scratch(entries, leafId) {
   const index = []
   for (let i = 0; i < entries.length; i++) {
     const text = JSON.stringify(entries[i])
-    const back = text === undefined ? undefined : JSON.parse(text)
-    if (!back || back.type === 'session') continue
+    // (What a file's reader skips: JSON's falsy values, which `NaN`, `-0` and the like
+    // become; headers, which are no entries.)
+    if (text === undefined || FALSY_JSON.has(text) || entries[i]?.type === 'session') continue
     lines.push(text)
     index.push(i)
   }
@@ -657,12 +661,7 @@ class SessionManager {
     return this.#native.entryCount()
   }
   getEntries() {
-    const missing = []
-    for (let k = 0; k < this.#entries.length; k++) if (this.#entries[k] === undefined) missing.push(k)
-    this.#prefetch(missing)
-    const out = new Array(this.#entries.length)
-    for (let k = 0; k < out.length; k++) out[k] = this.#entry(k)
-    return out
+    return this.#list(Array.from(this.#entries, (_, k) => k))
   }
   getEntry(id) {
     if (typeof id !== 'string') return this.#byId().get(id)
