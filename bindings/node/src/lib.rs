@@ -145,7 +145,9 @@ impl NativeSession {
     fn renumber(&mut self, from: usize) {
         let len = self.s().index().len();
         let mut number = std::mem::take(&mut self.number);
-        number.truncate(if from == 0 { 0 } else { number.len() });
+        if from == 0 {
+            number.clear();
+        }
         number.resize(len, u32::MAX);
         let s = self.s();
         for k in from..s.entries_len() {
