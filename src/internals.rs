@@ -59,7 +59,13 @@ pub fn decode_string_naive(
     crate::json::string::decode_string_naive(b, i).map(|(s, end)| (s.0, end))
 }
 
-/// `Value::parse` with the obvious string decoder: the twin of [`crate::Value::parse`].
+/// `Value::parse_deferring` with each deferred string decoded in place (it must equal
+/// `Value::parse`).
+pub fn parse_deferring_resolved(text: &[u8], min: usize) -> Result<crate::Value<'_>, crate::json::SyntaxError> {
+    crate::json::value::parse_deferring_resolved(text, min)
+}
+
+/// `Value::parse` with the obvious string decoder.
 pub fn parse_naive(text: &[u8]) -> Result<crate::Value<'_>, crate::json::SyntaxError> {
     crate::json::value::parse_naive(text)
 }

@@ -282,6 +282,7 @@ fn dump_heap(p: &std::path::Path, compact: bool) -> (u64, u64, u64) {
         open: pi_session::OpenOptions {
             read_mode: ReadMode::Read,
             chunk: None,
+            release_pages: false,
             v1_ids: Default::default(),
         },
         compact,

@@ -287,6 +287,36 @@ function contextOf({ settings, projections, entries, edits }, entryAt) {
   return { messages, thinkingLevel, model }
 }
 
+/**
+ * Member `key` of `object`, a string of `length` bytes of JSON at `offset` in the session
+ * file, as a property that reads it from there when first read, then holds it as a plain
+ * value (as does one assigned before). Its value is the one `JSON.parse` gives; only
+ * `Object.getOwnPropertyDescriptor` (and `util.inspect`, which shows `[Getter/Setter]`)
+ * tell it apart before it is read.
+ */
+function deferString(object, key, texts, offset, length) {
+  Object.defineProperty(object, key, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      return settle(object, key, texts.at(offset, length))
+    },
+    set(value) {
+      settle(object, key, value)
+    },
+  })
+}
+
+/** Make `object[key]` the plain data property `value` (which it returns). */
+function settle(object, key, value) {
+  try {
+    Object.defineProperty(object, key, { value, writable: true, enumerable: true, configurable: true })
+  } catch {
+    // Frozen or sealed since: the accessor stays, and each read reads the file again.
+  }
+  return value
+}
+
 /** The JSON texts of falsy values: lines pi's reader skips. */
 const FALSY_JSON = new Set(['null', 'false', '0', '""'])
 
@@ -606,10 +636,16 @@ class SessionManager {
   #entry(k) {
     let e = this.#entries[k]
     if (e === undefined) {
-      e = this.#native.entry(k)
+      e = this.#native.entriesMade([k], this.#definer())[0]
       this.#entries[k] = e
     }
     return e
+  }
+
+  /** What defines the members of long strings left in the file (`deferString`), if they can be. */
+  #definer() {
+    const texts = this.#native.texts()
+    return texts === null ? undefined : (object, key, offset, length) => deferString(object, key, texts, offset, length)
   }
 
   /**
@@ -620,7 +656,7 @@ class SessionManager {
     const want = []
     for (const k of numbers) if (k >= 0 && this.#entries[k] === undefined) want.push(k)
     if (want.length < 2) return
-    const made = this.#native.entriesMade(want)
+    const made = this.#native.entriesMade(want, this.#definer())
     for (let i = 0; i < want.length; i++) this.#entries[want[i]] ??= made[i]
   }
 

@@ -2,7 +2,8 @@
 //! at the first quotes of the input (so strings start at every offset of a 64-byte
 //! block): the same WTF-8 bytes, borrowed exactly when the obvious decoder borrows, the
 //! same end, or the same error (offset and reason). And `Value::parse` against its twin
-//! with the obvious string decoder, on the whole input and from each of those quotes.
+//! with the obvious string decoder, on the whole input and from each of those quotes;
+//! and `Value::parse_deferring` with its long strings decoded afterwards against it.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -13,6 +14,14 @@ use std::borrow::Cow;
 fuzz_target!(|data: &[u8]| {
     let whole = (Value::parse(data), internals::parse_naive(data));
     assert_eq!(whole.0, whole.1, "value::parse differs on the whole input");
+    // Long strings left undecoded, then decoded: the same value (or an error too).
+    for min in [64, 200] {
+        match (internals::parse_deferring_resolved(data, min), &whole.0) {
+            (Ok(a), Ok(b)) => assert_eq!(&a, b, "parse_deferring({min}) differs"),
+            (Err(_), Err(_)) => {}
+            (a, b) => panic!("parse_deferring({min}): {a:?}, parse: {b:?}"),
+        }
+    }
     for (i, _) in data.iter().enumerate().filter(|(_, c)| **c == b'"').take(8) {
         let naive = internals::decode_string_naive(data, i);
         for k in internals::kernels() {

@@ -1351,7 +1351,7 @@ impl Index {
 }
 
 /// Chunks of about this many bytes are indexed in parallel.
-const CHUNK: usize = 4 << 20;
+pub(crate) const CHUNK: usize = 4 << 20;
 /// The most bytes a chunk may have (the offsets of its lines' starts fit 32 bits).
 const MAX_CHUNK: usize = 1 << 31;
 
@@ -1363,6 +1363,16 @@ pub fn build(bytes: &[u8]) -> Index {
 /// Index `bytes[from..]` (`from` starts a line) in chunks, in parallel: the parts in file
 /// order, with the file's offsets.
 fn build_parts(bytes: &[u8], from: usize, chunk: usize) -> Vec<Part> {
+    build_parts_then(bytes, from, chunk, &|_| {})
+}
+
+/// [`build_parts`], calling `done` with each chunk's range of `bytes` once it is indexed.
+fn build_parts_then(
+    bytes: &[u8],
+    from: usize,
+    chunk: usize,
+    done: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) -> Vec<Part> {
     // Record offsets within a run are 32 bits: lines start within one chunk.
     let chunk = chunk.clamp(1, MAX_CHUNK);
     // Chunk k indexes the lines that start in `k * chunk .. (k + 1) * chunk`; each worker
@@ -1379,18 +1389,26 @@ fn build_parts(bytes: &[u8], from: usize, chunk: usize) -> Vec<Part> {
             } else {
                 memchr::memchr(b'\n', &bytes[lo - 1..hi]).map(|o| lo + o)
             };
-            match start {
+            let part = match start {
                 Some(start) if start < hi => index_chunk(&bytes[start..], start as u64, hi - start),
                 // A line that started before `lo` covers the whole range.
                 _ => Part::default(),
-            }
+            };
+            done(lo..hi);
+            part
         })
         .collect()
 }
 
 /// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
 pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
-    let parts = build_parts(bytes, 0, chunk);
+    build_releasing(bytes, chunk, &|_| {})
+}
+
+/// [`build_with`], calling `release` with each chunk's range of `bytes` once it is
+/// indexed (the session lets the pages of a mapped file go there).
+pub(crate) fn build_releasing(bytes: &[u8], chunk: usize, release: &(dyn Fn(std::ops::Range<usize>) + Sync)) -> Index {
+    let parts = build_parts_then(bytes, 0, chunk, release);
     let mut index = Index {
         unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),
         ..Index::default()

@@ -360,6 +360,18 @@ mod decode {
         same("dispatch", s, &super::super::dispatch::decode_string(s, start), &naive);
         let (fast, slow) = (parse(&s[start..]), parse_naive(&s[start..]));
         assert_eq!(fast, slow, "value::parse: {:?}", String::from_utf8_lossy(s));
+        // Long strings deferred, then decoded: the same value (or an error as well).
+        for min in [0, 64, 100] {
+            let later = super::super::value::parse_deferring_resolved(&s[start..], min);
+            match (&later, &fast) {
+                (Ok(a), Ok(b)) => assert_eq!(a, b, "parse_deferring({min}): {:?}", String::from_utf8_lossy(s)),
+                (Err(_), Err(_)) => {}
+                _ => panic!(
+                    "parse_deferring({min}) {later:?}, parse {fast:?}: {:?}",
+                    String::from_utf8_lossy(s)
+                ),
+            }
+        }
     }
 
     /// The pieces strings are made of: plain text, every escape (good and bad), lone and

@@ -131,6 +131,30 @@ impl<'a> Value<'a> {
         parse(text)
     }
 
+    /// [`Value::parse`], leaving string values of `min` bytes of JSON or more undecoded,
+    /// as their JSON text: for a caller that hands values on and decodes long strings
+    /// only when they are read (see [`Value::deferred_json`]).
+    ///
+    /// ```
+    /// use pi_session::Value;
+    /// let line = format!(r#"{{"type":"image","data":"{}"}}"#, "QUJD".repeat(40));
+    /// let v = Value::parse_deferring(line.as_bytes(), 64)?;
+    /// let data = v.get("data").and_then(Value::as_js_str).unwrap();
+    /// let json = Value::deferred_json(line.as_bytes(), data).unwrap();
+    /// assert_eq!(Value::parse(json)?, *Value::parse(line.as_bytes())?.get("data").unwrap());
+    /// assert!(Value::deferred_json(line.as_bytes(), v.get("type").and_then(Value::as_js_str).unwrap()).is_none());
+    /// # Ok::<(), pi_session::SyntaxError>(())
+    /// ```
+    pub fn parse_deferring(text: &'a [u8], min: usize) -> Result<Value<'a>, SyntaxError> {
+        parse_deferring(text, min)
+    }
+
+    /// Whether `s`, a string of [`Value::parse_deferring`]`(text, ..)`, was left undecoded;
+    /// then its JSON text, quotes included.
+    pub fn deferred_json<'t>(text: &'t [u8], s: &JsStr<'t>) -> Option<&'t [u8]> {
+        deferred_json(text, s)
+    }
+
     /// A string value from text.
     pub fn str(s: &'a str) -> Self {
         Value::String(JsStr::from_str(s))
@@ -385,19 +409,63 @@ impl Drop for Value<'_> {
 /// Parse one JSON text (a whole line) exactly as `JSON.parse` does after pi's lossy
 /// UTF-8 decoding.
 pub fn parse(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
-    parse_with::<false>(text)
+    parse_with::<false>(text, usize::MAX)
+}
+
+/// [`parse`], except that a string value (not a key) whose JSON text, quotes included, is
+/// at least `min` bytes long (64 at the least) is not decoded: it stays a borrowed [`JsStr`] of that JSON
+/// text, opening and closing quote included, for the caller to decode when (and if) it
+/// is wanted ([`Value::parse`] of those bytes gives the string). A decoded string that
+/// borrows from `text` never begins with a quote (a quote in a string is escaped, and an
+/// escaped string is decoded into a buffer of its own), so the deferred ones are the
+/// borrowed strings of `text` that do.
+///
+/// The string is checked as [`parse`] checks it (a syntax error is an error here too);
+/// only its decoding waits.
+pub fn parse_deferring(text: &[u8], min: usize) -> Result<Value<'_>, SyntaxError> {
+    parse_with::<false>(text, min.max(64))
+}
+
+/// [`parse_deferring`]'s value with every deferred string decoded in place: the slow
+/// twin's way to a value that must equal [`parse`]'s.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn parse_deferring_resolved(text: &[u8], min: usize) -> Result<Value<'_>, SyntaxError> {
+    let mut v = parse_deferring(text, min)?;
+    let mut stack = vec![&mut v];
+    while let Some(v) = stack.pop() {
+        match v {
+            Value::String(s) => {
+                if let Some(raw) = deferred_json(text, s) {
+                    *v = parse(raw)?;
+                }
+            }
+            Value::Array(a) => stack.extend(a.iter_mut()),
+            Value::Object(o) => stack.extend(o.members.iter_mut().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+    Ok(v)
+}
+
+/// Whether `s`, from [`parse_deferring`] of `text`, is a deferred string; then its JSON
+/// text (quotes included).
+pub fn deferred_json<'t>(text: &'t [u8], s: &JsStr<'t>) -> Option<&'t [u8]> {
+    match &s.0 {
+        Cow::Borrowed(b) if b.first() == Some(&b'"') && text.as_ptr_range().contains(&b.as_ptr()) => Some(b),
+        _ => None,
+    }
 }
 
 /// [`parse`] with the obvious string decoder (`decode_string_naive`): the slow twin the
 /// fast decoder is held against (`super::twins`, the `decode_twin` fuzz target).
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn parse_naive(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
-    parse_with::<true>(text)
+    parse_with::<true>(text, usize::MAX)
 }
 
 #[inline(always)]
-fn parse_with<const NAIVE: bool>(text: &[u8]) -> Result<Value<'_>, SyntaxError> {
-    let mut p = Parser::<NAIVE> { b: text, i: 0 };
+fn parse_with<const NAIVE: bool>(text: &[u8], defer: usize) -> Result<Value<'_>, SyntaxError> {
+    let mut p = Parser::<NAIVE> { b: text, i: 0, defer };
     let v = p.value()?;
     p.ws();
     if p.i != text.len() {
@@ -415,6 +483,9 @@ enum Frame<'a> {
 struct Parser<'a, const NAIVE: bool> {
     b: &'a [u8],
     i: usize,
+    /// String values whose JSON text is at least this long are not decoded
+    /// ([`parse_deferring`]); `usize::MAX`: all are.
+    defer: usize,
 }
 
 impl<'a, const NAIVE: bool> Parser<'a, NAIVE> {
@@ -467,6 +538,7 @@ impl<'a, const NAIVE: bool> Parser<'a, NAIVE> {
                         continue 'value;
                     }
                 }
+                Some(b'"') if self.defer != usize::MAX => Value::String(self.string_or_deferred()?),
                 Some(b'"') => Value::String(self.string()?),
                 Some(b't') => self.lit(b"true", Value::Bool(true))?,
                 Some(b'f') => self.lit(b"false", Value::Bool(false))?,
@@ -559,6 +631,20 @@ impl<'a, const NAIVE: bool> Parser<'a, NAIVE> {
     }
 
     #[inline(always)]
+    /// A string value, left as its JSON text when that is at least `defer` bytes long.
+    fn string_or_deferred(&mut self) -> Result<JsStr<'a>, SyntaxError> {
+        if short_string_end(self.b, self.i).is_some() {
+            return self.string();
+        }
+        let (end, _) = dispatch::skip_string(self.b, self.i)?;
+        if end - self.i < self.defer {
+            return self.string();
+        }
+        let raw = &self.b[self.i..end];
+        self.i = end;
+        Ok(JsStr(Cow::Borrowed(raw)))
+    }
+
     fn string(&mut self) -> Result<JsStr<'a>, SyntaxError> {
         #[cfg(any(test, feature = "internals"))]
         if NAIVE {

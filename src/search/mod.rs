@@ -430,6 +430,7 @@ fn open_options(o: FileOptions) -> OpenOptions {
     OpenOptions {
         read_mode: o.read_mode,
         chunk: None,
+        release_pages: false,
         // The ids of an old-format file are derived from it, the same on every run, so
         // that an id a hit shows names the same entry in `show` and `tree`.
         v1_ids: crate::session::V1Ids::Stable,

@@ -32,6 +32,12 @@ pub struct OpenOptions {
     pub read_mode: ReadMode,
     /// Chunk size for parallel indexing (`None`: the default).
     pub chunk: Option<usize>,
+    /// For a mapped file: let its pages go from this process's resident memory as soon
+    /// as they are indexed, and after opening ([`Source::release`]). The bytes stay
+    /// readable: what is decoded later is read again from the kernel's page cache. For a
+    /// process that holds big sessions open and decodes little of them (a server, the
+    /// Node binding), whose memory then stays what it decodes instead of the file's size.
+    pub release_pages: bool,
     /// The ids a version-1 file's entries get when it is migrated in memory (v1 files
     /// store none): pi's random ones (the default), or ones derived from the file.
     pub v1_ids: V1Ids,
@@ -228,9 +234,11 @@ impl Session {
     /// session, or an error such as "not a session"), it is only an answer if the bytes
     /// were one version of the file, else [`ErrorKind::FileChanged`].
     fn load_source(source: Source, opts: OpenOptions, uuid4: &mut dyn FnMut() -> String) -> Result<Session> {
-        let index = match opts.chunk {
-            Some(c) => index::build_with(source.bytes(), c),
-            None => index::build(source.bytes()),
+        let chunk = opts.chunk.unwrap_or(index::CHUNK);
+        let index = if opts.release_pages && source.is_mapped() {
+            index::build_releasing(source.bytes(), chunk, &|r| source.release(r))
+        } else {
+            index::build_with(source.bytes(), chunk)
         };
         let mut s = Session {
             path: None,
@@ -253,6 +261,9 @@ impl Session {
         };
         s.indexed_end = s.source.len();
         let r = s.load(uuid4);
+        if opts.release_pages {
+            s.release_pages();
+        }
         s.settled()?;
         r.map(|()| s)
     }
@@ -553,6 +564,33 @@ impl Session {
         self.source.bytes()
     }
 
+    /// The file's bytes mapped anew, for values handed out that decode their long
+    /// strings only when read ([`Session::value_deferring`]): a [`Source`] whose byte
+    /// offsets are this session's, independent of it (it holds its own mapping of the
+    /// same file, so it outlives the session, a refresh and the path being replaced).
+    /// `None` when that cannot be: the bytes are not a mapped file's, or the session
+    /// differs from them (a migration in memory, which the first write rewrites).
+    ///
+    /// # Errors
+    /// I/O errors.
+    pub fn reopen_bytes(&self) -> Result<Option<Source>> {
+        if self.migration != Migration::None || self.new_header.is_some() {
+            return Ok(None);
+        }
+        self.source.reopen().map_err(|e| self.about_file(e.into()))
+    }
+
+    /// Let the pages of a mapped file go from this process's resident memory (see
+    /// [`OpenOptions::release_pages`]); a no-op for bytes held in memory.
+    pub fn release_pages(&self) {
+        self.source.release(0..self.source.bytes().len());
+    }
+
+    /// Let the pages of `bytes()[range]` go, as [`Session::release_pages`] does for all.
+    pub fn release_range(&self, range: std::ops::Range<usize>) {
+        self.source.release(range);
+    }
+
     /// Fail if a mapped file shrank since it was opened (see [`crate::source`]).
     pub(crate) fn check(&self) -> Result<&[u8]> {
         self.judge(self.source.check_unchanged())?;
@@ -632,6 +670,20 @@ impl Session {
     pub fn value(&self, pos: EntryPos) -> Result<Value<'_>> {
         let bytes = self.check()?;
         self.value_in(bytes, pos)
+    }
+
+    /// [`Session::value`], leaving string values of `min` bytes of JSON or more
+    /// undecoded (see [`Value::parse_deferring`]): each is a slice of
+    /// [`Session::bytes`], quotes included, that [`Value::deferred_json`] finds.
+    ///
+    /// # Errors
+    /// As [`Session::value`].
+    pub fn value_deferring(&self, pos: EntryPos, min: usize) -> Result<Value<'_>> {
+        let bytes = self.check()?;
+        self.decoded.fetch_add(1, Ordering::Relaxed);
+        let mut v = value::parse_deferring(line_of(bytes, &self.record(pos)), min).map_err(|_| self.changed())?;
+        self.patch(pos, &mut v);
+        Ok(v)
     }
 
     /// Decode a kept line as `JSON.parse` gives it, before any migration (pi's

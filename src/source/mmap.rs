@@ -50,6 +50,34 @@ pub(super) fn populate(m: &memmap2::Mmap) {
     let _ = m;
 }
 
+/// Drop the pages of `m[range]` from this process's resident set (Linux): the whole pages
+/// the range covers (a partial page at either end stays, but the mapping's last page
+/// goes when the range reaches its end). The file's pages stay in the kernel's cache; a
+/// later read maps them again. Elsewhere a no-op.
+#[allow(unsafe_code)]
+pub(super) fn release(m: &memmap2::Mmap, range: std::ops::Range<usize>) {
+    #[cfg(target_os = "linux")]
+    {
+        let page = rustix::param::page_size();
+        let end = range.end.min(m.len());
+        let lo = range.start.div_ceil(page) * page;
+        let hi = if end == m.len() {
+            end.div_ceil(page) * page
+        } else {
+            end / page * page
+        };
+        if hi > lo {
+            let start = m.as_ptr() as usize + lo;
+            // SAFETY: whole pages (the mapping starts on a page; `lo` and `hi` are page
+            // multiples within it, `hi` at most the mapping's page-rounded end) of a
+            // read-only private file mapping this `Mmap` owns.
+            let _ = unsafe { drop_page_tables(start as *mut _, hi - lo) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (m, range);
+}
+
 /// Before a large mapping is unmapped (Linux): drop its page-table entries piece by piece
 /// on the rayon threads, so that the `munmap` that follows finds nothing left to clear.
 #[allow(unsafe_code)]

@@ -406,6 +406,49 @@ impl Source {
         })
     }
 
+    /// A second, independent mapping of this mapped file (the same open file, so the
+    /// same file even if its path now names another), checked to hold this source's
+    /// bytes: for values handed out that read their bytes later, whatever becomes of
+    /// this source. `None` for bytes held in memory, when the file no longer holds them,
+    /// or when no mapping can be made (no free watch slot).
+    ///
+    /// # Errors
+    /// I/O errors of `dup`, `fstat` or `pread`.
+    pub fn reopen(&self) -> std::io::Result<Option<Source>> {
+        let (Inner::Mapped(..), Some(f), Some(stamp)) = (&self.inner, &self.file, &self.stamp) else {
+            return Ok(None);
+        };
+        if self.short || self.faulted() {
+            return Ok(None);
+        }
+        let file = f.try_clone()?;
+        let meta = file.metadata()?;
+        let now = Stamp::of(&meta);
+        if !holds_at(&now, &file, stamp, self.len, &self.head, &self.tail)? {
+            return Ok(None);
+        }
+        let Some((watch, m)) = map_watched(&file, now.size) else {
+            return Ok(None);
+        };
+        let (head, tail) = ends(&m);
+        let fresh = Source {
+            inner: Inner::Mapped(watch, m),
+            file: Some(file),
+            len: now.size,
+            stamp: Some(now),
+            head,
+            tail,
+            short: false,
+            verified: std::sync::Mutex::new(None),
+        };
+        // Mapped after the check: the new mapping must hold this source's ends too.
+        let b = fresh.bytes();
+        let holds = b.len() as u64 >= self.len
+            && b[..self.head.len()] == *self.head
+            && b[self.len as usize - self.tail.len()..self.len as usize] == *self.tail;
+        Ok((holds && !fresh.faulted()).then_some(fresh))
+    }
+
     /// The buffer the bytes were read into, to be used again ([`Source::from_file_into`]);
     /// empty for a mapped file. The source holds no bytes after.
     pub fn take_buffer(&mut self) -> Vec<u8> {
@@ -451,6 +494,16 @@ impl Source {
         match &self.inner {
             Inner::Mapped(_, m) => m,
             Inner::Owned(v) => v,
+        }
+    }
+
+    /// Let the pages of mapped `bytes()[range]` go from this process's resident memory
+    /// (see [`crate::OpenOptions::release_pages`]): the bytes stay readable, read again
+    /// from the kernel's page cache (or the disk) when next used. A no-op for bytes held
+    /// in memory and off Linux.
+    pub fn release(&self, range: std::ops::Range<usize>) {
+        if let Inner::Mapped(_, m) = &self.inner {
+            mmap::release(m, range);
         }
     }
 

@@ -137,6 +137,7 @@ pub(crate) fn scan(bytes: &[u8]) -> crate::error::Result<Scan> {
     let opts = OpenOptions {
         read_mode: crate::source::ReadMode::Read,
         chunk: None,
+        release_pages: false,
         v1_ids: V1Ids::Stable,
     };
     let Ok(head) = Session::from_source(crate::source::Source::from_bytes(bytes[..header_end].to_vec()), opts) else {

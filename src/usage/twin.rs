@@ -138,6 +138,7 @@ pub fn report_bytes(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) -> (Ve
     let opts = OpenOptions {
         read_mode: crate::source::ReadMode::Read,
         chunk: None,
+        release_pages: false,
         v1_ids: V1Ids::Stable,
     };
     let mut files: Vec<(f64, PathBuf, String, Vec<TwinRecord>)> = Vec::new();

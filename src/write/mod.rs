@@ -306,6 +306,7 @@ impl Writer {
         let opts = OpenOptions {
             read_mode: ReadMode::Auto,
             chunk: None,
+            release_pages: false,
             v1_ids: options.v1_ids,
         };
         let mut entropy = entropy;

@@ -37,22 +37,26 @@ impl ReaderPath {
             ReaderPath::Mmap => OpenOptions {
                 read_mode: ReadMode::Mmap,
                 chunk: None,
+                release_pages: false,
                 v1_ids: Default::default(),
             },
             // The incremental path's report is the whole file's, once its answers matched.
             ReaderPath::Read | ReaderPath::Incremental => OpenOptions {
                 read_mode: ReadMode::Read,
                 chunk: None,
+                release_pages: false,
                 v1_ids: Default::default(),
             },
             ReaderPath::ReadTinyChunks => OpenOptions {
                 read_mode: ReadMode::Read,
                 chunk: Some(7),
+                release_pages: false,
                 v1_ids: Default::default(),
             },
             ReaderPath::MmapOddChunks => OpenOptions {
                 read_mode: ReadMode::Mmap,
                 chunk: Some(1013),
+                release_pages: true,
                 v1_ids: Default::default(),
             },
         }
@@ -131,6 +135,7 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
     let read = OpenOptions {
         read_mode: ReadMode::Read,
         chunk: None,
+        release_pages: false,
         v1_ids: Default::default(),
     };
     let whole = Session::open_with(file, read).map_err(|e| format!("opening fails ({})", e.pi_text()))?;
@@ -163,6 +168,7 @@ pub fn check_incremental(file: &Path, leaf: &LeafChoice) -> Result<(), String> {
     let mmap = OpenOptions {
         read_mode: ReadMode::Mmap,
         chunk: None,
+        release_pages: false,
         v1_ids: Default::default(),
     };
     let mut grown =

@@ -33,6 +33,7 @@ fn opts(mode: ReadMode) -> OpenOptions {
     OpenOptions {
         read_mode: mode,
         chunk: None,
+        release_pages: false,
         v1_ids: Default::default(),
     }
 }

@@ -51,6 +51,7 @@ fn replay(path: &Path) {
         let opts = pi_session::OpenOptions {
             read_mode: pi_session::ReadMode::Read,
             chunk: Some(chunk),
+            release_pages: false,
             v1_ids: Default::default(),
         };
         let _ = pi_session::Session::from_source(pi_session::Source::from_bytes(bytes.clone()), opts);

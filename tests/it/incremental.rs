@@ -25,6 +25,7 @@ fn refresh_reports_a_state_update_that_failed() {
         OpenOptions {
             read_mode: ReadMode::Mmap,
             chunk: None,
+            release_pages: false,
             v1_ids: Default::default(),
         },
     )
@@ -51,6 +52,7 @@ fn refresh_reports_a_state_update_that_failed() {
         OpenOptions {
             read_mode: ReadMode::Mmap,
             chunk: None,
+            release_pages: false,
             v1_ids: Default::default(),
         },
     )

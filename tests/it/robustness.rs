@@ -190,6 +190,7 @@ fn a_truncated_mapped_file_is_an_error_not_a_crash() {
         OpenOptions {
             read_mode: ReadMode::Mmap,
             chunk: None,
+            release_pages: false,
             v1_ids: Default::default(),
         },
     )
@@ -206,6 +207,7 @@ fn a_truncated_mapped_file_is_an_error_not_a_crash() {
         OpenOptions {
             read_mode: ReadMode::Read,
             chunk: None,
+            release_pages: false,
             v1_ids: Default::default(),
         },
     )

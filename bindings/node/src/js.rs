@@ -20,6 +20,23 @@ impl ToNapiValue for Js<'_> {
     }
 }
 
+/// A value made from bytes of `src`, whose `range` is let go once it is made (see
+/// `pi_session::Source::release`).
+pub struct MadeThenReleased<'a> {
+    pub value: Value<'a>,
+    pub src: &'a pi_session::Source,
+    pub range: std::ops::Range<usize>,
+}
+
+impl ToNapiValue for MadeThenReleased<'_> {
+    unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
+        // SAFETY: called by napi-rs with the env of the current call, on the JS thread.
+        let h = unsafe { build(env, &val.value) }?;
+        val.src.release(val.range);
+        Ok(h)
+    }
+}
+
 fn check(status: sys::napi_status) -> Result<()> {
     if status == sys::Status::napi_ok {
         Ok(())
@@ -50,12 +67,41 @@ unsafe fn string(env: sys::napi_env, s: &JsStr<'_>) -> Result<sys::napi_value> {
     Ok(out)
 }
 
-/// A scalar, or an empty array or object to fill.
+/// Long strings left undecoded in the values being made ([`Value::parse_deferring`] of
+/// `bytes`, the session's), and the JavaScript function that defines an object member
+/// reading one when it is first read: `defer(object, key, offset, length)`, with the
+/// string's JSON text at `offset` in the file.
+#[derive(Clone, Copy)]
+pub(crate) struct Deferral<'b> {
+    pub(crate) bytes: &'b [u8],
+    pub(crate) define: sys::napi_value,
+}
+
+/// The JSON text of `s` if it is a deferred string of `bytes`.
+fn deferred<'t>(bytes: Option<&'t [u8]>, s: &JsStr<'t>) -> Option<&'t [u8]> {
+    bytes.and_then(|b| Value::deferred_json(b, s))
+}
+
+/// A scalar, or an empty array or object to fill. A deferred string met here (an array's
+/// element, a `__proto__` member) is decoded now.
 ///
 /// # Safety
 /// As [`string`].
-unsafe fn make(env: sys::napi_env, v: &Value<'_>, ahead: &mut Ahead) -> Result<sys::napi_value> {
+unsafe fn make(
+    env: sys::napi_env,
+    v: &Value<'_>,
+    ahead: &mut Ahead,
+    defer: Option<Deferral<'_>>,
+) -> Result<sys::napi_value> {
     let mut out = ptr::null_mut();
+    if let Value::String(s) = v
+        && let Some(raw) = deferred(defer.map(|d| d.bytes), s)
+    {
+        let decoded = Value::parse(raw)
+            .map_err(|_| napi::Error::from_reason("Error: the session file changed while it was read"))?;
+        // SAFETY: as the caller promises.
+        return unsafe { make(env, &decoded, &mut Vec::new().into_iter(), None) };
+    }
     // SAFETY (each call): `env` is live, `out` is written by napi.
     match v {
         Value::Null => check(unsafe { sys::napi_get_null(env, &mut out) })?,
@@ -96,7 +142,7 @@ fn frame<'v, 'a>(h: sys::napi_value, v: &'v Value<'a>) -> Option<Frame<'v, 'a>> 
 /// As [`string`].
 pub(crate) unsafe fn build(env: sys::napi_env, v: &Value<'_>) -> Result<sys::napi_value> {
     // SAFETY: as the caller promises.
-    unsafe { build_with(env, v, &mut Vec::new().into_iter()) }
+    unsafe { build_with(env, v, &mut Vec::new().into_iter(), None) }
 }
 
 /// The UTF-16 of strings made before (by [`utf16_ahead`]), in the order `build` meets them.
@@ -119,14 +165,15 @@ fn to_utf16(s: &JsStr<'_>) -> Vec<u16> {
 
 /// The UTF-16 of the strings of `v` that [`build`] makes from UTF-16 made ahead, in the
 /// order it meets them: depth first, children in order (the same walk, without handles).
-pub(crate) fn utf16_ahead(v: &Value<'_>) -> Vec<Vec<u16>> {
+/// Strings deferred in `bytes` are not made.
+pub(crate) fn utf16_ahead<'t>(v: &Value<'t>, bytes: Option<&'t [u8]>) -> Vec<Vec<u16>> {
     let mut out = Vec::new();
     let mut stack: Vec<&Value<'_>> = vec![v];
     // (A stack of values in reverse child order gives the same preorder as `build`'s
     // stack of iterators.)
     while let Some(v) = stack.pop() {
         match v {
-            Value::String(s) if made_ahead(s) => out.push(to_utf16(s)),
+            Value::String(s) if made_ahead(s) && deferred(bytes, s).is_none() => out.push(to_utf16(s)),
             Value::Array(a) => stack.extend(a.iter().rev()),
             Value::Object(o) => {
                 let n = stack.len();
@@ -139,13 +186,19 @@ pub(crate) fn utf16_ahead(v: &Value<'_>) -> Vec<Vec<u16>> {
     out
 }
 
-/// [`build`], taking the UTF-16 of long non-ASCII strings from `ahead`.
+/// [`build`], taking the UTF-16 of long non-ASCII strings from `ahead`; object members
+/// holding a deferred string are defined by `defer`'s function.
 ///
 /// # Safety
 /// As [`string`].
-unsafe fn build_with(env: sys::napi_env, v: &Value<'_>, ahead: &mut Ahead) -> Result<sys::napi_value> {
+unsafe fn build_with<'t>(
+    env: sys::napi_env,
+    v: &Value<'t>,
+    ahead: &mut Ahead,
+    defer: Option<Deferral<'t>>,
+) -> Result<sys::napi_value> {
     // SAFETY: as the caller promises.
-    let root = unsafe { make(env, v, ahead)? };
+    let root = unsafe { make(env, v, ahead, defer)? };
     let mut stack: Vec<Frame<'_, '_>> = frame(root, v).into_iter().collect();
     while let Some(top) = stack.last_mut() {
         let next = match top {
@@ -158,7 +211,28 @@ unsafe fn build_with(env: sys::napi_env, v: &Value<'_>, ahead: &mut Ahead) -> Re
         };
         // SAFETY: `env` is live; `parent` and the new handles belong to this call's scope.
         unsafe {
-            let h = make(env, child, ahead)?;
+            if let (Some(d), Ok(k), Value::String(s)) = (defer, at, child)
+                && k.as_bytes() != b"__proto__"
+                && let Some(raw) = Value::deferred_json(d.bytes, s)
+            {
+                let offset = raw.as_ptr() as usize - d.bytes.as_ptr() as usize;
+                let mut args = [parent, string(env, k)?, ptr::null_mut(), ptr::null_mut()];
+                check(sys::napi_create_double(env, offset as f64, &mut args[2]))?;
+                check(sys::napi_create_double(env, raw.len() as f64, &mut args[3]))?;
+                let mut recv = ptr::null_mut();
+                check(sys::napi_get_undefined(env, &mut recv))?;
+                let mut ignored = ptr::null_mut();
+                check(sys::napi_call_function(
+                    env,
+                    recv,
+                    d.define,
+                    args.len(),
+                    args.as_ptr(),
+                    &mut ignored,
+                ))?;
+                continue;
+            }
+            let h = make(env, child, ahead, defer)?;
             match at {
                 Err(i) => check(sys::napi_set_element(env, parent, i, h))?,
                 // `__proto__` as a key would set the prototype: JSON.parse makes it an
@@ -196,6 +270,7 @@ pub(crate) unsafe fn array_of<'a>(
     env: sys::napi_env,
     len: usize,
     values: impl Iterator<Item = Result<(Value<'a>, Vec<Vec<u16>>)>>,
+    defer: Option<Deferral<'a>>,
 ) -> Result<sys::napi_value> {
     let mut arr = ptr::null_mut();
     check(unsafe { sys::napi_create_array_with_length(env, len, &mut arr) })?;
@@ -205,7 +280,7 @@ pub(crate) unsafe fn array_of<'a>(
         // in the array (else every collection during the call visits them all).
         let mut scope = ptr::null_mut();
         check(unsafe { sys::napi_open_handle_scope(env, &mut scope) })?;
-        let made = unsafe { build_with(env, &v, &mut ahead.into_iter()) }
+        let made = unsafe { build_with(env, &v, &mut ahead.into_iter(), defer) }
             .and_then(|h| check(unsafe { sys::napi_set_element(env, arr, i as u32, h) }));
         check(unsafe { sys::napi_close_handle_scope(env, scope) })?;
         made?;
@@ -217,16 +292,60 @@ pub(crate) unsafe fn array_of<'a>(
 pub struct MadeEntries<'a> {
     pub(crate) s: &'a pi_session::Session,
     pub(crate) pos: Vec<pi_session::EntryPos>,
+    /// The function that defines members holding long strings, read when first read
+    /// (`None`: every string is made now).
+    pub(crate) define: Option<sys::napi_value>,
 }
 
 /// How many bytes of lines one decoded window holds, at most (one line more when a line
 /// alone is larger): what is decoded ahead of the JavaScript thread stays bounded.
 const WINDOW_BYTES: usize = 4 << 20;
 
+/// String values whose JSON text is this long or longer are left in the file until read
+/// (see `deferString` in `index.js`): images, long tool outputs.
+pub(crate) const DEFER_BYTES: usize = 64 << 10;
+
+/// Lines that lie closer than this are released as one range (with what lies between).
+const RELEASE_GAP: usize = 1 << 20;
+
+/// The byte ranges of `lines` (slices of `bytes`), merged where they lie close.
+fn ranges_of<'t>(bytes: &[u8], lines: impl Iterator<Item = &'t [u8]>) -> Vec<std::ops::Range<usize>> {
+    let mut out: Vec<std::ops::Range<usize>> = Vec::new();
+    for l in lines {
+        let start = l.as_ptr() as usize - bytes.as_ptr() as usize;
+        let r = start..start + l.len();
+        match out.last_mut() {
+            Some(last) if r.start >= last.start && r.start <= last.end + RELEASE_GAP => last.end = last.end.max(r.end),
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
 impl ToNapiValue for MadeEntries<'_> {
     unsafe fn to_napi_value(env: sys::napi_env, val: Self) -> Result<sys::napi_value> {
-        let MadeEntries { s, pos } = val;
+        let MadeEntries { s, pos, define } = val;
         let pos = &pos;
+        let bytes = define.map(|_| s.bytes());
+        let defer = define.map(|define| Deferral {
+            bytes: s.bytes(),
+            define,
+        });
+        let decode = move |p: pi_session::EntryPos| match bytes {
+            Some(_) => s.value_deferring(p, DEFER_BYTES),
+            None => s.value(p),
+        };
+        if pos.len() < 2 {
+            // (No thread for one entry.)
+            let values = pos.iter().map(|&p| {
+                decode(p).map_err(crate::js_error).map(|v| {
+                    let ahead = utf16_ahead(&v, bytes);
+                    (v, ahead)
+                })
+            });
+            // SAFETY: on the JavaScript thread, with the env napi gave this conversion.
+            return unsafe { array_of(env, pos.len(), values, defer) };
+        }
         std::thread::scope(|scope| {
             // At most two windows wait decoded: memory stays a few windows whatever the count.
             type Made<'v> = pi_session::Result<(Value<'v>, Vec<Vec<u16>>)>;
@@ -235,20 +354,28 @@ impl ToNapiValue for MadeEntries<'_> {
                 let mut i = 0;
                 while i < pos.len() {
                     let mut j = i;
-                    let mut bytes = 0;
-                    while j < pos.len() && (j == i || bytes < WINDOW_BYTES) {
-                        bytes += s.raw(pos[j]).len();
+                    let mut size = 0;
+                    while j < pos.len() && (j == i || size < WINDOW_BYTES) {
+                        size += s.raw(pos[j]).len();
                         j += 1;
                     }
                     let window = pos[i..j]
                         .iter()
                         .map(|&p| {
-                            s.value(p).map(|v| {
-                                let ahead = utf16_ahead(&v);
+                            decode(p).map(|v| {
+                                let ahead = utf16_ahead(&v, bytes);
                                 (v, ahead)
                             })
                         })
                         .collect();
+                    // With strings deferred, what is made holds little of the lines: their
+                    // pages go (what the JavaScript side still reads of them comes back
+                    // from the page cache).
+                    if bytes.is_some() {
+                        for r in ranges_of(s.bytes(), pos[i..j].iter().map(|&p| s.raw(p))) {
+                            s.release_range(r);
+                        }
+                    }
                     if tx.send(window).is_err() {
                         return; // The JavaScript side stopped (an error).
                     }
@@ -257,7 +384,7 @@ impl ToNapiValue for MadeEntries<'_> {
             });
             let values = rx.into_iter().flatten();
             // SAFETY: on the JavaScript thread, with the env napi gave this conversion.
-            unsafe { array_of(env, pos.len(), values.map(|v| v.map_err(crate::js_error))) }
+            unsafe { array_of(env, pos.len(), values.map(|v| v.map_err(crate::js_error)), defer) }
         })
     }
 }

@@ -112,6 +112,9 @@ pub struct NativeSession {
     /// The session folder and working directory a first write opens the file with.
     dir: Option<PathBuf>,
     cwd: Option<String>,
+    /// The file mapped anew for the long strings of the entries handed out
+    /// ([`NativeSession::texts`]); dropped when entries are numbered anew.
+    texts: Option<std::sync::Arc<pi_session::Source>>,
 }
 
 impl NativeSession {
@@ -121,6 +124,7 @@ impl NativeSession {
             number: Vec::new(),
             dir: None,
             cwd: None,
+            texts: None,
         };
         n.renumber(0);
         n
@@ -147,6 +151,7 @@ impl NativeSession {
         let mut number = std::mem::take(&mut self.number);
         if from == 0 {
             number.clear();
+            self.texts = None;
         }
         number.resize(len, u32::MAX);
         let s = self.s();
@@ -195,12 +200,47 @@ impl NativeSession {
 
 use pi_session::{Entropy, Writer};
 
+/// A session file's bytes, mapped for the strings its entries read when first read.
+#[napi]
+pub struct LazyTexts {
+    src: std::sync::Arc<pi_session::Source>,
+}
+
+#[napi]
+impl LazyTexts {
+    /// The string whose JSON text is `length` bytes at `offset`; an error when the file
+    /// no longer holds it (it was cut short or rewritten in place).
+    #[napi(ts_return_type = "string")]
+    pub fn at(&self, offset: f64, length: f64) -> Result<js::MadeThenReleased<'_>> {
+        let changed =
+            || napi::Error::from_reason("Error: the session file changed: a string of it can no longer be read");
+        let (o, n) = (offset as usize, length as usize);
+        let raw = self.src.bytes().get(o..o.saturating_add(n)).ok_or_else(changed)?;
+        let v = Value::parse(raw)
+            .ok()
+            .filter(|v| matches!(v, Value::String(_)))
+            .ok_or_else(changed)?;
+        if !self.src.current().map_err(|e| js_error(e.into()))? {
+            return Err(changed());
+        }
+        // Its pages go once the string is made.
+        Ok(js::MadeThenReleased {
+            value: v,
+            src: &self.src,
+            range: o..o + n,
+        })
+    }
+}
+
 /// How files are opened: pi's reading, with a version-1 file's ids derived from the file
 /// (pi draws random ones on every open; these stay the same across opens and through the
-/// rewrite a first append makes).
+/// rewrite a first append makes), and pages let go once indexed.
 fn read_options() -> OpenOptions {
     OpenOptions {
         v1_ids: pi_session::V1Ids::Stable,
+        // A Node process holds sessions open and decodes what it is asked for: the
+        // file's pages are not kept resident after indexing.
+        release_pages: true,
         ..OpenOptions::default()
     }
 }
@@ -459,8 +499,17 @@ impl NativeSession {
     /// Entries `numbers` of `getEntries()`, made in order on this thread while the ones
     /// after them are decoded on another (for the many entries a context or
     /// `getEntries()` hands out at once).
+    /// With `define`, string values of [`js::DEFER_BYTES`] of JSON or more are not made:
+    /// `define(object, key, offset, length)` is called in their place, to define a member
+    /// that reads them from the file when first read (`index.js`, `deferString`).
     #[napi(ts_return_type = "Array<Record<string, unknown>>")]
-    pub fn entries_made(&self, numbers: Vec<u32>) -> Result<MadeEntries<'_>> {
+    pub fn entries_made(
+        &self,
+        numbers: Vec<u32>,
+        #[napi(ts_arg_type = "(object: object, key: string, offset: number, length: number) => void")] define: Option<
+            Unknown<'_>,
+        >,
+    ) -> Result<MadeEntries<'_>> {
         let s = self.s();
         let pos = numbers
             .iter()
@@ -469,7 +518,23 @@ impl NativeSession {
                     .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(MadeEntries { s, pos })
+        Ok(MadeEntries {
+            s,
+            pos,
+            define: define.map(|f| f.raw()),
+        })
+    }
+
+    /// Where the long strings of the entries made next are read from when first read:
+    /// `null` when they cannot wait (the session is not a mapped file's bytes, or differs
+    /// from them), and are made with their entries.
+    #[napi]
+    pub fn texts(&mut self) -> Result<Option<LazyTexts>> {
+        let len = self.s().bytes().len() as u64;
+        if self.texts.as_ref().is_none_or(|t| t.len() < len) {
+            self.texts = self.s().reopen_bytes().map_err(js_error)?.map(std::sync::Arc::new);
+        }
+        Ok(self.texts.clone().map(|src| LazyTexts { src }))
     }
 
     /// The number of `getEntry(id)`'s entry (the later one when ids repeat).

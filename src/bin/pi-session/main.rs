@@ -504,6 +504,7 @@ fn run(mut cli: Cli) -> Result<i32> {
             Mode::Read => ReadMode::Read,
         },
         chunk: None,
+        release_pages: false,
         // An old-format file's ids are the same on every run, so that an id one command
         // prints names the same entry in the next (and `migrate` writes these ids).
         v1_ids: pi_session::V1Ids::Stable,
