@@ -659,6 +659,17 @@ struct Run {
     lens: Vec<(u32, u64)>,
     /// `message` spans too far from the line's start or end for the record.
     msgs: Vec<(u32, RelSpan)>,
+    /// Copies of the lines' keys, read from here instead of the file ([`Run::keep_heads`]).
+    heads: Option<Box<Heads>>,
+}
+
+/// Each record's line from its start to the end of its `id` and `parentId` (when they
+/// are plain strings near the start), copied: keys then read no page of the file.
+#[derive(Clone, Default)]
+struct Heads {
+    bytes: Vec<u8>,
+    /// Where record `j`'s copy starts in `bytes`.
+    at: Vec<u32>,
 }
 
 fn side<T: Copy>(v: &[(u32, T)], j: usize) -> Option<T> {
@@ -712,11 +723,39 @@ impl Run {
                 _ => KeyRef::UNDEFINED,
             };
         }
-        let at = (self.offset(j) as usize).saturating_add(start);
-        let key = bytes
+        let (from, at) = match &self.heads {
+            Some(h) => (&h.bytes[..], h.at[j] as usize + start),
+            None => (bytes, (self.offset(j) as usize).saturating_add(start)),
+        };
+        let key = from
             .get(at..at.saturating_add(usize::from(slot & 0xFF)))
             .unwrap_or_default();
         KeyRef(KeyRepr::Str(key))
+    }
+
+    /// Copy each record's keys out of `bytes` (the file's), so that reading them later
+    /// touches no page of the file: for a file whose pages are let go once indexed
+    /// (`OpenOptions::release_pages`), where reading every entry's id again would map most
+    /// of the file back in (the kernel maps whole folios around each byte read).
+    fn keep_heads(&mut self, bytes: &[u8]) {
+        let end = |slot: KeySlot| match usize::from(slot >> 8) {
+            0 => 0,
+            start => start + usize::from(slot & 0xFF),
+        };
+        let mut h = Heads {
+            bytes: Vec::new(),
+            at: Vec::with_capacity(self.recs.len()),
+        };
+        for j in 0..self.recs.len() {
+            let r = &self.recs[j];
+            let off = self.offset(j) as usize;
+            let n = end(r.id).max(end(r.parent));
+            h.at.push(h.bytes.len() as u32);
+            h.bytes
+                .extend_from_slice(bytes.get(off..off.saturating_add(n)).unwrap_or_default());
+        }
+        h.bytes.shrink_to_fit();
+        self.heads = Some(Box::new(h));
     }
 
     fn id<'a>(&'a self, bytes: &'a [u8], j: usize) -> KeyRef<'a> {
@@ -1355,6 +1394,10 @@ pub(crate) const CHUNK: usize = 4 << 20;
 /// The most bytes a chunk may have (the offsets of its lines' starts fit 32 bits).
 const MAX_CHUNK: usize = 1 << 31;
 
+/// How far before its chunk a worker lets pages go ([`build_releasing`]): the largest
+/// folio the kernel maps at once (a PMD, 2 MiB on x86-64), twice.
+const RELEASE_BACK: usize = 4 << 20;
+
 /// Build the index of `bytes`.
 pub fn build(bytes: &[u8]) -> Index {
     build_with(bytes, CHUNK)
@@ -1363,15 +1406,16 @@ pub fn build(bytes: &[u8]) -> Index {
 /// Index `bytes[from..]` (`from` starts a line) in chunks, in parallel: the parts in file
 /// order, with the file's offsets.
 fn build_parts(bytes: &[u8], from: usize, chunk: usize) -> Vec<Part> {
-    build_parts_then(bytes, from, chunk, &|_| {})
+    build_parts_then(bytes, from, chunk, None)
 }
 
-/// [`build_parts`], calling `done` with each chunk's range of `bytes` once it is indexed.
+/// [`build_parts`]; with `done`, each chunk's keys are copied ([`Run::keep_heads`]) and
+/// `done` is called with the chunk's range of `bytes` once it is indexed.
 fn build_parts_then(
     bytes: &[u8],
     from: usize,
     chunk: usize,
-    done: &(dyn Fn(std::ops::Range<usize>) + Sync),
+    done: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
 ) -> Vec<Part> {
     // Record offsets within a run are 32 bits: lines start within one chunk.
     let chunk = chunk.clamp(1, MAX_CHUNK);
@@ -1389,12 +1433,24 @@ fn build_parts_then(
             } else {
                 memchr::memchr(b'\n', &bytes[lo - 1..hi]).map(|o| lo + o)
             };
-            let part = match start {
+            let mut part = match start {
                 Some(start) if start < hi => index_chunk(&bytes[start..], start as u64, hi - start),
                 // A line that started before `lo` covers the whole range.
                 _ => Part::default(),
             };
-            done(lo..hi);
+            if let Some(done) = done {
+                part.run.keep_heads(bytes);
+                // The range scanned, and the line read past its end (a line of megabytes
+                // runs through chunks whose workers found no line start in theirs).
+                let end = match start {
+                    Some(start) if start < hi => memchr::memchr(b'\n', &bytes[hi - 1..]).map_or(n, |o| hi + o),
+                    _ => hi,
+                };
+                // From a folio back as well: this worker's first look, at `lo - 1`, maps
+                // the whole folio holding that byte (up to 2 MiB) again, after the
+                // worker of the chunk before let it go.
+                done(lo.saturating_sub(RELEASE_BACK)..end);
+            }
             part
         })
         .collect()
@@ -1402,12 +1458,17 @@ fn build_parts_then(
 
 /// Build the index with a given chunk size (tests use tiny chunks to exercise the split).
 pub fn build_with(bytes: &[u8], chunk: usize) -> Index {
-    build_releasing(bytes, chunk, &|_| {})
+    build_then(bytes, chunk, None)
 }
 
-/// [`build_with`], calling `release` with each chunk's range of `bytes` once it is
-/// indexed (the session lets the pages of a mapped file go there).
+/// [`build_with`], keeping copies of the keys and calling `release` with each chunk's
+/// range of `bytes` once it is indexed (the session lets the pages of a mapped file go
+/// there).
 pub(crate) fn build_releasing(bytes: &[u8], chunk: usize, release: &(dyn Fn(std::ops::Range<usize>) + Sync)) -> Index {
+    build_then(bytes, chunk, Some(release))
+}
+
+fn build_then(bytes: &[u8], chunk: usize, release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>) -> Index {
     let parts = build_parts_then(bytes, 0, chunk, release);
     let mut index = Index {
         unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),

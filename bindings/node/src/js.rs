@@ -269,13 +269,14 @@ unsafe fn build_with<'t>(
 pub(crate) unsafe fn array_of<'a>(
     env: sys::napi_env,
     len: usize,
-    values: impl Iterator<Item = Result<(Value<'a>, Vec<Vec<u16>>)>>,
+    values: impl Iterator<Item = Result<Made<'a>>>,
     defer: Option<Deferral<'a>>,
+    release: &dyn Fn(std::ops::Range<usize>),
 ) -> Result<sys::napi_value> {
     let mut arr = ptr::null_mut();
     check(unsafe { sys::napi_create_array_with_length(env, len, &mut arr) })?;
     for (i, v) in values.enumerate() {
-        let (v, ahead) = v?;
+        let (v, ahead, then_release) = v?;
         // One handle scope per element: the handles of its members are let go once it is
         // in the array (else every collection during the call visits them all).
         let mut scope = ptr::null_mut();
@@ -284,9 +285,17 @@ pub(crate) unsafe fn array_of<'a>(
             .and_then(|h| check(unsafe { sys::napi_set_element(env, arr, i as u32, h) }));
         check(unsafe { sys::napi_close_handle_scope(env, scope) })?;
         made?;
+        // (After the strings are made: a byte read after a release maps its pages again.)
+        for r in then_release {
+            release(r);
+        }
     }
     Ok(arr)
 }
+
+/// A value to make, the UTF-16 of its long non-ASCII strings made ahead, and byte ranges
+/// of the file to let go once it is made.
+pub(crate) type Made<'a> = (Value<'a>, Vec<Vec<u16>>, Vec<std::ops::Range<usize>>);
 
 /// Entries to make into JavaScript objects, in order (see `NativeSession::entries_made`).
 pub struct MadeEntries<'a> {
@@ -335,21 +344,21 @@ impl ToNapiValue for MadeEntries<'_> {
             Some(_) => s.value_deferring(p, DEFER_BYTES),
             None => s.value(p),
         };
+        let release = |r| s.release_range(r);
         if pos.len() < 2 {
             // (No thread for one entry.)
             let values = pos.iter().map(|&p| {
                 decode(p).map_err(crate::js_error).map(|v| {
                     let ahead = utf16_ahead(&v, bytes);
-                    (v, ahead)
+                    (v, ahead, Vec::new())
                 })
             });
             // SAFETY: on the JavaScript thread, with the env napi gave this conversion.
-            return unsafe { array_of(env, pos.len(), values, defer) };
+            return unsafe { array_of(env, pos.len(), values, defer, &release) };
         }
         std::thread::scope(|scope| {
             // At most two windows wait decoded: memory stays a few windows whatever the count.
-            type Made<'v> = pi_session::Result<(Value<'v>, Vec<Vec<u16>>)>;
-            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Made<'_>>>(2);
+            let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<pi_session::Result<Made<'_>>>>(2);
             scope.spawn(move || {
                 let mut i = 0;
                 while i < pos.len() {
@@ -359,22 +368,21 @@ impl ToNapiValue for MadeEntries<'_> {
                         size += s.raw(pos[j]).len();
                         j += 1;
                     }
-                    let window = pos[i..j]
+                    let mut window: Vec<_> = pos[i..j]
                         .iter()
                         .map(|&p| {
                             decode(p).map(|v| {
                                 let ahead = utf16_ahead(&v, bytes);
-                                (v, ahead)
+                                (v, ahead, Vec::new())
                             })
                         })
                         .collect();
                     // With strings deferred, what is made holds little of the lines: their
-                    // pages go (what the JavaScript side still reads of them comes back
-                    // from the page cache).
-                    if bytes.is_some() {
-                        for r in ranges_of(s.bytes(), pos[i..j].iter().map(|&p| s.raw(p))) {
-                            s.release_range(r);
-                        }
+                    // pages go once the window's last entry is made.
+                    if bytes.is_some()
+                        && let Some(Ok(last)) = window.last_mut()
+                    {
+                        last.2 = ranges_of(s.bytes(), pos[i..j].iter().map(|&p| s.raw(p)));
                     }
                     if tx.send(window).is_err() {
                         return; // The JavaScript side stopped (an error).
@@ -384,7 +392,15 @@ impl ToNapiValue for MadeEntries<'_> {
             });
             let values = rx.into_iter().flatten();
             // SAFETY: on the JavaScript thread, with the env napi gave this conversion.
-            unsafe { array_of(env, pos.len(), values.map(|v| v.map_err(crate::js_error)), defer) }
+            unsafe {
+                array_of(
+                    env,
+                    pos.len(),
+                    values.map(|v| v.map_err(crate::js_error)),
+                    defer,
+                    &release,
+                )
+            }
         })
     }
 }
