@@ -368,8 +368,10 @@ impl Session {
             }
         }
         let mut messages = Vec::new();
+        let mut behind = super::Behind::new(&self.source, &self.opts);
         for (i, &p) in entries.iter().enumerate() {
             let rec = self.record(p);
+            behind.at(rec.offset.0);
             if rec.ty == EntryType::Compaction && i > 0 {
                 continue;
             }

@@ -25,6 +25,39 @@ use ahash::AHashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// With [`OpenOptions::release_pages`]: lets a mapped file's pages go behind a pass that
+/// reads lines in file order (labels at open, the context's entries), so that what the
+/// pass maps (whole folios around each byte it reads) does not pile up.
+pub(crate) struct Behind<'s> {
+    source: Option<&'s Source>,
+    /// Where the pages not let go yet start.
+    from: usize,
+}
+
+impl<'s> Behind<'s> {
+    /// Bytes read past `from` before a release.
+    const STEP: usize = 32 << 20;
+    /// What stays before the byte being read: the largest folio, twice.
+    const KEEP: usize = 4 << 20;
+
+    pub(crate) fn new(source: &'s Source, opts: &OpenOptions) -> Behind<'s> {
+        Behind {
+            source: (opts.release_pages && source.is_mapped()).then_some(source),
+            from: 0,
+        }
+    }
+
+    /// The pass reads at `offset` now.
+    pub(crate) fn at(&mut self, offset: u64) {
+        let Some(src) = self.source else { return };
+        let to = (offset as usize).saturating_sub(Self::KEEP);
+        if to >= self.from + Self::STEP {
+            src.release(self.from..to);
+            self.from = to;
+        }
+    }
+}
+
 /// How to open a session.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct OpenOptions {
@@ -337,11 +370,13 @@ impl Session {
         {
             self.leaf = self.index.id(bytes, last.0 as usize).to_key();
         }
+        let mut behind = Behind::new(&self.source, &self.opts);
         for p in self.list.iter_from(start) {
             // The type alone first: labels are few, and a whole record view also looks up
             // the line number and the keys.
             if self.index.ty(p.0 as usize) == EntryType::Label {
                 let e = self.index.get(bytes, p.0 as usize);
+                behind.at(e.offset.0);
                 let line = line_of(bytes, &e);
                 let v = value::parse(line).map_err(|_| self.changed())?;
                 let target = key_from_value(v.get("targetId"));

@@ -165,3 +165,39 @@ fn a_line_too_long_for_v8_is_pis_failed_open() {
     assert!(text.contains("warning:") && text.contains("line 2"), "{text}");
     assert!(String::from_utf8_lossy(&t.stderr).contains("RangeError"));
 }
+
+/// `OpenOptions::release_pages` (pages let go as the index passes them, keys copied, labels
+/// and the context read with pages let go behind): the same report as a plain read, on
+/// generated files of every shape large enough for each release to happen (more than
+/// the 32 MiB a pass reads before letting go).
+#[test]
+fn released_pages_give_the_same_report() {
+    use pi_session::generator::{Mix, SessionSpec, write_session};
+    use pi_session::{OpenOptions, ReadMode};
+    let dir = tempfile::tempdir().expect("temp dir");
+    for (k, mix) in [Mix::ImageHeavy, Mix::Realistic, Mix::SmallEntries]
+        .into_iter()
+        .enumerate()
+    {
+        let file = dir.path().join(format!("{k}.jsonl"));
+        let spec = SessionSpec {
+            mix,
+            ..SessionSpec::new(k as u64 + 7, 40 << 20)
+        };
+        write_session(&spec, std::fs::File::create(&file).expect("create")).expect("generate");
+        let opts = |read_mode, release_pages| DumpOptions {
+            leaf: LeafChoice::Current,
+            tree: TreeMode::Flat,
+            digest: Some(64),
+            compact: true,
+            open: OpenOptions {
+                read_mode,
+                release_pages,
+                ..OpenOptions::default()
+            },
+        };
+        let plain = whole(&file, &opts(ReadMode::Read, false));
+        let released = whole(&file, &opts(ReadMode::Mmap, true));
+        assert!(plain == released, "{mix:?}: the reports differ");
+    }
+}
