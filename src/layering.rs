@@ -25,8 +25,9 @@ const LAYERS: &[(&str, u32)] = &[
     ("write", 7),
     ("search", 7),
     ("usage", 8),
-    ("internals", 9),
-    ("lib", 10),
+    ("analytics", 9),
+    ("internals", 10),
+    ("lib", 11),
 ];
 
 fn rank(top: &str) -> u32 {

@@ -76,6 +76,7 @@
 // Folders, bottom to top: js, json, source, index, error, session, dump and listing, write
 // (the facade and `internals` only re-export). Each imports only from those below it, and
 // no files import each other round a circle: `layering.rs` checks it on every test run.
+pub mod analytics;
 pub mod dump;
 mod error;
 #[cfg(feature = "generator")]

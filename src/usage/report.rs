@@ -168,7 +168,7 @@ pub struct CollectOptions<'a> {
 /// The session files of `roots`, as `search` takes them: a file is one; a folder gives
 /// its own `*.jsonl` files (a sessions folder) and those of each folder in it (a sessions
 /// root). No file is read. Also the folders that could not be read.
-fn files_in(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
+pub fn session_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
     let mut files = Vec::new();
     let mut problems = Vec::new();
     let sorted = |dir: &Path| -> std::io::Result<Vec<std::fs::DirEntry>> {
@@ -259,7 +259,7 @@ pub fn collect(
     filter: &Filter,
     opts: &mut CollectOptions<'_>,
 ) -> std::result::Result<Report, Cancelled> {
-    let (paths, problems) = files_in(roots);
+    let (paths, problems) = session_files(roots);
     let total = paths.len();
     let done = AtomicUsize::new(0);
     let progress = std::sync::Mutex::new(opts.on_progress.take());

@@ -25,6 +25,8 @@ mod generate;
 mod locate;
 mod ls;
 mod message;
+#[cfg(feature = "parquet")]
+mod parquet;
 mod read;
 mod search;
 mod show;
@@ -105,6 +107,10 @@ enum Cmd {
     /// Tokens and cost of every session by day, month, session or model: every usage
     /// record pi wrote, each counted once across forks and copies.
     Usage(usage::UsageArgs),
+    /// Export sessions, entries and usage records as Parquet tables (Hive-partitioned by
+    /// day) for DuckDB, DataFusion, polars or Spark; a second run writes only what changed.
+    #[cfg(feature = "parquet")]
+    ExportParquet(parquet::ExportParquetArgs),
     /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
     /// through $PAGER (default `less -FRX`) on a terminal.
     #[command(
@@ -318,6 +324,8 @@ impl Cmd {
             | Cmd::Gen(_)
             | Cmd::Completions { .. }
             | Cmd::Man { .. } => None,
+            #[cfg(feature = "parquet")]
+            Cmd::ExportParquet(_) => None,
         }
     }
 
@@ -331,6 +339,8 @@ impl Cmd {
             Cmd::Tree(a) if a.json => Some(None),
             Cmd::Search(a) if a.json => Some(None),
             Cmd::Usage(a) if a.json => Some(None),
+            #[cfg(feature = "parquet")]
+            Cmd::ExportParquet(a) if a.json => Some(None),
             _ => None,
         }
     }
@@ -597,6 +607,8 @@ fn run(mut cli: Cli) -> Result<i32> {
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Search(a) => search::run(&a, open.read_mode, &mut out)?,
         Cmd::Usage(a) => usage::run(&a, open.read_mode, &mut out)?,
+        #[cfg(feature = "parquet")]
+        Cmd::ExportParquet(a) => parquet::run(&a, open.read_mode, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,
         Cmd::Append {
             file,
