@@ -8,6 +8,7 @@ mod common;
 #[path = "../common/write_ops.rs"]
 mod write_ops;
 
+mod analytics;
 mod cache;
 mod changing;
 mod cli_check;

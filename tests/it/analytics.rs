@@ -1,0 +1,328 @@
+//! The tables of `pi_session::analytics` (issue #19): the entry rows' fast path (long
+//! strings left in the file) against its twin (every entry decoded whole) on the corpus,
+//! generated shapes and random sessions; and, with the feature `parquet`, the export read
+//! back by DuckDB (`PI_SESSION_REQUIRE_DUCKDB=1` makes a missing DuckDB a failure).
+
+use pi_session::Session;
+use pi_session::analytics::{EntryRow, entry_rows, entry_rows_twin};
+use pi_session::generator::{Mix, SessionSpec, write_session};
+use proptest::prelude::*;
+use std::path::Path;
+
+fn fast(s: &Session, with_text: bool) -> Vec<EntryRow> {
+    let mut out = Vec::new();
+    entry_rows(s, with_text, |r| -> pi_session::Result<()> {
+        out.push(r);
+        Ok(())
+    })
+    .expect("rows");
+    out
+}
+
+fn agree(s: &Session, what: &str) {
+    for with_text in [false, true] {
+        let twin = entry_rows_twin(s, with_text).expect("twin rows");
+        let rows = fast(s, with_text);
+        assert_eq!(rows.len(), s.entries_len(), "{what}: a row per entry");
+        assert!(
+            rows == twin,
+            "{what} (with_text {with_text}): the rows differ from the twin's"
+        );
+    }
+}
+
+#[test]
+fn entry_rows_equal_the_twin_on_the_corpus() {
+    let mut files = Vec::new();
+    crate::readme::jsonl_files(&Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus"), &mut files);
+    let mut n = 0;
+    for f in &files {
+        if let Ok(s) = Session::open(f) {
+            agree(&s, &f.display().to_string());
+            n += 1;
+        }
+    }
+    assert!(n > 50, "the corpus is there ({n} sessions)");
+}
+
+#[test]
+fn entry_rows_equal_the_twin_on_every_shape() {
+    for (k, mix) in [Mix::ImageHeavy, Mix::Realistic, Mix::SmallEntries]
+        .into_iter()
+        .enumerate()
+    {
+        let mut bytes = Vec::new();
+        write_session(
+            &SessionSpec {
+                mix,
+                ..SessionSpec::new(k as u64 + 11, 6 << 20)
+            },
+            &mut bytes,
+        )
+        .expect("generate");
+        let s = Session::from_bytes(bytes).expect("a session");
+        agree(&s, &format!("{mix:?}"));
+    }
+}
+
+/// The pieces hostile entries are made of: long strings (deferred) with escapes,
+/// non-ASCII and lone surrogates, in every place a row reads.
+fn hostile_line(k: usize, long: &str, kind: u8) -> String {
+    let id = format!("e{k}");
+    let parent = if k == 0 {
+        "null".to_string()
+    } else {
+        format!("\"e{}\"", k - 1)
+    };
+    let ts = "2025-03-01T10:00:00.000Z";
+    match kind % 6 {
+        0 => format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"text","text":"{long}"}},{{"type":"image","data":"{long}","mimeType":"image/png"}},{{"type":"text","text":"b"}}]}}}}"#
+        ),
+        1 => format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"toolResult","toolName":"{long}","isError":true,"content":"{long}"}}}}"#
+        ),
+        2 => format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"nope","message":{{"role":"assistant","provider":"p","model":"{long}","content":[{{"type":"toolCall","name":"bash","arguments":{{"x":"{long}"}}}},{{"type":"thinking","thinking":"{long}"}}]}}}}"#
+        ),
+        3 => {
+            format!(r#"{{"type":"compaction","id":"{id}","parentId":{parent},"timestamp":"{ts}","summary":"{long}"}}"#)
+        }
+        4 => format!(
+            r#"{{"type":"custom_message","id":"{id}","parentId":{parent},"timestamp":"{ts}","customType":"x","content":[{{"type":"text","text":"{long}"}}],"display":true}}"#
+        ),
+        _ => format!(
+            r#"{{"type":"model_change","id":"{id}","parentId":{parent},"timestamp":{k},"provider":"{long}","modelId":"m"}}"#
+        ),
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(32),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random sessions of hostile entries whose strings are around the deferral size
+    /// (64 KiB of JSON): the fast rows equal the twin's.
+    #[test]
+    fn entry_rows_equal_the_twin_on_hostile_sessions(
+        kinds in proptest::collection::vec(any::<u8>(), 1..8),
+        piece in proptest::sample::select(vec!["a", "\\n", "\\\"", "é", "\\ud800", "😀", "\\u0041"]),
+        reps in (60usize << 10) / 8..(70usize << 10) / 8,
+    ) {
+        let long = piece.repeat(reps * 8 / piece.len().max(1));
+        let mut text = String::from(r#"{"type":"session","version":3,"id":"s","timestamp":"2025-03-01T10:00:00.000Z","cwd":"/p"}"#);
+        text.push('\n');
+        for (k, kind) in kinds.iter().enumerate() {
+            text.push_str(&hostile_line(k, &long, *kind));
+            text.push('\n');
+        }
+        let s = Session::from_bytes(text.into_bytes()).expect("a session");
+        for with_text in [false, true] {
+            prop_assert_eq!(fast(&s, with_text), entry_rows_twin(&s, with_text).expect("twin"));
+        }
+    }
+}
+
+#[cfg(feature = "parquet")]
+mod parquet {
+    use crate::common::run_cli;
+    use std::path::Path;
+    use std::process::Command;
+
+    /// `sql`'s rows as text (one line a row, values `|`-separated) from DuckDB in Python,
+    /// or `None` when DuckDB is not there.
+    fn duckdb(sql: &str) -> Option<String> {
+        let out = Command::new("python3")
+            .args([
+                "-c",
+                "import duckdb,sys\nfor r in duckdb.sql(sys.argv[1]).fetchall(): print('|'.join(map(str, r)))",
+                sql,
+            ])
+            .output()
+            .ok()?;
+        if !out.status.success() {
+            let err = String::from_utf8_lossy(&out.stderr);
+            if err.contains("No module named 'duckdb'") {
+                assert!(
+                    std::env::var_os("PI_SESSION_REQUIRE_DUCKDB").is_none(),
+                    "DuckDB is required (PI_SESSION_REQUIRE_DUCKDB) but python3 has no duckdb"
+                );
+                return None;
+            }
+            panic!("duckdb: {err}\n{sql}");
+        }
+        Some(String::from_utf8(out.stdout).expect("utf-8").trim().to_string())
+    }
+
+    fn cli(sub: &str, args: &[&str]) -> String {
+        let out = run_cli(sub, args);
+        assert!(
+            out.status.success(),
+            "{sub} {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).expect("utf-8")
+    }
+
+    fn json(text: &str) -> serde_json::Value {
+        serde_json::from_str(text).expect("json")
+    }
+
+    /// What the folder's tables say: sessions, entries, the usage totals counted once
+    /// (the `usage` command's rule), and problems (rows twice, one key with two values).
+    fn tables(out: &Path) -> Option<Vec<String>> {
+        let o = out.display();
+        let e = format!("read_parquet('{o}/entries/*/*.parquet', hive_partitioning=true)");
+        let u = format!("read_parquet('{o}/usage/*/*.parquet', hive_partitioning=true)");
+        let s = format!("read_parquet('{o}/sessions/sessions.parquet')");
+        let q = [
+            format!("SELECT count(*), sum(entries), sum(skipped_lines) FROM {s}"),
+            format!("SELECT count(*), count(DISTINCT (session_path, byte_offset)) FROM {e}"),
+            // Each record once: the copy in the file with the oldest header, ties by path.
+            format!(
+                "WITH r AS (SELECT *, row_number() OVER (PARTITION BY dedup_key ORDER BY session_created NULLS LAST, session_path) AS n FROM {u} WHERE time IS NOT NULL) \
+                 SELECT count(*), sum(input_tokens), sum(output_tokens), sum(cache_read_tokens), sum(cache_write_tokens), sum(total_tokens), round(sum(cost), 2) FROM r WHERE n = 1"
+            ),
+            // A key names one record: its copies agree.
+            format!(
+                "SELECT count(*) FROM (SELECT dedup_key FROM {u} GROUP BY dedup_key \
+                 HAVING count(DISTINCT (input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost, source)) > 1)"
+            ),
+            format!("SELECT count(*) FROM {u}"),
+        ];
+        q.iter().map(|q| duckdb(q)).collect()
+    }
+
+    #[test]
+    fn duckdb_reads_what_ls_check_and_usage_say_and_a_second_run_adds_only_new_rows() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("sessions");
+        let out = dir.path().join("tables");
+        let (r, o) = (root.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+        cli(
+            "gen",
+            &[
+                "tree",
+                r,
+                "--sessions",
+                "30",
+                "--folders",
+                "3",
+                "--size",
+                "12M",
+                "--seed",
+                "5",
+            ],
+        );
+        // A copy of a session in another project: its usage records are counted once.
+        let mut files: Vec<_> = walk(&root);
+        files.sort();
+        let copy = files[1]
+            .parent()
+            .expect("folder")
+            .parent()
+            .expect("root")
+            .join("--copied--");
+        std::fs::create_dir_all(&copy).expect("mkdir");
+        std::fs::copy(&files[0], copy.join("2030-01-01T00-00-00-000Z_copy.jsonl")).expect("copy");
+        let first = json(&cli("export-parquet", &[r, "--out", o, "--json"]));
+        assert_eq!(first["read"], 31);
+        let Some(t) = tables(&out) else { return };
+
+        // Sessions and entries: as `ls` lists them and `check` counts them.
+        let listed = cli(
+            "ls",
+            &[
+                "--all",
+                "--agent-dir",
+                dir.path().to_str().expect("utf-8"),
+                "--json",
+                "--no-cache",
+            ],
+        );
+        let sessions = listed.lines().filter(|l| l.starts_with('{')).count();
+        let (mut entries, mut skipped) = (0u64, 0u64);
+        for f in walk(&root) {
+            let c = json(&cli("check", &["--json", f.to_str().expect("utf-8")]));
+            entries += c["entries"].as_u64().expect("entries");
+            skipped += c["skipped"].as_array().expect("skipped").len() as u64;
+        }
+        assert_eq!(t[0], format!("{sessions}|{entries}|{skipped}"));
+        assert_eq!(t[1], format!("{entries}|{entries}"), "every entry once");
+
+        // Usage: to the token and the cent of `usage --json`.
+        let u = json(&cli("usage", &[r, "--json", "--utc", "--no-cache"]));
+        let tot = &u["totals"];
+        let cents = (tot["totalCost"].as_f64().expect("cost") * 100.0).round() / 100.0;
+        assert_eq!(
+            t[2],
+            format!(
+                "{}|{}|{}|{}|{}|{}|{cents}",
+                tot["records"],
+                tot["inputTokens"],
+                tot["outputTokens"],
+                tot["cacheReadTokens"],
+                tot["cacheCreationTokens"],
+                tot["totalTokens"]
+            )
+        );
+        assert_eq!(t[3], "0", "a dedup key names one record");
+        let usage_rows: u64 = t[4].parse().expect("a count");
+        assert!(
+            usage_rows > tot["records"].as_u64().expect("records"),
+            "the copy's records are rows too"
+        );
+
+        // Appends to two sessions and a new one: only those are read again, and the new
+        // rows come in once.
+        for f in &files[2..4] {
+            cli(
+                "append",
+                &[f.to_str().expect("utf-8"), r#"{"role":"user","content":"one more"}"#],
+            );
+        }
+        let new = files[5].with_file_name("2031-01-01T00-00-00-000Z_new.jsonl");
+        cli(
+            "gen",
+            &["session", new.to_str().expect("utf-8"), "--size", "200K", "--seed", "9"],
+        );
+        let again = json(&cli("export-parquet", &[r, "--out", o, "--json"]));
+        assert_eq!(
+            (again["read"].as_u64(), again["unchanged"].as_u64()),
+            (Some(3), Some(29))
+        );
+        let added = check_entries_of(&new);
+        let t2 = tables(&out).expect("duckdb");
+        assert_eq!(t2[1], format!("{0}|{0}", entries + 2 + added), "exactly the new rows");
+        assert_eq!(again["entries"].as_u64(), Some(entries + 2 + added));
+
+        // A session gone: its rows go.
+        std::fs::remove_file(&files[0]).expect("rm");
+        let third = json(&cli("export-parquet", &[r, "--out", o, "--json"]));
+        assert_eq!(third["removed"], 1);
+        let t3 = tables(&out).expect("duckdb");
+        let gone = check_entries_of(&copy.join("2030-01-01T00-00-00-000Z_copy.jsonl"));
+        assert_eq!(t3[1], format!("{0}|{0}", entries + 2 + added - gone));
+    }
+
+    fn check_entries_of(f: &Path) -> u64 {
+        json(&cli("check", &["--json", f.to_str().expect("utf-8")]))["entries"]
+            .as_u64()
+            .expect("entries")
+    }
+
+    fn walk(root: &Path) -> Vec<std::path::PathBuf> {
+        let mut out = Vec::new();
+        for d in std::fs::read_dir(root).expect("root").flatten() {
+            for f in std::fs::read_dir(d.path()).expect("folder").flatten() {
+                if f.path().extension().is_some_and(|x| x == "jsonl") {
+                    out.push(f.path());
+                }
+            }
+        }
+        out
+    }
+}
