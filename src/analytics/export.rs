@@ -3,43 +3,58 @@
 //!
 //! - `sessions/sessions.parquet`: one row per session file, rewritten on every run from
 //!   the manifest (no unchanged file is read for it);
-//! - `entries/date=YYYY-MM-DD/<key>.parquet` and `usage/date=YYYY-MM-DD/<key>.parquet`:
-//!   each session's rows of one day (UTC) in a file of their own, named by the XXH3-128
-//!   of the session's path (`<key>`, the same on every run). Rows without a valid time
-//!   go to the day of their session's header (`1970-01-01` without one).
+//! - `entries/date=YYYY-MM-DD/data.parquet`, `usage/date=YYYY-MM-DD/data.parquet`: the
+//!   rows of one day (UTC) of every session, in row groups of up to 128 Ki rows. A row
+//!   without a valid time goes to the day of its session's header (`1970-01-01` without
+//!   one).
 //!
 //! **Incremental.** `_manifest.json` holds, per session file, the `fstat` it was read
-//! under (device, inode, size, modification time), the files written for it and its
-//! `sessions` row. A run reads only the files whose `fstat` changed and the new ones,
-//! writes their files anew, and deletes the files of sessions that are gone or no longer
-//! have rows on a day. Every file is written under a temporary name and renamed into
-//! place; the manifest is renamed last, and a run first deletes what no manifest names
-//! (a run killed midway left it). So a killed run loses at most its own work, and the
-//! folder never holds two copies of a row.
+//! under (device, inode, size, modification time), the days it has rows on and its
+//! `sessions` row. A run reads only the files whose `fstat` changed and the new ones, and
+//! rewrites only the days that gain or lose rows: a day's file is written anew from the
+//! rows it keeps (read back from the old file, those of unchanged sessions) and the new
+//! rows (copy on write).
+//!
+//! **Killed midway.** New files are written under temporary names (`*.tmp-<pid>`, which
+//! no `*.parquet` glob reads). The manifest is the commit: it is renamed into place with
+//! the list of renames and deletions still to make, which are then made (each rename
+//! replaces a day's file at once, so readers see the old day or the new one, never both);
+//! a run that finds that list in the manifest finishes it first, and deletes temporary
+//! files no manifest names. So a killed run loses at most its own work, and the folder
+//! never holds two copies of a row.
 
 use super::rows::{self, EntryRow, SessionRow, UsageRow};
 use crate::js::string::JsStr;
 use crate::json::Value;
 use crate::source::ReadMode;
+use arrow_array::cast::AsArray;
 use arrow_array::{
     ArrayRef, BooleanArray, Float64Array, Int64Array, RecordBatch, StringArray, TimestampMillisecondArray,
 };
 use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use parquet::arrow::ArrowWriter;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// Rows per record batch, and per row group at most (a session's day holds fewer).
+/// Rows per record batch.
 const BATCH: usize = 64 * 1024;
+/// Rows per row group, at most.
+const ROW_GROUP: usize = 128 * 1024;
+/// What the open files may hold in memory in all (encoded rows of unfinished row groups):
+/// past it, the largest is written out as a row group.
+const BUFFERED: usize = 96 << 20;
 /// The manifest's name in the output folder.
 pub const MANIFEST: &str = "_manifest.json";
-/// Bumped when the tables' columns change: a manifest of another version means a full
-/// export.
-const FORMAT: f64 = 1.0;
+/// Bumped when the tables' columns or the layout change: a manifest of another version
+/// means a full export.
+const FORMAT: f64 = 2.0;
+/// A day's file in its partition.
+const DAY_FILE: &str = "data.parquet";
 
 /// Options of [`export`].
 #[derive(Default)]
@@ -66,10 +81,12 @@ pub struct ExportReport {
     pub unchanged: usize,
     /// Sessions in the manifest whose file is gone (their rows were deleted).
     pub removed: usize,
-    /// `entries` rows written this run.
+    /// `entries` rows read from session files this run.
     pub entry_rows_written: u64,
-    /// `usage` rows written this run.
+    /// `usage` rows read from session files this run.
     pub usage_rows_written: u64,
+    /// Rows kept from the old files of the days rewritten (copied, not read again).
+    pub rows_copied: u64,
     /// `sessions` rows in the folder after the run.
     pub sessions: u64,
     /// `entries` rows in the folder after the run.
@@ -78,7 +95,7 @@ pub struct ExportReport {
     pub usage_rows: u64,
     /// Parquet files written this run (the sessions table included).
     pub files_written: usize,
-    /// Files deleted this run (of sessions gone or changed, or left by a killed run).
+    /// Files deleted this run (days left without rows, files of a killed run).
     pub files_deleted: usize,
     /// Files that are no session, or could not be read, with why.
     pub skipped: Vec<(PathBuf, String)>,
@@ -96,7 +113,7 @@ pub enum ExportError {
         /// What failed.
         source: std::io::Error,
     },
-    /// The Parquet writer's.
+    /// The Parquet writer's or reader's.
     #[error("{}: {source}", path.display())]
     Parquet {
         /// The file.
@@ -104,7 +121,7 @@ pub enum ExportError {
         /// What failed.
         source: parquet::errors::ParquetError,
     },
-    /// Making a batch of rows.
+    /// Making or filtering a batch of rows.
     #[error("{}: {source}", path.display())]
     Arrow {
         /// The file.
@@ -121,15 +138,64 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
     }
 }
 
+fn pq(path: &Path) -> impl FnOnce(parquet::errors::ParquetError) -> ExportError + '_ {
+    move |source| ExportError::Parquet {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn arrow(path: &Path) -> impl FnOnce(arrow_schema::ArrowError) -> ExportError + '_ {
+    move |source| ExportError::Arrow {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The two tables partitioned by day.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Table {
+    Entries,
+    Usage,
+}
+
+impl Table {
+    const ALL: [Table; 2] = [Table::Entries, Table::Usage];
+
+    fn name(self) -> &'static str {
+        match self {
+            Table::Entries => "entries",
+            Table::Usage => "usage",
+        }
+    }
+
+    /// A day's file, relative to the output folder.
+    fn day_file(self, day: &str) -> String {
+        format!("{}/date={day}/{DAY_FILE}", self.name())
+    }
+}
+
 /// What the manifest keeps of a session file.
 #[derive(Clone, Debug, PartialEq)]
 struct Kept {
     stamp: [u64; 4],
-    /// Files written for it, relative to the output folder.
-    files: Vec<String>,
     row: SessionRow,
     entries: u64,
     usage: u64,
+    /// The days it has rows on, per table.
+    days: [Vec<String>; 2],
+}
+
+/// The manifest: the sessions, and the renames and deletions a committed run still has
+/// to make (relative paths; a rename is (temporary, final)).
+#[derive(Default)]
+struct Manifest {
+    sessions: BTreeMap<String, Kept>,
+    renames: Vec<(String, String)>,
+    deletions: Vec<String>,
+    /// Read from a file of this format; and its `withText`.
+    known: bool,
+    with_text: bool,
 }
 
 /// Device, inode, size and modification time (ns) of `meta`.
@@ -145,14 +211,6 @@ fn stamp_of(meta: &std::fs::Metadata) -> [u64; 4] {
     ]
 }
 
-/// The name a session's files get: 32 hex digits of the XXH3-128 of its path.
-fn key_of(path: &Path) -> String {
-    format!(
-        "{:032x}",
-        xxhash_rust::xxh3::xxh3_128(path.as_os_str().as_encoded_bytes())
-    )
-}
-
 /// `YYYY-MM-DD` of Unix ms (UTC).
 fn day(ms: i64) -> String {
     jiff::Timestamp::from_millisecond(ms)
@@ -160,25 +218,98 @@ fn day(ms: i64) -> String {
         .unwrap_or_else(|_| "1970-01-01".to_string())
 }
 
+/// `path`'s temporary name: beside it, unique to this process.
+fn temporary(path: &str) -> String {
+    format!("{path}.tmp-{}", std::process::id())
+}
+
+/// Make the renames and deletions a committed manifest lists (those already made are
+/// no longer there to make). Returns how many files were deleted.
+fn finish(out: &Path, m: &Manifest) -> Result<usize, ExportError> {
+    for (tmp, fin) in &m.renames {
+        let (t, f) = (out.join(tmp), out.join(fin));
+        match std::fs::rename(&t, &f) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&f)(e)),
+        }
+    }
+    let mut deleted = 0;
+    for d in &m.deletions {
+        let f = out.join(d);
+        match std::fs::remove_file(&f) {
+            Ok(()) => deleted += 1,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(&f)(e)),
+        }
+        if let Some(dir) = f.parent() {
+            // (A day left empty goes with its file; a folder that is not empty stays.)
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+    Ok(deleted)
+}
+
+/// Delete the temporary files under the tables' folders (of runs that did not commit).
+fn sweep(out: &Path) -> Result<usize, ExportError> {
+    let mut deleted = 0;
+    for table in ["entries", "usage", "sessions"] {
+        let Ok(dir) = std::fs::read_dir(out.join(table)) else {
+            continue;
+        };
+        let mut files = Vec::new();
+        for d in dir.flatten() {
+            let p = d.path();
+            match std::fs::read_dir(&p) {
+                Ok(inner) => files.extend(inner.flatten().map(|e| e.path())),
+                Err(_) => files.push(p),
+            }
+        }
+        for f in files {
+            if f.file_name().is_some_and(|n| n.to_string_lossy().contains(".tmp-")) {
+                std::fs::remove_file(&f).map_err(io(&f))?;
+                deleted += 1;
+            }
+        }
+    }
+    Ok(deleted)
+}
+
+/// The days that have a file, per table.
+fn days_on_disk(out: &Path, t: Table) -> BTreeSet<String> {
+    let mut days = BTreeSet::new();
+    if let Ok(dir) = std::fs::read_dir(out.join(t.name())) {
+        for d in dir.flatten() {
+            let name = d.file_name().to_string_lossy().into_owned();
+            if let Some(day) = name.strip_prefix("date=")
+                && d.path().join(DAY_FILE).is_file()
+            {
+                days.insert(day.to_string());
+            }
+        }
+    }
+    days
+}
+
 /// Export the sessions of `roots` (files, sessions folders or sessions roots, as
 /// `usage` takes them) into `out`.
 ///
 /// # Errors
-/// A file of `out` could not be written or deleted.
+/// A file of `out` could not be read, written or deleted.
 pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result<ExportReport, ExportError> {
     std::fs::create_dir_all(out).map_err(io(out))?;
     let mut report = ExportReport::default();
     let manifest_path = out.join(MANIFEST);
-    let old: BTreeMap<String, Kept> = if opts.full {
-        BTreeMap::new()
-    } else {
-        load_manifest(&manifest_path, opts.with_text)
-    };
+    // A committed run's renames first: the files are then as the manifest says.
+    let found = load_manifest(&manifest_path);
+    report.files_deleted += finish(out, &found)?;
+    report.files_deleted += sweep(out)?;
+    let trusted = !opts.full && found.format_ok(opts.with_text);
+    let old = if trusted { found.sessions } else { BTreeMap::new() };
+
     let (paths, problems) = crate::usage::session_files(roots);
     report.skipped.extend(problems);
     report.files = paths.len();
-    // Before anything is written: what a killed run left (files no manifest names).
-    report.files_deleted += sweep(out, &old)?;
     let mut keep: BTreeMap<String, Kept> = BTreeMap::new();
     let mut todo = Vec::new();
     for p in &paths {
@@ -193,119 +324,129 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     }
     report.unchanged = keep.len();
     report.read = todo.len();
+    report.removed = old
+        .keys()
+        .filter(|k| !paths.iter().any(|p| p.to_string_lossy() == **k))
+        .count();
+    // Days that lose rows: those of the sessions read again or gone; without a manifest
+    // to trust, every day there is.
+    let mut dirty: [BTreeSet<String>; 2] = Default::default();
+    for (name, k) in &old {
+        if !keep.contains_key(name) {
+            for t in Table::ALL {
+                dirty[t as usize].extend(k.days[t as usize].iter().cloned());
+            }
+        }
+    }
+    if !trusted {
+        for t in Table::ALL {
+            dirty[t as usize].extend(days_on_disk(out, t));
+        }
+    }
+    let kept_paths: HashSet<String> = keep.keys().cloned().collect();
+
     let done = AtomicUsize::new(keep.len());
     let total = paths.len();
     if let Some(cb) = opts.on_progress {
         cb(keep.len(), total);
     }
-    /// A file's path, what became of it, and the entry and usage rows written for it.
-    type Done = (String, Result<Option<Kept>, String>, [u64; 2]);
-    let results: Vec<Done> = {
-        use rayon::prelude::*;
-        todo.par_iter()
-            .with_max_len(1)
-            .map(|(p, name, stamp)| {
-                let r = export_one(p, out, *stamp, opts);
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if let Some(cb) = opts.on_progress {
-                    cb(n, total);
-                }
-                match r {
-                    Ok(Some((k, written))) => (name.clone(), Ok(Some(k)), written),
-                    Ok(None) => (name.clone(), Ok(None), [0, 0]),
-                    Err(e) => (name.clone(), Err(e), [0, 0]),
-                }
-            })
-            .collect()
-    };
-    let mut failure = None;
-    for (name, r, written) in results {
+    let mut writers = Writers::new(out, opts.with_text, &kept_paths);
+    /// A file's path and what became of it.
+    type Done = (String, Result<Option<Kept>, String>);
+    let results: Vec<Done> = std::thread::scope(|scope| {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(16);
+        let w = &mut writers;
+        let writing = scope.spawn(move || -> Result<(), ExportError> {
+            for m in rx {
+                w.take(m)?;
+            }
+            Ok(())
+        });
+        let results: Vec<Done> = {
+            use rayon::prelude::*;
+            todo.par_iter()
+                .with_max_len(1)
+                .map_with(tx, |tx, (p, name, stamp)| {
+                    let r = export_one(p, name, *stamp, opts, tx);
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if let Some(cb) = opts.on_progress {
+                        cb(n, total);
+                    }
+                    (name.clone(), r)
+                })
+                .collect()
+        };
+        match writing.join() {
+            Ok(Ok(())) => Ok(results),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(ExportError::Io {
+                path: out.to_path_buf(),
+                source: std::io::Error::other("the writing thread panicked"),
+            }),
+        }
+    })?;
+    let mut failed = HashSet::new();
+    for (name, r) in results {
         match r {
             Ok(Some(k)) => {
-                report.entry_rows_written += written[0];
-                report.usage_rows_written += written[1];
-                report.files_written += k.files.len();
+                report.entry_rows_written += k.entries;
+                report.usage_rows_written += k.usage;
                 keep.insert(name, k);
             }
             Ok(None) => report.skipped.push((PathBuf::from(&name), "not a session".into())),
-            Err(e) if e.starts_with("output: ") => failure = Some(e),
-            Err(e) => report.skipped.push((PathBuf::from(&name), e)),
-        }
-    }
-    if let Some(e) = failure {
-        return Err(ExportError::Io {
-            path: out.to_path_buf(),
-            source: std::io::Error::other(e),
-        });
-    }
-    report.removed = old
-        .keys()
-        .filter(|k| !keep.contains_key(*k) && !paths.iter().any(|p| p.to_string_lossy() == **k))
-        .count();
-    // Files of the old manifest that the new one does not name: sessions gone, days no
-    // longer there.
-    let named: BTreeSet<&String> = keep.values().flat_map(|k| &k.files).collect();
-    for f in old.values().flat_map(|k| &k.files) {
-        if !named.contains(f) {
-            match std::fs::remove_file(out.join(f)) {
-                Ok(()) => report.files_deleted += 1,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(io(&out.join(f))(e)),
+            Err(e) => {
+                failed.insert(name.clone());
+                report.skipped.push((PathBuf::from(&name), e));
             }
         }
     }
-    write_sessions(out, &keep)?;
-    report.files_written += 1;
-    save_manifest(&manifest_path, &keep, opts.with_text)?;
-    report.sessions = keep.len() as u64;
-    report.entry_rows = keep.values().map(|k| k.entries).sum();
-    report.usage_rows = keep.values().map(|k| k.usage).sum();
+    // Days that lost rows and got none: written from what they keep (or deleted).
+    for t in Table::ALL {
+        for d in &dirty[t as usize] {
+            writers.open(t, d)?;
+        }
+    }
+    let (renames, deletions, copied) = writers.close(&failed)?;
+    report.rows_copied = copied;
+    report.files_written = renames.len() + 1;
+    let mut renames = renames;
+    renames.push(write_sessions(out, &keep)?);
+    let m = Manifest {
+        sessions: keep,
+        renames,
+        deletions,
+        ..Manifest::default()
+    };
+    save_manifest(&manifest_path, &m, opts.with_text)?;
+    report.files_deleted += finish(out, &m)?;
+    let done = Manifest {
+        sessions: m.sessions,
+        ..Manifest::default()
+    };
+    save_manifest(&manifest_path, &done, opts.with_text)?;
+    report.sessions = done.sessions.len() as u64;
+    report.entry_rows = done.sessions.values().map(|k| k.entries).sum();
+    report.usage_rows = done.sessions.values().map(|k| k.usage).sum();
     Ok(report)
 }
 
-/// Delete what no manifest names under `entries/` and `usage/` (and temporary files).
-fn sweep(out: &Path, manifest: &BTreeMap<String, Kept>) -> Result<usize, ExportError> {
-    let named: BTreeSet<&str> = manifest
-        .values()
-        .flat_map(|k| k.files.iter().map(String::as_str))
-        .collect();
-    let mut deleted = 0;
-    for table in ["entries", "usage", "sessions"] {
-        let dir = out.join(table);
-        let Ok(days) = std::fs::read_dir(&dir) else { continue };
-        let mut files = Vec::new();
-        for d in days.flatten() {
-            let p = d.path();
-            if p.is_dir() {
-                if let Ok(inner) = std::fs::read_dir(&p) {
-                    files.extend(inner.flatten().map(|e| e.path()));
-                }
-            } else {
-                files.push(p);
-            }
-        }
-        for f in files {
-            let rel = f.strip_prefix(out).unwrap_or(&f).to_string_lossy().into_owned();
-            let tmp = f.file_name().is_some_and(|n| n.to_string_lossy().contains(".tmp-"));
-            let ours = rel.ends_with(".parquet") && table != "sessions" && !named.contains(rel.as_str());
-            if tmp || ours {
-                std::fs::remove_file(&f).map_err(io(&f))?;
-                deleted += 1;
-            }
-        }
-    }
-    Ok(deleted)
+/// Rows of one session and day for a table, to the writing thread.
+struct Msg {
+    table: Table,
+    day: String,
+    session: String,
+    batch: RecordBatch,
 }
 
-/// Read one session and write its files; `Ok(None)`: not a session. `Err` text starting
-/// with `output: ` is a failure of the output folder (the run fails), any other a
-/// problem of the session file (it is skipped).
+/// Read one session and send its rows; `Ok(None)`: not a session; `Err`: why it is
+/// skipped (rows of it already sent are dropped when the files are closed).
 fn export_one(
     path: &Path,
-    out: &Path,
+    name: &str,
     stamp: Option<[u64; 4]>,
     opts: &ExportOptions<'_>,
-) -> Result<Option<(Kept, [u64; 2])>, String> {
+    tx: &std::sync::mpsc::SyncSender<Msg>,
+) -> Result<Option<Kept>, String> {
     let stamp = stamp.ok_or_else(|| "could not be read".to_string())?;
     let open = crate::session::OpenOptions {
         read_mode: opts.read_mode,
@@ -323,256 +464,238 @@ fn export_one(
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0.0, |d| d.as_millis() as f64);
     let mut scratch = crate::listing::Scratch::new();
-    let info = match crate::listing::session_info_from_bytes(path, s.bytes(), mtime_ms, &mut scratch) {
-        Ok(i) => i,
-        Err(_) => return Ok(None),
+    let Ok(info) = crate::listing::session_info_from_bytes(path, s.bytes(), mtime_ms, &mut scratch) else {
+        return Ok(None);
     };
     let row = rows::session_row(&s, &info);
     let home_day = row.created_ms.map_or_else(|| "1970-01-01".to_string(), day);
-    let key = key_of(path);
-    let mut files = Files::new(
-        out,
-        &key,
-        opts.with_text,
-        (row.id.clone(), row.path.clone(), row.created_ms),
-    );
-    let header_ms = crate::json::value::js_date_time(s.header().ok().as_ref().and_then(|h| h.get("timestamp")));
-    let usage = crate::usage::records_of(&s, header_ms).map_err(|e| e.to_string())?;
+    let session = (row.id.clone(), row.path.clone(), row.created_ms);
+    let schema = entries_schema(opts.with_text);
+    let send = |table, day: &str, batch| {
+        tx.send(Msg {
+            table,
+            day: day.to_string(),
+            session: name.to_string(),
+            batch,
+        })
+        .map_err(|_| "output: the writing thread stopped".to_string())
+    };
+    // Entry rows by day, sent a batch at a time.
+    let mut pending: BTreeMap<String, Vec<EntryRow>> = BTreeMap::new();
+    let mut days: [BTreeSet<String>; 2] = Default::default();
     let mut entries = 0u64;
-    let r = rows::entry_rows(&s, opts.with_text, |e: EntryRow| -> Result<(), Failure> {
+    let flush = |d: &str, rows: &mut Vec<EntryRow>| -> Result<(), String> {
+        let batch = entries_batch(&schema, rows, &session).map_err(|e| format!("output: {e}"))?;
+        rows.clear();
+        send(Table::Entries, d, batch)
+    };
+    rows::entry_rows(&s, opts.with_text, |e: EntryRow| -> Result<(), Stop> {
         entries += 1;
         let d = e.timestamp_ms.map_or_else(|| home_day.clone(), day);
-        Ok(files.entry(&d, e)?)
-    });
+        let v = pending.entry(d.clone()).or_default();
+        v.push(e);
+        if v.len() >= BATCH {
+            flush(&d, v).map_err(Stop)?;
+        }
+        days[0].insert(d);
+        Ok(())
+    })
+    .map_err(|Stop(e)| e)?;
+    for (d, mut v) in pending {
+        if !v.is_empty() {
+            flush(&d, &mut v)?;
+        }
+    }
+    let header_ms = crate::json::value::js_date_time(s.header().ok().as_ref().and_then(|h| h.get("timestamp")));
+    let usage = crate::usage::records_of(&s, header_ms).map_err(|e| e.to_string())?;
+    let mut by_day: BTreeMap<String, Vec<UsageRow>> = BTreeMap::new();
     let urows = rows::usage_rows(&usage);
     let n_usage = urows.len() as u64;
     for u in urows {
-        let d = u.time_ms.map_or_else(|| home_day.clone(), day);
-        files.usage(&d, u);
+        by_day
+            .entry(u.time_ms.map_or_else(|| home_day.clone(), day))
+            .or_default()
+            .push(u);
     }
-    match r {
-        Ok(()) => {}
-        Err(Failure::Session(e)) => {
-            files.abandon();
-            return Err(e);
-        }
-        Err(Failure::Output(e)) => {
-            files.abandon();
-            return Err(format!("output: {e}"));
-        }
+    let uschema = usage_schema();
+    for (d, v) in by_day {
+        let batch = usage_batch(&uschema, &v, &session).map_err(|e| format!("output: {e}"))?;
+        send(Table::Usage, &d, batch)?;
+        days[1].insert(d);
     }
-    let names = files.finish().map_err(|e| format!("output: {e}"))?;
-    Ok(Some((
-        Kept {
-            stamp,
-            files: names,
-            row,
-            entries,
-            usage: n_usage,
-        },
-        [entries, n_usage],
-    )))
+    Ok(Some(Kept {
+        stamp,
+        row,
+        entries,
+        usage: n_usage,
+        days: days.map(|d| d.into_iter().collect()),
+    }))
 }
 
-/// Why rows were not written: the session file (changed while read) or the output.
-enum Failure {
-    Session(String),
-    Output(ExportError),
-}
+/// Why the rows of a session stopped: a session error, or one of the output.
+struct Stop(String);
 
-impl From<crate::Error> for Failure {
-    fn from(e: crate::Error) -> Failure {
-        Failure::Session(e.to_string())
+impl From<crate::Error> for Stop {
+    fn from(e: crate::Error) -> Stop {
+        Stop(e.to_string())
     }
 }
 
-impl From<ExportError> for Failure {
-    fn from(e: ExportError) -> Failure {
-        Failure::Output(e)
-    }
+/// A day's file being written: under its temporary name until the run commits.
+struct DayWriter {
+    w: ArrowWriter<std::fs::File>,
+    /// Relative paths: the temporary file and the day's file.
+    tmp: String,
+    fin: String,
+    /// Rows written, and the sessions whose rows came this run.
+    rows: u64,
+    sessions: HashSet<String>,
 }
 
-/// The files one session's rows go to, one per table and day, written under temporary
-/// names until [`Files::finish`] renames them.
-struct Files<'o> {
-    out: &'o Path,
-    key: &'o str,
+/// The open day files of both tables, on the writing thread.
+struct Writers<'k> {
+    out: PathBuf,
     with_text: bool,
-    /// The session's `id`, path and creation time, in every row.
-    session: (Option<String>, String, Option<i64>),
-    entries: BTreeMap<String, Pending<EntryRow>>,
-    usage: BTreeMap<String, Pending<UsageRow>>,
+    /// Sessions whose rows stay as they are: the rows copied from old day files.
+    kept: &'k HashSet<String>,
+    open: BTreeMap<(Table, String), DayWriter>,
+    copied: u64,
 }
 
-/// Rows waiting for a batch, and the file they go to once one is full.
-struct Pending<R> {
-    rows: Vec<R>,
-    writer: Option<(PathBuf, ArrowWriter<std::fs::File>)>,
-}
-
-impl<R> Default for Pending<R> {
-    fn default() -> Self {
-        Pending {
-            rows: Vec::new(),
-            writer: None,
-        }
-    }
-}
-
-/// zstd, dictionaries, page statistics, row groups of up to 128 Ki rows.
+/// zstd, dictionaries, page statistics, row groups of up to [`ROW_GROUP`] rows.
 fn props() -> WriterProperties {
     WriterProperties::builder()
         .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("level 3 exists")))
         .set_dictionary_enabled(true)
         .set_statistics_enabled(EnabledStatistics::Page)
-        .set_max_row_group_row_count(Some(BATCH * 2))
+        .set_max_row_group_row_count(Some(ROW_GROUP))
         .set_created_by(format!("pi-session {}", env!("CARGO_PKG_VERSION")))
         .build()
 }
 
-/// `path`'s temporary name: beside it, unique to this process.
-fn temporary(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".tmp-{}", std::process::id()));
-    path.with_file_name(name)
-}
-
-/// Write `batch` to the file of `slot`, made (as `target`'s temporary) on the first batch.
-fn write_batch(
-    slot: &mut Option<(PathBuf, ArrowWriter<std::fs::File>)>,
-    target: PathBuf,
-    schema: &SchemaRef,
-    batch: &RecordBatch,
-) -> Result<(), ExportError> {
-    if slot.is_none() {
-        if let Some(dir) = target.parent() {
-            std::fs::create_dir_all(dir).map_err(io(dir))?;
-        }
-        let tmp = temporary(&target);
-        let file = std::fs::File::create(&tmp).map_err(io(&tmp))?;
-        let w = ArrowWriter::try_new(file, schema.clone(), Some(props())).map_err(|source| ExportError::Parquet {
-            path: tmp.clone(),
-            source,
-        })?;
-        *slot = Some((target, w));
-    }
-    let (target, w) = slot.as_mut().expect("made above");
-    w.write(batch).map_err(|source| ExportError::Parquet {
-        path: target.clone(),
-        source,
-    })
-}
-
-impl<'o> Files<'o> {
-    fn new(out: &'o Path, key: &'o str, with_text: bool, session: (Option<String>, String, Option<i64>)) -> Files<'o> {
-        Files {
-            out,
-            key,
+impl<'k> Writers<'k> {
+    fn new(out: &Path, with_text: bool, kept: &'k HashSet<String>) -> Writers<'k> {
+        Writers {
+            out: out.to_path_buf(),
             with_text,
-            session,
-            entries: BTreeMap::new(),
-            usage: BTreeMap::new(),
+            kept,
+            open: BTreeMap::new(),
+            copied: 0,
         }
     }
 
-    fn target(&self, table: &str, day: &str) -> PathBuf {
-        self.out
-            .join(table)
-            .join(format!("date={day}"))
-            .join(format!("{}.parquet", self.key))
+    fn schema(&self, t: Table) -> SchemaRef {
+        match t {
+            Table::Entries => entries_schema(self.with_text),
+            Table::Usage => usage_schema(),
+        }
     }
 
-    /// Take an entry row; a full batch is written.
-    fn entry(&mut self, day: &str, row: EntryRow) -> Result<(), ExportError> {
-        let p = self.entries.entry(day.to_string()).or_default();
-        p.rows.push(row);
-        if p.rows.len() >= BATCH {
-            self.flush_entries(day)?;
+    /// The day's writer, made on first use with the rows the old day file keeps.
+    fn open(&mut self, t: Table, d: &str) -> Result<&mut DayWriter, ExportError> {
+        let key = (t, d.to_string());
+        if !self.open.contains_key(&key) {
+            let fin = t.day_file(d);
+            let tmp = temporary(&fin);
+            let path = self.out.join(&tmp);
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir).map_err(io(dir))?;
+            }
+            let file = std::fs::File::create(&path).map_err(io(&path))?;
+            let w = ArrowWriter::try_new(file, self.schema(t), Some(props())).map_err(pq(&path))?;
+            let mut dw = DayWriter {
+                w,
+                tmp,
+                fin: fin.clone(),
+                rows: 0,
+                sessions: HashSet::new(),
+            };
+            let old = self.out.join(&fin);
+            if !self.kept.is_empty() && old.is_file() {
+                let n = copy_rows(&old, &mut dw.w, &|p| self.kept.contains(p))?;
+                dw.rows += n;
+                self.copied += n;
+            }
+            self.open.insert(key.clone(), dw);
+        }
+        Ok(self.open.get_mut(&key).expect("made above"))
+    }
+
+    /// Write a batch; past the memory budget, the largest open file writes a row group.
+    fn take(&mut self, m: Msg) -> Result<(), ExportError> {
+        let out = self.out.clone();
+        let dw = self.open(m.table, &m.day)?;
+        dw.w.write(&m.batch).map_err(pq(&out.join(&dw.tmp)))?;
+        dw.rows += m.batch.num_rows() as u64;
+        dw.sessions.insert(m.session);
+        let buffered: usize = self.open.values().map(|d| d.w.in_progress_size()).sum();
+        if buffered > BUFFERED
+            && let Some(big) = self.open.values_mut().max_by_key(|d| d.w.in_progress_size())
+        {
+            big.w.flush().map_err(pq(&out.join(&big.tmp)))?;
         }
         Ok(())
     }
 
-    fn flush_entries(&mut self, day: &str) -> Result<(), ExportError> {
-        let target = self.target("entries", day);
-        let schema = entries_schema(self.with_text);
-        let Some(p) = self.entries.get_mut(day) else {
-            return Ok(());
-        };
-        if p.rows.is_empty() {
-            return Ok(());
-        }
-        let batch = entries_batch(&schema, &p.rows, &self.session).map_err(|source| ExportError::Arrow {
-            path: target.clone(),
-            source,
-        })?;
-        p.rows.clear();
-        write_batch(&mut p.writer, target, &schema, &batch)
-    }
-
-    fn usage(&mut self, day: &str, row: UsageRow) {
-        self.usage.entry(day.to_string()).or_default().rows.push(row);
-    }
-
-    /// Write what waits, close every file and rename it into place; the files' names,
-    /// relative to the output folder.
-    fn finish(mut self) -> Result<Vec<String>, ExportError> {
-        let days: Vec<String> = self.entries.keys().cloned().collect();
-        for d in &days {
-            self.flush_entries(d)?;
-        }
-        let schema = usage_schema();
-        for (day, p) in &mut self.usage {
-            let target = self
-                .out
-                .join("usage")
-                .join(format!("date={day}"))
-                .join(format!("{}.parquet", self.key));
-            let batch = usage_batch(&schema, &p.rows, &self.session).map_err(|source| ExportError::Arrow {
-                path: target.clone(),
-                source,
-            })?;
-            write_batch(&mut p.writer, target, &schema, &batch)?;
-        }
-        let writers: Vec<(PathBuf, ArrowWriter<std::fs::File>)> = std::mem::take(&mut self.entries)
-            .into_values()
-            .filter_map(|p| p.writer)
-            .chain(std::mem::take(&mut self.usage).into_values().filter_map(|p| p.writer))
-            .collect();
-        let mut names = Vec::new();
-        for (target, w) in writers {
-            w.close().map_err(|source| ExportError::Parquet {
-                path: target.clone(),
-                source,
-            })?;
-            std::fs::rename(temporary(&target), &target).map_err(io(&target))?;
-            names.push(
-                target
-                    .strip_prefix(self.out)
-                    .unwrap_or(&target)
-                    .to_string_lossy()
-                    .into_owned(),
-            );
-        }
-        names.sort();
-        Ok(names)
-    }
-
-    /// Delete the temporary files written so far.
-    fn abandon(self) {
-        let writers = self
-            .entries
-            .into_values()
-            .chain(self.usage.into_values().map(|p| Pending {
-                rows: Vec::new(),
-                writer: p.writer,
-            }));
-        for p in writers {
-            if let Some((target, w)) = p.writer {
-                drop(w);
-                let _ = std::fs::remove_file(temporary(&target));
+    /// Close every file. Rows of `failed` sessions (read in part) are taken out again.
+    /// Returns the renames to make, the day files to delete (days left without rows) and
+    /// the rows copied from old files.
+    #[allow(clippy::type_complexity)]
+    fn close(self, failed: &HashSet<String>) -> Result<(Vec<(String, String)>, Vec<String>, u64), ExportError> {
+        let mut renames = Vec::new();
+        let mut deletions = Vec::new();
+        for (_, dw) in self.open {
+            let tmp = self.out.join(&dw.tmp);
+            dw.w.close().map_err(pq(&tmp))?;
+            let mut rows = dw.rows;
+            if dw.sessions.iter().any(|s| failed.contains(s)) {
+                // Rare: a session file changed while it was read. Its rows go again.
+                let again = format!("{}.again", dw.tmp);
+                let again_path = self.out.join(&again);
+                let file = std::fs::File::create(&again_path).map_err(io(&again_path))?;
+                let schema = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&tmp).map_err(io(&tmp))?)
+                    .map_err(pq(&tmp))?
+                    .schema()
+                    .clone();
+                let mut w = ArrowWriter::try_new(file, schema, Some(props())).map_err(pq(&again_path))?;
+                rows = copy_rows(&tmp, &mut w, &|p| !failed.contains(p))?;
+                w.close().map_err(pq(&again_path))?;
+                std::fs::rename(&again_path, &tmp).map_err(io(&tmp))?;
+            }
+            if rows == 0 {
+                std::fs::remove_file(&tmp).map_err(io(&tmp))?;
+                deletions.push(dw.fin);
+            } else {
+                renames.push((dw.tmp, dw.fin));
             }
         }
+        Ok((renames, deletions, self.copied))
     }
+}
+
+/// Copy the rows of `src` whose `session_path` `keep` says to keep into `w`; how many.
+fn copy_rows(src: &Path, w: &mut ArrowWriter<std::fs::File>, keep: &dyn Fn(&str) -> bool) -> Result<u64, ExportError> {
+    let file = std::fs::File::open(src).map_err(io(src))?;
+    let reader = ParquetRecordBatchReaderBuilder::try_new(file)
+        .map_err(pq(src))?
+        .with_batch_size(BATCH)
+        .build()
+        .map_err(pq(src))?;
+    let mut n = 0;
+    for batch in reader {
+        let batch = batch.map_err(arrow(src))?;
+        let Some(col) = batch.column_by_name("session_path") else {
+            continue;
+        };
+        let paths = col.as_string::<i32>();
+        let mask: BooleanArray = paths.iter().map(|p| Some(p.is_some_and(keep))).collect();
+        let kept = arrow_select::filter::filter_record_batch(&batch, &mask).map_err(arrow(src))?;
+        if kept.num_rows() > 0 {
+            w.write(&kept).map_err(pq(src))?;
+            n += kept.num_rows() as u64;
+        }
+    }
+    Ok(n)
 }
 
 fn utc_ms() -> DataType {
@@ -732,16 +855,19 @@ fn usage_batch(
     RecordBatch::try_new(schema.clone(), cols)
 }
 
-/// `sessions/sessions.parquet`, from the manifest's rows (by path).
-fn write_sessions(out: &Path, keep: &BTreeMap<String, Kept>) -> Result<(), ExportError> {
+/// `sessions/sessions.parquet`, from the manifest's rows (by path), under its temporary
+/// name: the rename to make.
+fn write_sessions(out: &Path, keep: &BTreeMap<String, Kept>) -> Result<(String, String), ExportError> {
     let rows: Vec<&SessionRow> = keep.values().map(|k| &k.row).collect();
     let schema = sessions_schema();
-    let target = out.join("sessions").join("sessions.parquet");
-    let arrow = |source| ExportError::Arrow {
-        path: target.clone(),
-        source,
-    };
-    let mut slot = None;
+    let fin = "sessions/sessions.parquet".to_string();
+    let tmp = temporary(&fin);
+    let path = out.join(&tmp);
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(io(dir))?;
+    }
+    let file = std::fs::File::create(&path).map_err(io(&path))?;
+    let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props())).map_err(pq(&path))?;
     for chunk in rows.chunks(BATCH) {
         let cols: Vec<ArrayRef> = vec![
             strings(chunk, |r| Some(r.path.as_str())),
@@ -761,23 +887,11 @@ fn write_sessions(out: &Path, keep: &BTreeMap<String, Kept>) -> Result<(), Expor
             ints(chunk, |r| count(r.skipped_lines)),
             strings(chunk, |r| r.leaf_id.as_deref()),
         ];
-        let batch = RecordBatch::try_new(schema.clone(), cols).map_err(arrow)?;
-        write_batch(&mut slot, target.clone(), &schema, &batch)?;
+        let batch = RecordBatch::try_new(schema.clone(), cols).map_err(arrow(&path))?;
+        w.write(&batch).map_err(pq(&path))?;
     }
-    if slot.is_none() {
-        write_batch(
-            &mut slot,
-            target.clone(),
-            &schema,
-            &RecordBatch::new_empty(schema.clone()),
-        )?;
-    }
-    let (_, w) = slot.expect("written above");
-    w.close().map_err(|source| ExportError::Parquet {
-        path: target.clone(),
-        source,
-    })?;
-    std::fs::rename(temporary(&target), &target).map_err(io(&target))
+    w.close().map_err(pq(&path))?;
+    Ok((tmp, fin))
 }
 
 // The manifest: JSON, one object per session file, by path.
@@ -841,17 +955,45 @@ fn row_of_value(v: &Value<'_>) -> Option<SessionRow> {
     })
 }
 
-/// The manifest's sessions; none when it is missing, unreadable, of another format, or
-/// made with another `with_text` (then everything is exported again).
-fn load_manifest(path: &Path, with_text: bool) -> BTreeMap<String, Kept> {
-    let mut out = BTreeMap::new();
-    let Ok(bytes) = std::fs::read(path) else { return out };
-    let Ok(v) = Value::parse(&bytes) else { return out };
-    if v.get("format") != Some(&Value::Number(FORMAT)) || v.get("withText") != Some(&Value::Bool(with_text)) {
-        return out;
+impl Manifest {
+    /// Whether the sessions of the manifest can be trusted for a run with `with_text`:
+    /// it was read, of this format, made with the same `with_text`.
+    fn format_ok(&self, with_text: bool) -> bool {
+        self.known && self.with_text == with_text
     }
+}
+
+fn strs(v: Option<&Value<'_>>) -> Option<Vec<String>> {
+    match v {
+        Some(Value::Array(a)) => Some(a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect()),
+        _ => None,
+    }
+}
+
+/// The manifest at `path`; an empty one when it is missing, unreadable, or of another
+/// format or `with_text` (its pending renames are kept in any case: they finish a
+/// committed run).
+fn load_manifest(path: &Path) -> Manifest {
+    let mut m = Manifest::default();
+    let Ok(bytes) = std::fs::read(path) else { return m };
+    let Ok(v) = Value::parse(&bytes) else { return m };
+    if let Some(Value::Array(r)) = v.get("renames") {
+        for pair in r {
+            if let (Some(t), Some(f)) = (
+                pair.get("from").and_then(Value::as_str),
+                pair.get("to").and_then(Value::as_str),
+            ) {
+                m.renames.push((t.to_string(), f.to_string()));
+            }
+        }
+    }
+    m.deletions = strs(v.get("deletions")).unwrap_or_default();
+    if v.get("format") != Some(&Value::Number(FORMAT)) {
+        return m;
+    }
+    m.with_text = matches!(v.get("withText"), Some(Value::Bool(true)));
     let Some(Value::Array(sessions)) = v.get("sessions") else {
-        return out;
+        return m;
     };
     for s in sessions {
         let stamp = match s.get("stamp") {
@@ -865,35 +1007,38 @@ fn load_manifest(path: &Path, with_text: bool) -> BTreeMap<String, Kept> {
             }
             _ => continue,
         };
-        let files = match s.get("files") {
-            Some(Value::Array(a)) => a.iter().filter_map(|f| f.as_str().map(str::to_string)).collect(),
-            _ => continue,
-        };
-        let (Some(row), Some(Value::Number(e)), Some(Value::Number(u))) =
-            (s.get("row").and_then(row_of_value), s.get("entries"), s.get("usage"))
-        else {
+        let (Some(row), Some(Value::Number(e)), Some(Value::Number(u)), Some(de), Some(du)) = (
+            s.get("row").and_then(row_of_value),
+            s.get("entries"),
+            s.get("usage"),
+            strs(s.get("entryDays")),
+            strs(s.get("usageDays")),
+        ) else {
             continue;
         };
-        out.insert(
+        m.sessions.insert(
             row.path.clone(),
             Kept {
                 stamp,
-                files,
                 row,
                 entries: *e as u64,
                 usage: *u as u64,
+                days: [de, du],
             },
         );
     }
-    out
+    m.known = true;
+    m
 }
 
-/// Write the manifest under a temporary name, then rename it into place.
-fn save_manifest(path: &Path, keep: &BTreeMap<String, Kept>, with_text: bool) -> Result<(), ExportError> {
+/// Write the manifest under a temporary name, then rename it into place (the commit).
+fn save_manifest(path: &Path, m: &Manifest, with_text: bool) -> Result<(), ExportError> {
     let mut top = crate::json::Object::new();
     set(&mut top, "format", Value::Number(FORMAT));
     set(&mut top, "withText", Value::Bool(with_text));
-    let sessions = keep
+    let strings_of = |v: &[String]| Value::Array(v.iter().map(|f| Value::string(f.clone())).collect());
+    let sessions = m
+        .sessions
         .values()
         .map(|k| {
             let mut o = crate::json::Object::new();
@@ -902,21 +1047,30 @@ fn save_manifest(path: &Path, keep: &BTreeMap<String, Kept>, with_text: bool) ->
                 "stamp",
                 Value::Array(k.stamp.iter().map(|x| Value::string(x.to_string())).collect()),
             );
-            set(
-                &mut o,
-                "files",
-                Value::Array(k.files.iter().map(|f| Value::string(f.clone())).collect()),
-            );
             set(&mut o, "entries", Value::Number(k.entries as f64));
             set(&mut o, "usage", Value::Number(k.usage as f64));
+            set(&mut o, "entryDays", strings_of(&k.days[0]));
+            set(&mut o, "usageDays", strings_of(&k.days[1]));
             set(&mut o, "row", row_value(&k.row));
             Value::Object(o)
         })
         .collect();
     set(&mut top, "sessions", Value::Array(sessions));
+    let renames = m
+        .renames
+        .iter()
+        .map(|(t, f)| {
+            let mut o = crate::json::Object::new();
+            set(&mut o, "from", Value::string(t.clone()));
+            set(&mut o, "to", Value::string(f.clone()));
+            Value::Object(o)
+        })
+        .collect();
+    set(&mut top, "renames", Value::Array(renames));
+    set(&mut top, "deletions", strings_of(&m.deletions));
     let mut text = Value::Object(top).stringify();
     text.push('\n');
-    let tmp = temporary(path);
+    let tmp = path.with_file_name(temporary(MANIFEST));
     std::fs::write(&tmp, text).map_err(io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(io(path))
 }
