@@ -45,9 +45,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 const BATCH: usize = 64 * 1024;
 /// Rows per row group, at most.
 const ROW_GROUP: usize = 128 * 1024;
-/// What the open files may hold in memory in all (encoded rows of unfinished row groups):
-/// past it, the largest is written out as a row group.
-const BUFFERED: usize = 96 << 20;
+/// What the rows waiting to be written may take in memory in all: past it, the day with
+/// the most writes them as a row group.
+const BUFFERED: usize = 128 << 20;
 /// The manifest's name in the output folder.
 pub const MANIFEST: &str = "_manifest.json";
 /// Bumped when the tables' columns or the layout change: a manifest of another version
@@ -324,10 +324,8 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     }
     report.unchanged = keep.len();
     report.read = todo.len();
-    report.removed = old
-        .keys()
-        .filter(|k| !paths.iter().any(|p| p.to_string_lossy() == **k))
-        .count();
+    let present: HashSet<String> = paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    report.removed = old.keys().filter(|k| !present.contains(*k)).count();
     // Days that lose rows: those of the sessions read again or gone; without a manifest
     // to trust, every day there is.
     let mut dirty: [BTreeSet<String>; 2] = Default::default();
@@ -547,9 +545,29 @@ struct DayWriter {
     /// Relative paths: the temporary file and the day's file.
     tmp: String,
     fin: String,
-    /// Rows written, and the sessions whose rows came this run.
+    /// Rows written or waiting, and the sessions whose rows came this run.
     rows: u64,
     sessions: HashSet<String>,
+    /// Batches not written yet, and their size in memory: written together as a row
+    /// group (an open row group holds a compressor per column).
+    waiting: Vec<RecordBatch>,
+    waiting_bytes: usize,
+}
+
+impl DayWriter {
+    /// Write the waiting batches as one row group (or more, past [`ROW_GROUP`] rows).
+    fn write_waiting(&mut self, out: &Path) -> Result<(), ExportError> {
+        if self.waiting.is_empty() {
+            return Ok(());
+        }
+        let path = out.join(&self.tmp);
+        let batch =
+            arrow_select::concat::concat_batches(&self.waiting[0].schema(), &self.waiting).map_err(arrow(&path))?;
+        self.waiting.clear();
+        self.waiting_bytes = 0;
+        self.w.write(&batch).map_err(pq(&path))?;
+        self.w.flush().map_err(pq(&path))
+    }
 }
 
 /// The open day files of both tables, on the writing thread.
@@ -560,6 +578,8 @@ struct Writers<'k> {
     kept: &'k HashSet<String>,
     open: BTreeMap<(Table, String), DayWriter>,
     copied: u64,
+    /// Bytes of batches waiting, in all.
+    waiting: usize,
 }
 
 /// zstd, dictionaries, page statistics, row groups of up to [`ROW_GROUP`] rows.
@@ -581,6 +601,7 @@ impl<'k> Writers<'k> {
             kept,
             open: BTreeMap::new(),
             copied: 0,
+            waiting: 0,
         }
     }
 
@@ -609,10 +630,14 @@ impl<'k> Writers<'k> {
                 fin: fin.clone(),
                 rows: 0,
                 sessions: HashSet::new(),
+                waiting: Vec::new(),
+                waiting_bytes: 0,
             };
             let old = self.out.join(&fin);
             if !self.kept.is_empty() && old.is_file() {
                 let n = copy_rows(&old, &mut dw.w, &|p| self.kept.contains(p))?;
+                // (Its row group ends here: an open one holds a compressor per column.)
+                dw.w.flush().map_err(pq(&path))?;
                 dw.rows += n;
                 self.copied += n;
             }
@@ -621,18 +646,29 @@ impl<'k> Writers<'k> {
         Ok(self.open.get_mut(&key).expect("made above"))
     }
 
-    /// Write a batch; past the memory budget, the largest open file writes a row group.
+    /// Take a batch; past the memory budget, the day with the most rows waiting writes
+    /// them.
     fn take(&mut self, m: Msg) -> Result<(), ExportError> {
-        let out = self.out.clone();
+        let bytes = m.batch.get_array_memory_size();
         let dw = self.open(m.table, &m.day)?;
-        dw.w.write(&m.batch).map_err(pq(&out.join(&dw.tmp)))?;
         dw.rows += m.batch.num_rows() as u64;
         dw.sessions.insert(m.session);
-        let buffered: usize = self.open.values().map(|d| d.w.in_progress_size()).sum();
-        if buffered > BUFFERED
-            && let Some(big) = self.open.values_mut().max_by_key(|d| d.w.in_progress_size())
-        {
-            big.w.flush().map_err(pq(&out.join(&big.tmp)))?;
+        dw.waiting.push(m.batch);
+        dw.waiting_bytes += bytes;
+        let full = dw.waiting.iter().map(RecordBatch::num_rows).sum::<usize>() >= ROW_GROUP;
+        self.waiting += bytes;
+        let out = self.out.clone();
+        if full {
+            let dw = self.open.get_mut(&(m.table, m.day)).expect("opened above");
+            self.waiting -= dw.waiting_bytes;
+            dw.write_waiting(&out)?;
+        }
+        while self.waiting > BUFFERED {
+            let Some(big) = self.open.values_mut().max_by_key(|d| d.waiting_bytes) else {
+                break;
+            };
+            self.waiting -= big.waiting_bytes;
+            big.write_waiting(&out)?;
         }
         Ok(())
     }
@@ -644,8 +680,9 @@ impl<'k> Writers<'k> {
     fn close(self, failed: &HashSet<String>) -> Result<(Vec<(String, String)>, Vec<String>, u64), ExportError> {
         let mut renames = Vec::new();
         let mut deletions = Vec::new();
-        for (_, dw) in self.open {
+        for (_, mut dw) in self.open {
             let tmp = self.out.join(&dw.tmp);
+            dw.write_waiting(&self.out)?;
             dw.w.close().map_err(pq(&tmp))?;
             let mut rows = dw.rows;
             if dw.sessions.iter().any(|s| failed.contains(s)) {
