@@ -308,6 +308,37 @@ mod parquet {
         assert_eq!(t3[1], format!("{0}|{0}", entries + 2 + added - gone));
     }
 
+    /// A run killed before its commit leaves temporary files (deleted by the next run); one
+    /// killed after it leaves renames to make (made by the next run). Neither doubles a row.
+    #[test]
+    fn a_killed_run_is_finished_or_forgotten() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("tables");
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/demo/sessions");
+        let (d, o) = (demo.to_str().expect("utf-8"), out.to_str().expect("utf-8"));
+        let first = json(&cli("export-parquet", &[d, "--out", o, "--json"]));
+        let day = out.join("entries/date=2025-01-01/data.parquet");
+        let bytes = std::fs::read(&day).expect("a day file");
+        // Killed before the commit: a temporary copy nobody names.
+        let stray = out.join("entries/date=2025-01-01/data.parquet.tmp-1");
+        std::fs::write(&stray, &bytes).expect("write");
+        // Killed after the commit: the manifest lists a rename not made yet (the day's
+        // file already moved aside as its temporary name).
+        let pending = out.join("entries/date=2025-01-09/data.parquet.tmp-2");
+        std::fs::rename(out.join("entries/date=2025-01-09/data.parquet"), &pending).expect("rename");
+        let manifest = out.join("_manifest.json");
+        let mut m = json(&std::fs::read_to_string(&manifest).expect("manifest"));
+        m["renames"] = serde_json::json!([{"from": "entries/date=2025-01-09/data.parquet.tmp-2", "to": "entries/date=2025-01-09/data.parquet"}]);
+        std::fs::write(&manifest, m.to_string()).expect("write");
+        let again = json(&cli("export-parquet", &[d, "--out", o, "--json"]));
+        assert!(!stray.exists() && !pending.exists());
+        assert!(out.join("entries/date=2025-01-09/data.parquet").is_file());
+        assert_eq!((again["read"].as_u64(), again["entries"].clone()), (Some(0), first["entries"].clone()));
+        if let Some(t) = tables(&out) {
+            assert_eq!(t[1], format!("{0}|{0}", first["entries"]), "every entry once");
+        }
+    }
+
     fn check_entries_of(f: &Path) -> u64 {
         json(&cli("check", &["--json", f.to_str().expect("utf-8")]))["entries"]
             .as_u64()
