@@ -339,6 +339,25 @@ mod parquet {
         }
     }
 
+    /// docs/analytics.md's outputs are DuckDB's on the demo corpus, as they are now.
+    #[test]
+    fn the_outputs_in_docs_analytics_are_current() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let out = dir.path().join("tables");
+        let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/demo");
+        cli("export-parquet", &["--agent-dir", demo.to_str().expect("utf-8"), "--out", out.to_str().expect("utf-8")]);
+        if duckdb("SELECT 1").is_none() {
+            return;
+        }
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/analytics_outputs.py");
+        let run = Command::new("python3").arg(script).arg(&out).arg("--check").output().expect("python3");
+        assert!(
+            run.status.success(),
+            "{} (run `python3 docs/analytics_outputs.py TABLES` to renew them)",
+            String::from_utf8_lossy(&run.stderr)
+        );
+    }
+
     fn check_entries_of(f: &Path) -> u64 {
         json(&cli("check", &["--json", f.to_str().expect("utf-8")]))["entries"]
             .as_u64()
