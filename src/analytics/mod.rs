@@ -9,4 +9,4 @@ mod rows;
 
 #[cfg(feature = "parquet")]
 pub use export::{ExportError, ExportOptions, ExportReport, MANIFEST, export};
-pub use rows::{EntryRow, SessionRow, UsageRow, entry_rows, entry_rows_twin, session_row, usage_rows};
+pub use rows::{EntryRow, SessionRow, UsageRow, entry_rows, entry_rows_twin, session_row, session_rows, usage_rows};

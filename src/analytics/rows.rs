@@ -1,17 +1,21 @@
 //! The rows of the three tables, from an open session: what `export-parquet` writes,
-//! without any Parquet (so that the default build tests them). Each entry is decoded with
-//! its long strings left in the file (`Value::parse_deferring`): an image's base64 is
-//! never decoded, a long text only when the row needs its text. The slow twin
-//! ([`entry_rows_twin`]) decodes every entry whole; tests hold the two equal.
+//! without any Parquet (so that the default build tests them). The fast path
+//! ([`session_rows`]) walks each entry's line once, as the usage scan does: it notes where
+//! the members a row reads are, decodes only the short strings a row holds, measures a
+//! text on its JSON without decoding it (unless the text is kept), skips images and tool
+//! arguments structurally, and makes the entry's usage record in the same walk. The slow
+//! twin ([`entry_rows_twin`]) decodes every entry whole; tests hold the two equal (and the
+//! usage records equal [`crate::usage::records_of`]).
 
-use crate::index::EntryPos;
+use crate::index::{EntryPos, EntryType};
 use crate::js::string::JsStr;
+use crate::json::SyntaxError;
 use crate::json::Value;
-use crate::session::Session;
+use crate::json::walk::{skip_ws, walk_elements, walk_members};
+use crate::json::ws::Line;
+use crate::session::{Migration, Session};
+use crate::usage::extract::{Members, Span, record as note, record_from, skip, source_of, string_bytes, text};
 use crate::usage::{FileUsage, Source};
-
-/// Strings of this many bytes of JSON or more are left undecoded until a row needs them.
-const DEFER: usize = 64 << 10;
 
 /// One row of the `entries` table.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,16 +125,10 @@ pub fn session_row(s: &Session, info: &crate::listing::SessionInfo) -> SessionRo
     let ms = |t: f64| t.is_finite().then_some(t as i64);
     SessionRow {
         path: info.path.to_string_lossy().into_owned(),
-        id: info
-            .id
-            .as_ref()
-            .and_then(|v| key_text(Some(v), &|s| Some(s.clone().into_owned()))),
+        id: info.id.as_ref().and_then(|v| key_text(Some(v))),
         cwd: info.cwd.to_str_lossy().into_owned(),
         name: info.name.as_ref().map(|n| n.to_str_lossy().into_owned()),
-        parent_session_path: info
-            .parent_session_path
-            .as_ref()
-            .and_then(|v| key_text(Some(v), &|s| Some(s.clone().into_owned()))),
+        parent_session_path: info.parent_session_path.as_ref().and_then(|v| key_text(Some(v))),
         created_ms: ms(info.created),
         modified_ms: ms(info.modified),
         message_count: info.message_count,
@@ -188,46 +186,363 @@ fn branch_set(s: &Session) -> Vec<EntryPos> {
 }
 
 /// Call `each` with the row of every entry of `s` (pi's `getEntries()` order), the text
-/// kept when `with_text`.
+/// kept when `with_text`, and return the session's usage records (as
+/// [`crate::usage::records_of`] finds them), all in one walk of each line.
+///
+/// A session pi migrates on load (versions 1 and 2: fresh ids, renamed roles) has its
+/// entries decoded whole, as pi holds them.
 ///
 /// # Errors
 /// The file changed while it was read; or what `each` returns.
-pub fn entry_rows<E: From<crate::Error>>(
+pub fn session_rows<E: From<crate::Error>>(
     s: &Session,
     with_text: bool,
     mut each: impl FnMut(EntryRow) -> Result<(), E>,
-) -> Result<(), E> {
+) -> Result<FileUsage, E> {
+    let header_ms = crate::usage::header_ms(s);
+    if matches!(s.migration(), Migration::FromV1 | Migration::FromV2) {
+        for row in entry_rows_twin(s, with_text)? {
+            each(row)?;
+        }
+        return Ok(crate::usage::records_of(s, header_ms)?);
+    }
     let branch = branch_set(s);
+    let mut usage = FileUsage::default();
+    let changed = || -> crate::Error {
+        crate::error::ErrorKind::FileChanged {
+            path: s.path().map(std::path::Path::to_path_buf),
+        }
+        .into()
+    };
     for &p in s.entries() {
-        let v = s.value_deferring(p, DEFER)?;
-        let bytes = s.bytes();
-        // A deferred string's value, decoded now.
-        let decode = |st: &JsStr<'_>| -> Option<JsStr<'static>> {
-            match Value::deferred_json(bytes, st) {
-                Some(raw) => match &Value::parse(raw) {
-                    Ok(Value::String(d)) => Some(d.clone().into_owned()),
-                    _ => None,
-                },
-                None => Some(st.clone().into_owned()),
+        let rec = s.record(p);
+        let line = s.raw(p);
+        let w = walk_entry(line).map_err(|_| changed())?;
+        let on_branch = branch.binary_search_by_key(&p.0, |q| q.0).is_ok();
+        let row = row_of_walk(line, &w, &rec, on_branch, with_text).ok_or_else(changed)?;
+        if let Some(source) = source_of(rec.ty, rec.role) {
+            let is_message = rec.ty == EntryType::Message;
+            let inner = w.message.as_ref().map(|m| &m.usage);
+            if !is_message || inner.is_some() {
+                let id = rec.id.str_bytes().map(String::from_utf8_lossy);
+                record_from(
+                    line,
+                    source,
+                    &w.top,
+                    if is_message { inner } else { None },
+                    id.as_deref(),
+                    header_ms,
+                    &mut usage,
+                );
             }
-        };
-        let row = row_of(
-            s,
-            p,
-            &v,
-            branch.binary_search_by_key(&p.0, |q| q.0).is_ok(),
-            with_text,
-            &decode,
-        );
+        }
         each(row)?;
     }
     // (Rows made from bytes another process changed meanwhile are not the file's: the
     // caller throws them away on this error.)
     s.verify()?;
-    Ok(())
+    Ok(usage)
 }
 
-/// [`entry_rows`]' slow twin: every entry decoded whole, no string left in the file.
+/// [`session_rows`] without the usage records.
+///
+/// # Errors
+/// As [`session_rows`].
+pub fn entry_rows<E: From<crate::Error>>(
+    s: &Session,
+    with_text: bool,
+    each: impl FnMut(EntryRow) -> Result<(), E>,
+) -> Result<(), E> {
+    session_rows(s, with_text, each).map(|_| ())
+}
+
+/// Where an entry's members are: those of its usage record (`top`), those only a row
+/// reads, and its `message` object's, when the last `message` member is an object.
+#[derive(Default)]
+struct Walked {
+    top: Members,
+    id: Span,
+    parent: Span,
+    ty: Span,
+    model_id: Span,
+    summary: Span,
+    content: Span,
+    message: Option<Message>,
+}
+
+/// Where a message object's members are.
+#[derive(Default)]
+struct Message {
+    usage: Members,
+    content: Span,
+    tool_name: Span,
+    is_error: Span,
+}
+
+/// One walk of an entry line: every member skipped structurally but the ones noted. (An
+/// entry that is no object, such as `42`, which pi keeps too, has no member.)
+fn walk_entry(line: &[u8]) -> Result<Walked, SyntaxError> {
+    let first = skip_ws::<Line>(line, 0);
+    let mut w = Walked::default();
+    if line.get(first) != Some(&b'{') {
+        return Ok(w);
+    }
+    walk_members::<Line>(line, first, |key, i| match key {
+        b"id" => note(line, i, &mut w.id),
+        b"parentId" => note(line, i, &mut w.parent),
+        b"type" => note(line, i, &mut w.ty),
+        b"timestamp" => note(line, i, &mut w.top.timestamp),
+        b"usage" => note(line, i, &mut w.top.usage),
+        b"responseId" => note(line, i, &mut w.top.response_id),
+        b"provider" => note(line, i, &mut w.top.provider),
+        b"model" => note(line, i, &mut w.top.model),
+        b"modelId" => note(line, i, &mut w.model_id),
+        b"summary" => note(line, i, &mut w.summary),
+        b"content" => note(line, i, &mut w.content),
+        b"message" if line[i] == b'{' => {
+            let mut m = Message::default();
+            let end = walk_members::<Line>(line, i, |key, j| match key {
+                b"role" => note(line, j, &mut m.usage.role),
+                b"content" => note(line, j, &mut m.content),
+                b"toolName" => note(line, j, &mut m.tool_name),
+                b"isError" => note(line, j, &mut m.is_error),
+                b"usage" => note(line, j, &mut m.usage.usage),
+                b"timestamp" => note(line, j, &mut m.usage.timestamp),
+                b"responseId" => note(line, j, &mut m.usage.response_id),
+                b"provider" => note(line, j, &mut m.usage.provider),
+                b"model" => note(line, j, &mut m.usage.model),
+                _ => skip(line, j),
+            })?;
+            w.message = Some(m);
+            Ok(end)
+        }
+        b"message" => {
+            w.message = None;
+            skip(line, i)
+        }
+        _ => skip(line, i),
+    })?;
+    Ok(w)
+}
+
+/// A string member as an owned text (`None`: missing or no string).
+fn string(line: &[u8], s: &Span) -> Option<String> {
+    text(line, s).map(std::borrow::Cow::into_owned)
+}
+
+/// A key (`id`, `parentId`) as the table holds it: a string as it is, `null` or missing
+/// as `None`, another value as its JSON text.
+fn key_of(line: &[u8], s: &Span) -> Option<String> {
+    match s.get(line)? {
+        b"null" => None,
+        [b'"', ..] => string(line, s),
+        _ => crate::usage::extract::value(line, s).map(|v| v.stringify()),
+    }
+}
+
+/// `Date.parse`-like time of a `timestamp` member (as [`crate::json::value::js_date_time`]).
+fn date_ms(line: &[u8], s: &Span) -> f64 {
+    match s.get(line) {
+        None => f64::NAN,
+        Some(raw) => {
+            if raw.first() == Some(&b'"')
+                && let Some(inner) = raw.get(1..raw.len() - 1)
+                && memchr::memchr(b'\\', inner).is_none()
+                && let Ok(t) = std::str::from_utf8(inner)
+            {
+                return crate::js::date::parse_date(t);
+            }
+            crate::json::value::js_date_time(crate::usage::extract::value(line, s).as_ref())
+        }
+    }
+}
+
+/// The `text` strings of a content value's `text` blocks (or the content itself when a
+/// string) and the `name` strings of its `toolCall` blocks.
+fn blocks(line: &[u8], c: &Span) -> Result<(Vec<Span>, Vec<Span>), SyntaxError> {
+    let (mut texts, mut names) = (Vec::new(), Vec::new());
+    match c.get(line).and_then(<[u8]>::first) {
+        Some(b'"') => texts.push(*c),
+        Some(b'[') => {
+            walk_elements::<Line>(line, c.start, |i| {
+                if line[i] != b'{' {
+                    return skip(line, i);
+                }
+                let (mut ty, mut txt, mut name) = (Span::default(), Span::default(), Span::default());
+                let end = walk_members::<Line>(line, i, |key, j| match key {
+                    b"type" => note(line, j, &mut ty),
+                    b"text" => note(line, j, &mut txt),
+                    b"name" => note(line, j, &mut name),
+                    _ => skip(line, j),
+                })?;
+                let is_string = |s: &Span| s.get(line).and_then(<[u8]>::first) == Some(&b'"');
+                match string_bytes(line, &ty).as_deref() {
+                    Some(b"text") if is_string(&txt) => texts.push(txt),
+                    Some(b"toolCall") if is_string(&name) => names.push(name),
+                    _ => {}
+                }
+                Ok(end)
+            })?;
+        }
+        _ => {}
+    }
+    Ok((texts, names))
+}
+
+/// The length in UTF-16 code units of the string whose JSON text is `raw` (quotes
+/// included), counted on the JSON without decoding it (`None` for text that is not valid
+/// UTF-8, which the caller decodes): each character is one unit but those of four bytes,
+/// two; each escape is one (`\uXXXX` one half of a pair or a lone surrogate, one unit as
+/// in JavaScript).
+fn json_utf16_len(raw: &[u8]) -> Option<usize> {
+    let body = raw.get(1..raw.len().checked_sub(1)?)?;
+    let (mut n, escapes, high) = tally(body);
+    if high && simdutf8::basic::from_utf8(body).is_err() {
+        return None;
+    }
+    if escapes {
+        // `\X` is two bytes for one unit, `\uXXXX` six; a backslash an escape took is
+        // no escape.
+        let mut next = 0;
+        for at in memchr::memchr_iter(b'\\', body) {
+            if at < next {
+                continue;
+            }
+            if body.get(at + 1) == Some(&b'u') {
+                n = n.checked_sub(5)?;
+                next = at + 6;
+            } else {
+                n = n.checked_sub(1)?;
+                next = at + 2;
+            }
+        }
+        if next > body.len() {
+            return None;
+        }
+    }
+    Some(n)
+}
+
+/// In one pass over `b`: its UTF-16 code units if it is valid UTF-8 (a unit per byte
+/// that starts a character, two for those that start one of four bytes), whether it
+/// holds a backslash, and whether a byte is not ASCII. (Counted in byte lanes: 127 bytes
+/// add at most 254.)
+fn tally(b: &[u8]) -> (usize, bool, bool) {
+    let (mut units, mut escapes, mut high) = (0usize, false, false);
+    for c in b.chunks(127) {
+        let (mut u, mut e, mut h) = (0u8, 0u8, 0u8);
+        for &x in c {
+            u += u8::from((x as i8) >= -0x40) + u8::from(x >= 0xF0);
+            e |= u8::from(x == b'\\');
+            h |= x & 0x80;
+        }
+        units += usize::from(u);
+        escapes |= e != 0;
+        high |= h != 0;
+    }
+    (units, escapes, high)
+}
+
+/// The text made of the strings at `pieces` (joined by `\n`): its length in UTF-16 code
+/// units, and itself when `keep`.
+fn text_at(line: &[u8], pieces: &[Span], keep: bool) -> Option<(usize, Option<String>)> {
+    if !keep {
+        let mut n = pieces.len().saturating_sub(1);
+        for p in pieces {
+            n += match json_utf16_len(p.get(line)?) {
+                Some(k) => k,
+                None => crate::json::string::decode_string(line, p.start).ok()?.0.utf16_len(),
+            };
+        }
+        return Some((n, None));
+    }
+    let mut out: Vec<u8> = Vec::new();
+    for (i, p) in pieces.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(crate::json::string::decode_string(line, p.start).ok()?.0.as_bytes());
+    }
+    // (WTF-8 joined at whole strings is WTF-8.)
+    let t = JsStr(std::borrow::Cow::Owned(out));
+    Some((t.utf16_len(), Some(t.to_str_lossy().into_owned())))
+}
+
+/// The row of an entry walked into `w` (`None`: a string no longer decodes).
+fn row_of_walk(
+    line: &[u8],
+    w: &Walked,
+    rec: &crate::index::EntryRec<'_>,
+    on_branch: bool,
+    with_text: bool,
+) -> Option<EntryRow> {
+    let ty = string(line, &w.ty);
+    let mut row = EntryRow {
+        id: key_of(line, &w.id),
+        parent_id: key_of(line, &w.parent),
+        ty: None,
+        role: None,
+        timestamp_ms: {
+            let t = date_ms(line, &w.top.timestamp);
+            t.is_finite().then_some(t as i64)
+        },
+        on_branch,
+        provider: None,
+        model: None,
+        tool_name: None,
+        is_error: None,
+        text_len: None,
+        text: None,
+        offset: rec.offset.0,
+        length: rec.len,
+        line: rec.line.0,
+    };
+    let pieces = match ty.as_deref() {
+        Some("message") => match &w.message {
+            Some(m) => {
+                row.role = string(line, &m.usage.role);
+                let (texts, names) = blocks(line, &m.content).ok()?;
+                match row.role.as_deref() {
+                    Some("assistant") => {
+                        row.provider = string(line, &m.usage.provider);
+                        row.model = string(line, &m.usage.model);
+                        if !names.is_empty() {
+                            let names: Vec<String> = names.iter().filter_map(|n| string(line, n)).collect();
+                            row.tool_name = Some(names.join(","));
+                        }
+                    }
+                    Some("toolResult") => {
+                        row.tool_name = string(line, &m.tool_name);
+                        row.is_error = Some(m.is_error.get(line) == Some(b"true"));
+                    }
+                    _ => {}
+                }
+                texts
+            }
+            None => Vec::new(),
+        },
+        Some("custom_message") => blocks(line, &w.content).ok()?.0,
+        Some("compaction" | "branch_summary") => match w.summary.get(line) {
+            Some([b'"', ..]) => vec![w.summary],
+            _ => Vec::new(),
+        },
+        Some("model_change") => {
+            row.provider = string(line, &w.top.provider);
+            row.model = string(line, &w.model_id);
+            Vec::new()
+        }
+        _ => Vec::new(),
+    };
+    if !pieces.is_empty() {
+        let (n, t) = text_at(line, &pieces, with_text)?;
+        row.text_len = Some(n as u64);
+        row.text = t;
+    }
+    row.ty = ty;
+    Some(row)
+}
+
+/// [`entry_rows`]' slow twin: every entry decoded whole (as pi holds it, migrated).
 ///
 /// # Errors
 /// The file changed while it was read.
@@ -236,66 +551,68 @@ pub fn entry_rows_twin(s: &Session, with_text: bool) -> crate::Result<Vec<EntryR
     let mut out = Vec::new();
     for &p in s.entries() {
         let v = s.value(p)?;
-        let plain = |st: &JsStr<'_>| Some(st.clone().into_owned());
-        out.push(row_of(s, p, &v, branch.contains(&p), with_text, &plain));
+        out.push(row_of(s, p, &v, branch.contains(&p), with_text));
     }
     s.verify()?;
     Ok(out)
 }
 
-/// A string member as text; a string left undecoded goes through `decode`.
-type Decode<'d> = dyn Fn(&JsStr<'_>) -> Option<JsStr<'static>> + 'd;
-
-fn str_of(v: Option<&Value<'_>>, decode: &Decode<'_>) -> Option<String> {
+fn str_of(v: Option<&Value<'_>>) -> Option<String> {
     match v {
-        Some(Value::String(s)) => decode(s).map(|d| d.to_str_lossy().into_owned()),
+        Some(Value::String(s)) => Some(s.to_str_lossy().into_owned()),
         _ => None,
     }
 }
 
 /// A key (`id`, `parentId`) as the table holds it.
-fn key_text(v: Option<&Value<'_>>, decode: &Decode<'_>) -> Option<String> {
+fn key_text(v: Option<&Value<'_>>) -> Option<String> {
     match v {
         None | Some(Value::Null) => None,
-        Some(Value::String(s)) => decode(s).map(|d| d.to_str_lossy().into_owned()),
+        Some(Value::String(s)) => Some(s.to_str_lossy().into_owned()),
         Some(other) => Some(other.stringify()),
     }
 }
 
-/// The text of a content value: a string, or the `text` of its `text` blocks joined by
-/// `\n`; `None` when it holds no text.
-fn content_text(c: Option<&Value<'_>>, decode: &Decode<'_>) -> Option<JsStr<'static>> {
+/// The strings a text is made of: a content string, or the `text` of the `text` blocks of
+/// a content array (joined by `\n`); `None` when it holds no text.
+fn content_pieces<'v, 'a>(c: Option<&'v Value<'a>>) -> Option<Vec<&'v JsStr<'a>>> {
     match c {
-        Some(Value::String(s)) => decode(s),
+        Some(Value::String(s)) => Some(vec![s]),
         Some(Value::Array(blocks)) => {
-            let mut out: Vec<u8> = Vec::new();
-            let mut any = false;
-            for b in blocks {
-                if b.get("type").and_then(Value::as_str) == Some("text")
-                    && let Some(Value::String(t)) = b.get("text")
-                    && let Some(t) = decode(t)
-                {
-                    if any {
-                        out.push(b'\n');
-                    }
-                    out.extend_from_slice(t.as_bytes());
-                    any = true;
-                }
-            }
-            // (The bytes are WTF-8 joined at whole strings: still WTF-8.)
-            any.then_some(JsStr(std::borrow::Cow::Owned(out)))
+            let pieces: Vec<&JsStr<'a>> = blocks
+                .iter()
+                .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+                .filter_map(|b| match b.get("text") {
+                    Some(Value::String(t)) => Some(t),
+                    _ => None,
+                })
+                .collect();
+            (!pieces.is_empty()).then_some(pieces)
         }
         _ => None,
     }
 }
 
-fn row_of(s: &Session, p: EntryPos, v: &Value<'_>, on_branch: bool, with_text: bool, decode: &Decode<'_>) -> EntryRow {
+/// The text of `pieces` (joined by `\n`): its length, and itself when `keep`.
+fn text_of(pieces: &[&JsStr<'_>], keep: bool) -> (usize, Option<String>) {
+    let mut out: Vec<u8> = Vec::new();
+    for (i, p) in pieces.iter().enumerate() {
+        if i > 0 {
+            out.push(b'\n');
+        }
+        out.extend_from_slice(p.as_bytes());
+    }
+    let t = JsStr(std::borrow::Cow::Owned(out));
+    (t.utf16_len(), keep.then(|| t.to_str_lossy().into_owned()))
+}
+
+fn row_of(s: &Session, p: EntryPos, v: &Value<'_>, on_branch: bool, with_text: bool) -> EntryRow {
     let rec = s.record(p);
-    let ty = str_of(v.get("type"), decode);
+    let ty = str_of(v.get("type"));
     let message = v.get("message").filter(|m| matches!(m, Value::Object(_)));
     let mut row = EntryRow {
-        id: key_text(v.get("id"), decode),
-        parent_id: key_text(v.get("parentId"), decode),
+        id: key_text(v.get("id")),
+        parent_id: key_text(v.get("parentId")),
         ty: ty.clone(),
         role: None,
         timestamp_ms: {
@@ -315,45 +632,43 @@ fn row_of(s: &Session, p: EntryPos, v: &Value<'_>, on_branch: bool, with_text: b
     };
     let text = match ty.as_deref() {
         Some("message") => message.and_then(|m| {
-            row.role = str_of(m.get("role"), decode);
+            row.role = str_of(m.get("role"));
             match row.role.as_deref() {
                 Some("assistant") => {
-                    row.provider = str_of(m.get("provider"), decode);
-                    row.model = str_of(m.get("model"), decode);
+                    row.provider = str_of(m.get("provider"));
+                    row.model = str_of(m.get("model"));
                     if let Some(Value::Array(blocks)) = m.get("content") {
                         let names: Vec<String> = blocks
                             .iter()
                             .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                            .filter_map(|b| str_of(b.get("name"), decode))
+                            .filter_map(|b| str_of(b.get("name")))
                             .collect();
                         row.tool_name = (!names.is_empty()).then(|| names.join(","));
                     }
                 }
                 Some("toolResult") => {
-                    row.tool_name = str_of(m.get("toolName"), decode);
+                    row.tool_name = str_of(m.get("toolName"));
                     row.is_error = Some(matches!(m.get("isError"), Some(Value::Bool(true))));
                 }
                 _ => {}
             }
-            content_text(m.get("content"), decode)
+            content_pieces(m.get("content"))
         }),
-        Some("custom_message") => content_text(v.get("content"), decode),
+        Some("custom_message") => content_pieces(v.get("content")),
         Some("compaction" | "branch_summary") => match v.get("summary") {
-            Some(Value::String(t)) => decode(t),
+            Some(Value::String(t)) => Some(vec![t]),
             _ => None,
         },
         Some("model_change") => {
-            row.provider = str_of(v.get("provider"), decode);
-            row.model = str_of(v.get("modelId"), decode);
+            row.provider = str_of(v.get("provider"));
+            row.model = str_of(v.get("modelId"));
             None
         }
         _ => None,
     };
-    if let Some(t) = text {
-        row.text_len = Some(t.utf16_len() as u64);
-        if with_text {
-            row.text = Some(t.to_str_lossy().into_owned());
-        }
+    if let Some((n, t)) = text.map(|pieces| text_of(&pieces, with_text)) {
+        row.text_len = Some(n as u64);
+        row.text = t;
     }
     row
 }

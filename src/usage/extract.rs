@@ -14,18 +14,18 @@ use crate::session::Session;
 /// A member's span in the line (`start..end`, empty when missing).
 #[derive(Clone, Copy, Default)]
 pub(crate) struct Span {
-    start: usize,
-    end: usize,
-    object: bool,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) object: bool,
 }
 
 impl Span {
-    fn get<'a>(&self, line: &'a [u8]) -> Option<&'a [u8]> {
+    pub(crate) fn get<'a>(&self, line: &'a [u8]) -> Option<&'a [u8]> {
         (self.end > self.start).then(|| &line[self.start..self.end])
     }
 }
 
-fn record(b: &[u8], i: usize, slot: &mut Span) -> Result<usize, SyntaxError> {
+pub(crate) fn record(b: &[u8], i: usize, slot: &mut Span) -> Result<usize, SyntaxError> {
     let (end, kind) = skip_value::<Line>(b, i)?;
     *slot = Span {
         start: i,
@@ -35,18 +35,18 @@ fn record(b: &[u8], i: usize, slot: &mut Span) -> Result<usize, SyntaxError> {
     Ok(end)
 }
 
-fn skip(b: &[u8], i: usize) -> Result<usize, SyntaxError> {
+pub(crate) fn skip(b: &[u8], i: usize) -> Result<usize, SyntaxError> {
     skip_value::<Line>(b, i).map(|(e, _)| e)
 }
 
 /// The value at `s`, decoded (a small scalar or the `usage` object).
-fn value<'a>(line: &'a [u8], s: &Span) -> Option<Value<'a>> {
+pub(crate) fn value<'a>(line: &'a [u8], s: &Span) -> Option<Value<'a>> {
     crate::json::value::parse(s.get(line)?).ok()
 }
 
 /// A string member's decoded bytes, borrowed when it has no escape (`None` when missing
 /// or not a string): `type` and `role` of every candidate line, compared, not kept.
-fn string_bytes<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, [u8]>> {
+pub(crate) fn string_bytes<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, [u8]>> {
     let raw = s.get(line)?;
     if raw.first() != Some(&b'"') {
         return None;
@@ -61,7 +61,7 @@ fn string_bytes<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, [u8
 
 /// A string member as text (`None` when missing or not a string), borrowed from the
 /// line when it is valid UTF-8 without an escape (ids, models and times nearly always).
-fn text<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, str>> {
+pub(crate) fn text<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, str>> {
     let raw = s.get(line)?;
     if raw.first() == Some(&b'"')
         && let Some(inner) = raw.get(1..raw.len() - 1)
@@ -79,16 +79,16 @@ fn text<'a>(line: &'a [u8], s: &Span) -> Option<std::borrow::Cow<'a, str>> {
 /// The members of an entry or a message that a record is made of.
 #[derive(Default)]
 pub(crate) struct Members {
-    usage: Span,
-    timestamp: Span,
-    response_id: Span,
-    provider: Span,
-    model: Span,
+    pub(crate) usage: Span,
+    pub(crate) timestamp: Span,
+    pub(crate) response_id: Span,
+    pub(crate) provider: Span,
+    pub(crate) model: Span,
     message: Span,
     /// (Top level:) `type` and `id`; (in a message:) `role`.
     ty: Span,
     id: Span,
-    role: Span,
+    pub(crate) role: Span,
 }
 
 /// The members of the object at `start` that a record is made of (and, when `message`,
@@ -162,7 +162,7 @@ pub(crate) fn record_of_line(line: &[u8], head: &Head, header_ms: f64, out: &mut
 
 /// The record of an entry of `source` whose members are `top` (and, for a message,
 /// `inner`), pushed to `out` when its `usage` is an object.
-fn record_from(
+pub(crate) fn record_from(
     line: &[u8],
     source: Source,
     top: &Members,

@@ -29,7 +29,7 @@
 //! by day, month, session or model in a time zone; `store.rs` keeps each file's records
 //! between runs, beside the listing cache.
 
-mod extract;
+pub(crate) mod extract;
 mod report;
 mod scan;
 mod store;
@@ -241,6 +241,12 @@ pub fn record_key(response_id: Option<&str>, entry_id: Option<&str>, entry_times
     }
     let h = xxhash_rust::xxh3::xxh3_128(&k);
     [h as u64, (h >> 64) as u64]
+}
+
+/// The header's time of `s` as Unix ms (NaN when it has none): the last fallback for a
+/// record's time, as [`records_of`] takes it.
+pub fn header_ms(s: &crate::session::Session) -> f64 {
+    crate::json::value::js_date_time(s.header().ok().as_ref().and_then(|h| h.get("timestamp")))
 }
 
 /// The usage records of one session (the fast path).

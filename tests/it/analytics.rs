@@ -4,29 +4,41 @@
 //! back by DuckDB (`PI_SESSION_REQUIRE_DUCKDB=1` makes a missing DuckDB a failure).
 
 use pi_session::Session;
-use pi_session::analytics::{EntryRow, entry_rows, entry_rows_twin};
+use pi_session::analytics::{EntryRow, UsageRow, entry_rows_twin, session_rows, usage_rows};
 use pi_session::generator::{Mix, SessionSpec, write_session};
 use proptest::prelude::*;
 use std::path::Path;
 
-fn fast(s: &Session, with_text: bool) -> Vec<EntryRow> {
+/// The fast path's entry rows and usage rows.
+fn fast(s: &Session, with_text: bool) -> (Vec<EntryRow>, Vec<UsageRow>) {
     let mut out = Vec::new();
-    entry_rows(s, with_text, |r| -> pi_session::Result<()> {
+    let usage = session_rows(s, with_text, |r| -> pi_session::Result<()> {
         out.push(r);
         Ok(())
     })
     .expect("rows");
-    out
+    (out, usage_rows(&usage))
+}
+
+/// The twin's entry rows, and the usage scan's usage rows (itself held against the usage
+/// twin by the usage tests).
+fn slow(s: &Session, with_text: bool) -> (Vec<EntryRow>, Vec<UsageRow>) {
+    let usage = pi_session::usage::records_of(s, pi_session::usage::header_ms(s)).expect("usage");
+    (entry_rows_twin(s, with_text).expect("twin rows"), usage_rows(&usage))
 }
 
 fn agree(s: &Session, what: &str) {
     for with_text in [false, true] {
-        let twin = entry_rows_twin(s, with_text).expect("twin rows");
-        let rows = fast(s, with_text);
+        let (rows, usage) = fast(s, with_text);
+        let (twin, twin_usage) = slow(s, with_text);
         assert_eq!(rows.len(), s.entries_len(), "{what}: a row per entry");
         assert!(
             rows == twin,
             "{what} (with_text {with_text}): the rows differ from the twin's"
+        );
+        assert!(
+            usage == twin_usage,
+            "{what}: the usage rows differ from the usage scan's"
         );
     }
 }
@@ -75,7 +87,7 @@ fn hostile_line(k: usize, long: &str, kind: u8) -> String {
         format!("\"e{}\"", k - 1)
     };
     let ts = "2025-03-01T10:00:00.000Z";
-    match kind % 6 {
+    match kind % 10 {
         0 => format!(
             r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"user","content":[{{"type":"text","text":"{long}"}},{{"type":"image","data":"{long}","mimeType":"image/png"}},{{"type":"text","text":"b"}}]}}}}"#
         ),
@@ -91,8 +103,24 @@ fn hostile_line(k: usize, long: &str, kind: u8) -> String {
         4 => format!(
             r#"{{"type":"custom_message","id":"{id}","parentId":{parent},"timestamp":"{ts}","customType":"x","content":[{{"type":"text","text":"{long}"}}],"display":true}}"#
         ),
-        _ => format!(
+        5 => format!(
             r#"{{"type":"model_change","id":"{id}","parentId":{parent},"timestamp":{k},"provider":"{long}","modelId":"m"}}"#
+        ),
+        // Duplicate and escaped keys (the last one counts), a number id, blocks that are
+        // no object, a tool name that is no string, a usage record.
+        6 => format!(
+            r#"{{"type":"message","id":{k},"parentId":{parent},"\u0074imestamp":"{ts}","message":"x","message":{{"role":"assistant","model":"a","mod\u0065l":"{long}","provider":"p","responseId":"r{k}","usage":{{"input":1,"output":2,"cacheRead":3,"cacheWrite":0,"totalTokens":6,"cost":{{"total":0.01}}}},"content":[1,"s",null,{{"type":"text","text":"{long}"}},{{"type":"toolCall","name":7}},{{"type":"toolCall","name":"a","name":"{long}"}}]}}}}"#
+        ),
+        // A message object overridden by a later non-object; a type given twice.
+        7 => format!(
+            r#"{{"type":"model_change","id":"{id}","parentId":{parent},"timestamp":"{ts}","type":"message","message":{{"role":"user","content":"{long}"}},"message":null}}"#
+        ),
+        8 => format!(
+            r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"{ts}","message":{{"role":"toolResult","toolName":"t","isError":"true","content":[{{"type":"text","text":"x","text":"{long}"}},{{"type":"text"}}]}}}}"#
+        ),
+        // A custom usage record and a branch summary whose summary is no string.
+        _ => format!(
+            r#"{{"type":"branch_summary","id":"{id}","parentId":{parent},"timestamp":"{ts}","summary":["{long}"],"usage":{{"input":5,"output":1}}}}"#
         ),
     }
 }
@@ -109,7 +137,7 @@ proptest! {
     #[test]
     fn entry_rows_equal_the_twin_on_hostile_sessions(
         kinds in proptest::collection::vec(any::<u8>(), 1..8),
-        piece in proptest::sample::select(vec!["a", "\\n", "\\\"", "é", "\\ud800", "😀", "\\u0041"]),
+        piece in proptest::sample::select(vec!["a", "\\n", "\\\"", "é", "\\ud800", "😀", "\\u0041", "\\\\u0041", "\\\\"]),
         reps in (60usize << 10) / 8..(70usize << 10) / 8,
     ) {
         let long = piece.repeat(reps * 8 / piece.len().max(1));
@@ -121,7 +149,7 @@ proptest! {
         }
         let s = Session::from_bytes(text.into_bytes()).expect("a session");
         for with_text in [false, true] {
-            prop_assert_eq!(fast(&s, with_text), entry_rows_twin(&s, with_text).expect("twin"));
+            prop_assert_eq!(fast(&s, with_text), slow(&s, with_text));
         }
     }
 }
@@ -333,7 +361,10 @@ mod parquet {
         let again = json(&cli("export-parquet", &[d, "--out", o, "--json"]));
         assert!(!stray.exists() && !pending.exists());
         assert!(out.join("entries/date=2025-01-09/data.parquet").is_file());
-        assert_eq!((again["read"].as_u64(), again["entries"].clone()), (Some(0), first["entries"].clone()));
+        assert_eq!(
+            (again["read"].as_u64(), again["entries"].clone()),
+            (Some(0), first["entries"].clone())
+        );
         if let Some(t) = tables(&out) {
             assert_eq!(t[1], format!("{0}|{0}", first["entries"]), "every entry once");
         }
@@ -345,12 +376,25 @@ mod parquet {
         let dir = tempfile::tempdir().expect("temp dir");
         let out = dir.path().join("tables");
         let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/demo");
-        cli("export-parquet", &["--agent-dir", demo.to_str().expect("utf-8"), "--out", out.to_str().expect("utf-8")]);
+        cli(
+            "export-parquet",
+            &[
+                "--agent-dir",
+                demo.to_str().expect("utf-8"),
+                "--out",
+                out.to_str().expect("utf-8"),
+            ],
+        );
         if duckdb("SELECT 1").is_none() {
             return;
         }
         let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/analytics_outputs.py");
-        let run = Command::new("python3").arg(script).arg(&out).arg("--check").output().expect("python3");
+        let run = Command::new("python3")
+            .arg(script)
+            .arg(&out)
+            .arg("--check")
+            .output()
+            .expect("python3");
         assert!(
             run.status.success(),
             "{} (run `python3 docs/analytics_outputs.py TABLES` to renew them)",
