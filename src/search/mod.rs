@@ -446,23 +446,11 @@ pub fn search_path(path: &Path, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
     with_source(path, o.read_mode, |source| search_in(source, q, o))?
 }
 
-thread_local! {
-    /// The buffer this thread reads files into, kept from one file to the next.
-    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
 /// Take this thread's read buffer (empty).
 fn take_buf() -> Vec<u8> {
-    let mut b = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let mut b = crate::source::thread_buffer();
     b.clear();
     b
-}
-
-/// Give the read buffer back (kept up to 64 MiB: a larger file is mapped anyway).
-fn give_buf(buf: Vec<u8>) {
-    if buf.capacity() <= 64 << 20 {
-        BUF.with(|b| *b.borrow_mut() = buf);
-    }
 }
 
 /// Run `f` on the bytes of the file at `path`, read into this thread's buffer.
@@ -476,7 +464,7 @@ fn with_source<R>(path: &Path, mode: ReadMode, f: impl FnOnce(&mut Source) -> R)
     let file = crate::source::open_for_reading(path).map_err(io)?;
     let mut source = Source::from_file_into(file, mode, take_buf()).map_err(io)?;
     let r = f(&mut source);
-    give_buf(source.take_buffer());
+    crate::source::give_thread_buffer(source.take_buffer());
     Ok(r)
 }
 
@@ -498,7 +486,7 @@ fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<Vec<H
     let ranges = plan.ranges(READ_GAP);
     // The buffer is filled from its start, never cleared: only its growth is zeroed.
     let total: usize = ranges.iter().map(ExactSizeIterator::len).sum();
-    let mut buf = BUF.with(|b| std::mem::take(&mut *b.borrow_mut()));
+    let mut buf = crate::source::thread_buffer();
     if buf.len() < total {
         buf.resize(total, 0);
     }
@@ -516,7 +504,7 @@ fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<Vec<H
         let hits = plan.search(q, &chunks)?;
         same(&file).then_some(hits)
     })();
-    give_buf(buf);
+    crate::source::give_thread_buffer(buf);
     hits
 }
 

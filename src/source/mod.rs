@@ -79,6 +79,25 @@ pub(crate) enum Purpose {
     List,
 }
 
+thread_local! {
+    /// The buffer this thread reads files into, kept from one file to the next.
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Take this thread's read buffer, as its last user gave it back (its bytes are stale):
+/// tools that read thousands of files in turn reuse one buffer per thread, as a fresh one
+/// costs a page fault per 4 KiB.
+pub(crate) fn thread_buffer() -> Vec<u8> {
+    BUF.with(|b| std::mem::take(&mut *b.borrow_mut()))
+}
+
+/// Give this thread's read buffer back (kept up to 64 MiB: a larger file is mapped).
+pub(crate) fn give_thread_buffer(buf: Vec<u8>) {
+    if buf.capacity() <= 64 << 20 {
+        BUF.with(|b| *b.borrow_mut() = buf);
+    }
+}
+
 /// Files smaller than this are read rather than mapped when a session is opened in
 /// [`ReadMode::Auto`]: mapping costs more than a read for them.
 pub(crate) const OPEN_MMAP_THRESHOLD: u64 = 1 << 20;
