@@ -451,7 +451,7 @@ fn export_one(
         v1_ids: crate::session::V1Ids::Stable,
         ..crate::session::OpenOptions::default()
     };
-    let s = match crate::session::Session::open_with(path, open) {
+    let s = match crate::session::Session::open_into(path, open, crate::source::thread_buffer()) {
         Ok(s) => s,
         Err(e) if matches!(e.kind(), crate::error::ErrorKind::NotASession { .. }) => return Ok(None),
         Err(e) => return Err(e.to_string()),
@@ -487,7 +487,7 @@ fn export_one(
         rows.clear();
         send(Table::Entries, d, batch)
     };
-    rows::entry_rows(&s, opts.with_text, |e: EntryRow| -> Result<(), Stop> {
+    let usage = rows::session_rows(&s, opts.with_text, |e: EntryRow| -> Result<(), Stop> {
         entries += 1;
         let d = e.timestamp_ms.map_or_else(|| home_day.clone(), day);
         let v = pending.entry(d.clone()).or_default();
@@ -504,8 +504,6 @@ fn export_one(
             flush(&d, &mut v)?;
         }
     }
-    let header_ms = crate::json::value::js_date_time(s.header().ok().as_ref().and_then(|h| h.get("timestamp")));
-    let usage = crate::usage::records_of(&s, header_ms).map_err(|e| e.to_string())?;
     let mut by_day: BTreeMap<String, Vec<UsageRow>> = BTreeMap::new();
     let urows = rows::usage_rows(&usage);
     let n_usage = urows.len() as u64;
@@ -521,6 +519,7 @@ fn export_one(
         send(Table::Usage, &d, batch)?;
         days[1].insert(d);
     }
+    crate::source::give_thread_buffer(s.into_buffer());
     Ok(Some(Kept {
         stamp,
         row,
@@ -582,10 +581,16 @@ struct Writers<'k> {
     waiting: usize,
 }
 
-/// zstd, dictionaries, page statistics, row groups of up to [`ROW_GROUP`] rows.
+/// zstd, dictionaries (but for columns of values seldom repeated: ids, keys, texts), page
+/// statistics, row groups of up to [`ROW_GROUP`] rows.
 fn props() -> WriterProperties {
-    WriterProperties::builder()
-        .set_compression(Compression::ZSTD(ZstdLevel::try_new(3).expect("level 3 exists")))
+    let unique = ["entry_id", "parent_id", "dedup_key", "text"];
+    unique
+        .iter()
+        .fold(WriterProperties::builder(), |b, c| {
+            b.set_column_dictionary_enabled(parquet::schema::types::ColumnPath::from(*c), false)
+        })
+        .set_compression(Compression::ZSTD(ZstdLevel::try_new(1).expect("level 1 exists")))
         .set_dictionary_enabled(true)
         .set_statistics_enabled(EnabledStatistics::Page)
         .set_max_row_group_row_count(Some(ROW_GROUP))
