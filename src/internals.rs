@@ -51,6 +51,17 @@ pub fn decode_string_kernel(
     crate::json::dispatch::decode_string_kernel(isa, b, i).map(|(s, end)| (s.0, end))
 }
 
+/// The length in UTF-16 units of the JSON string `raw` (quotes included), counted on
+/// the JSON with kernel `isa`; `None` for invalid UTF-8.
+pub fn utf16_len_json_kernel(isa: Isa, raw: &[u8]) -> Option<usize> {
+    crate::json::string::utf16_len_json_kernel(isa, raw)
+}
+
+/// The twin of [`utf16_len_json_kernel`]: decode, count.
+pub fn utf16_len_json_naive(raw: &[u8]) -> Option<usize> {
+    crate::json::string::utf16_len_json_naive(raw)
+}
+
 /// The obvious string decoder, twin of [`decode_string_kernel`].
 pub fn decode_string_naive(
     b: &[u8],

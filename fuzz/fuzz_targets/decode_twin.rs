@@ -3,7 +3,8 @@
 //! block): the same WTF-8 bytes, borrowed exactly when the obvious decoder borrows, the
 //! same end, or the same error (offset and reason). And `Value::parse` against its twin
 //! with the obvious string decoder, on the whole input and from each of those quotes;
-//! and `Value::parse_deferring` with its long strings decoded afterwards against it.
+//! and `Value::parse_deferring` with its long strings decoded afterwards against it; and
+//! the UTF-16 length counted on the JSON against the decoded string's.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -24,6 +25,13 @@ fuzz_target!(|data: &[u8]| {
     }
     for (i, _) in data.iter().enumerate().filter(|(_, c)| **c == b'"').take(8) {
         let naive = internals::decode_string_naive(data, i);
+        // A string that decodes is measured on its JSON as its decoding measures it.
+        if let Ok((_, end)) = &naive {
+            let want = internals::utf16_len_json_naive(&data[i..*end]);
+            for k in internals::kernels() {
+                assert_eq!(internals::utf16_len_json_kernel(k, &data[i..*end]), want, "{k:?} at {i}: utf16 length");
+            }
+        }
         for k in internals::kernels() {
             let fast = internals::decode_string_kernel(k, data, i);
             match (&fast, &naive) {

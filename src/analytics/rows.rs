@@ -389,67 +389,13 @@ fn blocks(line: &[u8], c: &Span) -> Result<(Vec<Span>, Vec<Span>), SyntaxError> 
     Ok((texts, names))
 }
 
-/// The length in UTF-16 code units of the string whose JSON text is `raw` (quotes
-/// included), counted on the JSON without decoding it (`None` for text that is not valid
-/// UTF-8, which the caller decodes): each character is one unit but those of four bytes,
-/// two; each escape is one (`\uXXXX` one half of a pair or a lone surrogate, one unit as
-/// in JavaScript).
-fn json_utf16_len(raw: &[u8]) -> Option<usize> {
-    let body = raw.get(1..raw.len().checked_sub(1)?)?;
-    let (mut n, escapes, high) = tally(body);
-    if high && simdutf8::basic::from_utf8(body).is_err() {
-        return None;
-    }
-    if escapes {
-        // `\X` is two bytes for one unit, `\uXXXX` six; a backslash an escape took is
-        // no escape.
-        let mut next = 0;
-        for at in memchr::memchr_iter(b'\\', body) {
-            if at < next {
-                continue;
-            }
-            if body.get(at + 1) == Some(&b'u') {
-                n = n.checked_sub(5)?;
-                next = at + 6;
-            } else {
-                n = n.checked_sub(1)?;
-                next = at + 2;
-            }
-        }
-        if next > body.len() {
-            return None;
-        }
-    }
-    Some(n)
-}
-
-/// In one pass over `b`: its UTF-16 code units if it is valid UTF-8 (a unit per byte
-/// that starts a character, two for those that start one of four bytes), whether it
-/// holds a backslash, and whether a byte is not ASCII. (Counted in byte lanes: 127 bytes
-/// add at most 254.)
-fn tally(b: &[u8]) -> (usize, bool, bool) {
-    let (mut units, mut escapes, mut high) = (0usize, false, false);
-    for c in b.chunks(127) {
-        let (mut u, mut e, mut h) = (0u8, 0u8, 0u8);
-        for &x in c {
-            u += u8::from((x as i8) >= -0x40) + u8::from(x >= 0xF0);
-            e |= u8::from(x == b'\\');
-            h |= x & 0x80;
-        }
-        units += usize::from(u);
-        escapes |= e != 0;
-        high |= h != 0;
-    }
-    (units, escapes, high)
-}
-
 /// The text made of the strings at `pieces` (joined by `\n`): its length in UTF-16 code
 /// units, and itself when `keep`.
 fn text_at(line: &[u8], pieces: &[Span], keep: bool) -> Option<(usize, Option<String>)> {
     if !keep {
         let mut n = pieces.len().saturating_sub(1);
         for p in pieces {
-            n += match json_utf16_len(p.get(line)?) {
+            n += match crate::json::string::utf16_len_json(p.get(line)?) {
                 Some(k) => k,
                 None => crate::json::string::decode_string(line, p.start).ok()?.0.utf16_len(),
             };

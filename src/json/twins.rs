@@ -103,6 +103,71 @@ mod strings {
     }
 }
 
+mod utf16 {
+    use super::*;
+    use crate::json::string::{utf16_len_json_kernel, utf16_len_json_naive};
+
+    /// Every kernel counts `s` (a whole JSON string) as its decoding does.
+    fn counts(s: &[u8]) {
+        let want = utf16_len_json_naive(s);
+        for k in kernels() {
+            assert_eq!(
+                utf16_len_json_kernel(k, s),
+                want,
+                "{k:?}: {:?}",
+                String::from_utf8_lossy(s)
+            );
+        }
+    }
+
+    #[test]
+    fn every_escape_and_character_at_every_block_offset() {
+        let pieces: [&[u8]; 14] = [
+            b"\\\"",
+            b"\\\\",
+            b"\\/",
+            b"\\n",
+            b"\\u00e9",
+            b"\\ud83d\\ude00",
+            b"\\ud800",
+            b"\\\\u0041",
+            b"\\\\\\\"",
+            "é".as_bytes(),
+            "€".as_bytes(),
+            "😀".as_bytes(),
+            b"\xff",
+            b"\xf0\x9f",
+        ];
+        for p in pieces {
+            for pad in 0..140 {
+                for tail in [&b""[..], b"u", b"abc", "😀".as_bytes(), b"\\\\"] {
+                    let mut s = vec![b'"'];
+                    s.extend(std::iter::repeat_n(b'x', pad));
+                    s.extend_from_slice(p);
+                    s.extend_from_slice(tail);
+                    s.push(b'"');
+                    counts(&s);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn backslash_pairs_and_u_escapes_across_blocks() {
+        for run in 0..100 {
+            for pad in [0, 1, 30, 61, 62, 63, 64, 65, 127] {
+                let mut s = vec![b'"'];
+                s.extend(std::iter::repeat_n(b'y', pad));
+                for _ in 0..run {
+                    s.extend_from_slice(b"\\\\");
+                }
+                s.extend_from_slice(b"\\u0041u\"");
+                counts(&s);
+            }
+        }
+    }
+}
+
 mod containers {
     use super::*;
 
