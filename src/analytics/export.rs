@@ -218,6 +218,15 @@ fn day(ms: i64) -> String {
         .unwrap_or_else(|_| "1970-01-01".to_string())
 }
 
+/// Milliseconds in a day.
+const DAY_MS: i64 = 86_400_000;
+
+/// The UTC day number of Unix ms (days since 1970-01-01): rows are sorted by it, and
+/// named ([`day`] of its first millisecond) once per day, not once per row.
+fn day_no(ms: i64) -> i64 {
+    ms.div_euclid(DAY_MS)
+}
+
 /// `path`'s temporary name: beside it, unique to this process.
 fn temporary(path: &str) -> String {
     format!("{path}.tmp-{}", std::process::id())
@@ -415,13 +424,15 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
         deletions,
         ..Manifest::default()
     };
-    save_manifest(&manifest_path, &m, opts.with_text)?;
+    // (The sessions' part, most of the manifest, is made once for both saves.)
+    let sessions_json = sessions_json(&m);
+    save_manifest(&manifest_path, &m, &sessions_json, opts.with_text)?;
     report.files_deleted += finish(out, &m)?;
     let done = Manifest {
         sessions: m.sessions,
         ..Manifest::default()
     };
-    save_manifest(&manifest_path, &done, opts.with_text)?;
+    save_manifest(&manifest_path, &done, &sessions_json, opts.with_text)?;
     report.sessions = done.sessions.len() as u64;
     report.entry_rows = done.sessions.values().map(|k| k.entries).sum();
     report.usage_rows = done.sessions.values().map(|k| k.usage).sum();
@@ -462,11 +473,15 @@ fn export_one(
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0.0, |d| d.as_millis() as f64);
     let mut scratch = crate::listing::Scratch::new();
+    // (`allMessagesText` is no column: its copy of every text is spared.)
+    scratch.set_collect_text(false);
+    // (`allMessagesText` is no column: its copy of every text is spared.)
+    scratch.set_collect_text(false);
     let Ok(info) = crate::listing::session_info_from_bytes(path, s.bytes(), mtime_ms, &mut scratch) else {
         return Ok(None);
     };
     let row = rows::session_row(&s, &info);
-    let home_day = row.created_ms.map_or_else(|| "1970-01-01".to_string(), day);
+    let home_day = row.created_ms.map_or(0, day_no);
     let session = (row.id.clone(), row.path.clone(), row.created_ms);
     let schema = entries_schema(opts.with_text);
     let send = |table, day: &str, batch| {
@@ -478,8 +493,8 @@ fn export_one(
         })
         .map_err(|_| "output: the writing thread stopped".to_string())
     };
-    // Entry rows by day, sent a batch at a time.
-    let mut pending: BTreeMap<String, Vec<EntryRow>> = BTreeMap::new();
+    // Entry rows by day number, sent a batch at a time.
+    let mut pending: BTreeMap<i64, Vec<EntryRow>> = BTreeMap::new();
     let mut days: [BTreeSet<String>; 2] = Default::default();
     let mut entries = 0u64;
     let flush = |d: &str, rows: &mut Vec<EntryRow>| -> Result<(), String> {
@@ -489,32 +504,31 @@ fn export_one(
     };
     let usage = rows::session_rows(&s, opts.with_text, |e: EntryRow| -> Result<(), Stop> {
         entries += 1;
-        let d = e.timestamp_ms.map_or_else(|| home_day.clone(), day);
-        let v = pending.entry(d.clone()).or_default();
+        let n = e.timestamp_ms.map_or(home_day, day_no);
+        let v = pending.entry(n).or_default();
         v.push(e);
         if v.len() >= BATCH {
-            flush(&d, v).map_err(Stop)?;
+            flush(&day(n.saturating_mul(DAY_MS)), v).map_err(Stop)?;
         }
-        days[0].insert(d);
         Ok(())
     })
     .map_err(|Stop(e)| e)?;
-    for (d, mut v) in pending {
+    for (n, mut v) in pending {
+        let d = day(n.saturating_mul(DAY_MS));
         if !v.is_empty() {
             flush(&d, &mut v)?;
         }
+        days[0].insert(d);
     }
-    let mut by_day: BTreeMap<String, Vec<UsageRow>> = BTreeMap::new();
+    let mut by_day: BTreeMap<i64, Vec<UsageRow>> = BTreeMap::new();
     let urows = rows::usage_rows(&usage);
     let n_usage = urows.len() as u64;
     for u in urows {
-        by_day
-            .entry(u.time_ms.map_or_else(|| home_day.clone(), day))
-            .or_default()
-            .push(u);
+        by_day.entry(u.time_ms.map_or(home_day, day_no)).or_default().push(u);
     }
     let uschema = usage_schema();
-    for (d, v) in by_day {
+    for (n, v) in by_day {
+        let d = day(n.saturating_mul(DAY_MS));
         let batch = usage_batch(&uschema, &v, &session).map_err(|e| format!("output: {e}"))?;
         send(Table::Usage, &d, batch)?;
         days[1].insert(d);
@@ -683,35 +697,58 @@ impl<'k> Writers<'k> {
     /// the rows copied from old files.
     #[allow(clippy::type_complexity)]
     fn close(self, failed: &HashSet<String>) -> Result<(Vec<(String, String)>, Vec<String>, u64), ExportError> {
+        use rayon::prelude::*;
+        let out = &self.out;
+        // Most rows wait until here (a day's file is one row group): the days are
+        // encoded in parallel.
+        let days: Vec<DayWriter> = self.open.into_values().collect();
+        let closed = days
+            .into_par_iter()
+            .map(|dw| close_day(out, dw, failed))
+            .collect::<Result<Vec<_>, ExportError>>()?;
         let mut renames = Vec::new();
         let mut deletions = Vec::new();
-        for (_, mut dw) in self.open {
-            let tmp = self.out.join(&dw.tmp);
-            dw.write_waiting(&self.out)?;
-            dw.w.close().map_err(pq(&tmp))?;
-            let mut rows = dw.rows;
-            if dw.sessions.iter().any(|s| failed.contains(s)) {
-                // Rare: a session file changed while it was read. Its rows go again.
-                let again = format!("{}.again", dw.tmp);
-                let again_path = self.out.join(&again);
-                let file = std::fs::File::create(&again_path).map_err(io(&again_path))?;
-                let schema = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&tmp).map_err(io(&tmp))?)
-                    .map_err(pq(&tmp))?
-                    .schema()
-                    .clone();
-                let mut w = ArrowWriter::try_new(file, schema, Some(props())).map_err(pq(&again_path))?;
-                rows = copy_rows(&tmp, &mut w, &|p| !failed.contains(p))?;
-                w.close().map_err(pq(&again_path))?;
-                std::fs::rename(&again_path, &tmp).map_err(io(&tmp))?;
-            }
-            if rows == 0 {
-                std::fs::remove_file(&tmp).map_err(io(&tmp))?;
-                deletions.push(dw.fin);
-            } else {
-                renames.push((dw.tmp, dw.fin));
+        for c in closed {
+            match c {
+                Ok(rename) => renames.push(rename),
+                Err(deleted) => deletions.push(deleted),
             }
         }
         Ok((renames, deletions, self.copied))
+    }
+}
+
+/// Write a day's waiting rows and close its file; rows of `failed` sessions are taken out
+/// again. The rename to make (temporary, final), or the day file to delete when no row is
+/// left.
+fn close_day(
+    out: &Path,
+    mut dw: DayWriter,
+    failed: &HashSet<String>,
+) -> Result<Result<(String, String), String>, ExportError> {
+    let tmp = out.join(&dw.tmp);
+    dw.write_waiting(out)?;
+    dw.w.close().map_err(pq(&tmp))?;
+    let mut rows = dw.rows;
+    if dw.sessions.iter().any(|s| failed.contains(s)) {
+        // Rare: a session file changed while it was read. Its rows go again.
+        let again = format!("{}.again", dw.tmp);
+        let again_path = out.join(&again);
+        let file = std::fs::File::create(&again_path).map_err(io(&again_path))?;
+        let schema = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&tmp).map_err(io(&tmp))?)
+            .map_err(pq(&tmp))?
+            .schema()
+            .clone();
+        let mut w = ArrowWriter::try_new(file, schema, Some(props())).map_err(pq(&again_path))?;
+        rows = copy_rows(&tmp, &mut w, &|p| !failed.contains(p))?;
+        w.close().map_err(pq(&again_path))?;
+        std::fs::rename(&again_path, &tmp).map_err(io(&tmp))?;
+    }
+    if rows == 0 {
+        std::fs::remove_file(&tmp).map_err(io(&tmp))?;
+        Ok(Err(dw.fin))
+    } else {
+        Ok(Ok((dw.tmp, dw.fin)))
     }
 }
 
@@ -1073,11 +1110,8 @@ fn load_manifest(path: &Path) -> Manifest {
     m
 }
 
-/// Write the manifest under a temporary name, then rename it into place (the commit).
-fn save_manifest(path: &Path, m: &Manifest, with_text: bool) -> Result<(), ExportError> {
-    let mut top = crate::json::Object::new();
-    set(&mut top, "format", Value::Number(FORMAT));
-    set(&mut top, "withText", Value::Bool(with_text));
+/// The manifest's `sessions` array, as JSON text.
+fn sessions_json(m: &Manifest) -> String {
     let strings_of = |v: &[String]| Value::Array(v.iter().map(|f| Value::string(f.clone())).collect());
     let sessions = m
         .sessions
@@ -1097,7 +1131,15 @@ fn save_manifest(path: &Path, m: &Manifest, with_text: bool) -> Result<(), Expor
             Value::Object(o)
         })
         .collect();
-    set(&mut top, "sessions", Value::Array(sessions));
+    Value::Array(sessions).stringify()
+}
+
+/// Write the manifest `m` (whose sessions' part is `sessions_json`) under a temporary
+/// name, then rename it into place (the commit).
+fn save_manifest(path: &Path, m: &Manifest, sessions_json: &str, with_text: bool) -> Result<(), ExportError> {
+    let mut top = crate::json::Object::new();
+    set(&mut top, "format", Value::Number(FORMAT));
+    set(&mut top, "withText", Value::Bool(with_text));
     let renames = m
         .renames
         .iter()
@@ -1109,9 +1151,17 @@ fn save_manifest(path: &Path, m: &Manifest, with_text: bool) -> Result<(), Expor
         })
         .collect();
     set(&mut top, "renames", Value::Array(renames));
-    set(&mut top, "deletions", strings_of(&m.deletions));
+    set(
+        &mut top,
+        "deletions",
+        Value::Array(m.deletions.iter().map(|f| Value::string(f.clone())).collect()),
+    );
     let mut text = Value::Object(top).stringify();
-    text.push('\n');
+    // `{...}` becomes `{...,"sessions":[...]}`.
+    text.pop();
+    text.push_str(",\"sessions\":");
+    text.push_str(sessions_json);
+    text.push_str("}\n");
     let tmp = path.with_file_name(temporary(MANIFEST));
     std::fs::write(&tmp, text).map_err(io(&tmp))?;
     std::fs::rename(&tmp, path).map_err(io(path))
