@@ -54,12 +54,12 @@ pub fn decode_string_kernel(
 /// The length in UTF-16 units of the JSON string `raw` (quotes included), counted on
 /// the JSON with kernel `isa`; `None` for invalid UTF-8.
 pub fn utf16_len_json_kernel(isa: Isa, raw: &[u8]) -> Option<usize> {
-    crate::json::string::utf16_len_json_kernel(isa, raw)
+    crate::json::utf16::utf16_len_json_kernel(isa, raw)
 }
 
 /// The twin of [`utf16_len_json_kernel`]: decode, count.
 pub fn utf16_len_json_naive(raw: &[u8]) -> Option<usize> {
-    crate::json::string::utf16_len_json_naive(raw)
+    crate::json::utf16::utf16_len_json_naive(raw)
 }
 
 /// The obvious string decoder, twin of [`decode_string_kernel`].

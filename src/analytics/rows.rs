@@ -395,7 +395,7 @@ fn text_at(line: &[u8], pieces: &[Span], keep: bool) -> Option<(usize, Option<St
     if !keep {
         let mut n = pieces.len().saturating_sub(1);
         for p in pieces {
-            n += match crate::json::string::utf16_len_json(p.get(line)?) {
+            n += match crate::json::utf16::utf16_len_json(p.get(line)?) {
                 Some(k) => k,
                 None => crate::json::string::decode_string(line, p.start).ok()?.0.utf16_len(),
             };

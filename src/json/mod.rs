@@ -12,7 +12,8 @@
 //! - `value`: the obvious decoder (`JSON.parse` into [`Value`]), twin of the walkers;
 //! - `stringify`: `JSON.stringify`;
 //! - `verbatim`: whether a text is exactly what `JSON.stringify` writes for its parse
-//!   (then it can be copied to the output as it is).
+//!   (then it can be copied to the output as it is);
+//! - `utf16`: a string's JavaScript length, counted on its JSON without decoding.
 //!
 //! Fast paths answer only when they are sure and defer to the exact walk otherwise; the
 //! `twins` tests hold each of them against its slow twin for every kernel and flavour.
@@ -27,6 +28,7 @@ pub(crate) mod stringify;
 mod structural;
 #[cfg(test)]
 mod twins;
+pub(crate) mod utf16;
 pub(crate) mod value;
 pub(crate) mod verbatim;
 pub(crate) mod walk;

@@ -105,7 +105,7 @@ mod strings {
 
 mod utf16 {
     use super::*;
-    use crate::json::string::{utf16_len_json_kernel, utf16_len_json_naive};
+    use crate::json::utf16::{utf16_len_json_kernel, utf16_len_json_naive};
 
     /// Every kernel counts `s` (a whole JSON string) as its decoding does.
     fn counts(s: &[u8]) {
