@@ -20,6 +20,10 @@ use show::Kind;
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+#[cfg(feature = "mimalloc")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 mod export;
 mod generate;
 mod locate;
