@@ -26,6 +26,7 @@
 use super::rows::{self, EntryRow, SessionRow, UsageRow};
 use crate::js::string::JsStr;
 use crate::json::Value;
+use crate::session::{Migration, Session};
 use crate::source::ReadMode;
 use arrow_array::cast::AsArray;
 use arrow_array::{
@@ -36,7 +37,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -52,9 +53,12 @@ const BUFFERED: usize = 128 << 20;
 pub const MANIFEST: &str = "_manifest.json";
 /// Bumped when the tables' columns or the layout change: a manifest of another version
 /// means a full export.
-const FORMAT: f64 = 2.0;
+const FORMAT: f64 = 3.0;
 /// A day's file in its partition.
 const DAY_FILE: &str = "data.parquet";
+/// Bytes at each end of what was read of a session file whose hashes the manifest keeps
+/// (an append leaves them as they were).
+const WINDOW: usize = 4096;
 
 /// Options of [`export`].
 #[derive(Default)]
@@ -77,6 +81,9 @@ pub struct ExportReport {
     pub files: usize,
     /// Files read this run (new or changed).
     pub read: usize,
+    /// Of those, files read from where the last run stopped: appended to, with the same
+    /// branch, so that their older rows stay as they are.
+    pub appended: usize,
     /// Files the manifest had, unchanged (not read).
     pub unchanged: usize,
     /// Sessions in the manifest whose file is gone (their rows were deleted).
@@ -184,6 +191,36 @@ struct Kept {
     usage: u64,
     /// The days it has rows on, per table.
     days: [Vec<String>; 2],
+    /// The bytes read; the hashes of the first and last [`WINDOW`] of them; the branch's
+    /// fingerprint ([`rows::branch_print`]). A file that grew with all three as they were
+    /// was appended to.
+    len: u64,
+    ends: (u128, u128),
+    branch: u128,
+}
+
+/// The hashes of the first and last [`WINDOW`] bytes of `b`.
+fn ends(b: &[u8]) -> (u128, u128) {
+    let w = WINDOW.min(b.len());
+    (
+        xxhash_rust::xxh3::xxh3_128(&b[..w]),
+        xxhash_rust::xxh3::xxh3_128(&b[b.len() - w..]),
+    )
+}
+
+/// Whether `s` is the session `old` was made from with lines appended: what was read
+/// then is still there, at both ends (pi appends to a session file or rewrites it whole),
+/// ended with a line's end, and the entries on the branch among those lines are the same
+/// (so every older row is as it was). Never for a session pi migrates on load.
+fn appended_to(s: &Session, old: &Kept) -> bool {
+    let b = s.bytes();
+    let n = usize::try_from(old.len).unwrap_or(usize::MAX);
+    n > 0
+        && b.len() > n
+        && b[n - 1] == b'\n'
+        && ends(&b[..n]) == old.ends
+        && !matches!(s.migration(), Migration::FromV1 | Migration::FromV2)
+        && rows::branch_print(s, old.len) == old.branch
 }
 
 /// The manifest: the sessions, and the renames and deletions a committed run still has
@@ -333,13 +370,32 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     }
     report.unchanged = keep.len();
     report.read = todo.len();
+    // Files that grew (the same file, longer): those appended to are read from where the
+    // last run stopped, and their older rows stay.
+    let appended: HashMap<String, Kept> = {
+        use rayon::prelude::*;
+        todo.par_iter()
+            .filter_map(|(p, name, stamp)| {
+                let (k, st) = (old.get(name)?, (*stamp)?);
+                let grew = st[0] == k.stamp[0] && st[1] == k.stamp[1] && st[2] > k.len;
+                (grew
+                    && open_session(p, opts).is_ok_and(|s| {
+                        let yes = appended_to(&s, k);
+                        crate::source::give_thread_buffer(s.into_buffer());
+                        yes
+                    }))
+                .then(|| (name.clone(), k.clone()))
+            })
+            .collect()
+    };
+    report.appended = appended.len();
     let present: HashSet<String> = paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     report.removed = old.keys().filter(|k| !present.contains(*k)).count();
-    // Days that lose rows: those of the sessions read again or gone; without a manifest
-    // to trust, every day there is.
+    // Days that lose rows: those of the sessions read again (but for appends) or gone;
+    // without a manifest to trust, every day there is.
     let mut dirty: [BTreeSet<String>; 2] = Default::default();
     for (name, k) in &old {
-        if !keep.contains_key(name) {
+        if !keep.contains_key(name) && !appended.contains_key(name) {
             for t in Table::ALL {
                 dirty[t as usize].extend(k.days[t as usize].iter().cloned());
             }
@@ -350,7 +406,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
             dirty[t as usize].extend(days_on_disk(out, t));
         }
     }
-    let kept_paths: HashSet<String> = keep.keys().cloned().collect();
+    let kept_paths: HashSet<String> = keep.keys().chain(appended.keys()).cloned().collect();
 
     let done = AtomicUsize::new(keep.len());
     let total = paths.len();
@@ -359,7 +415,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     }
     let mut writers = Writers::new(out, opts.with_text, &kept_paths);
     /// A file's path and what became of it.
-    type Done = (String, Result<Option<Kept>, String>);
+    type Done = (String, Result<Option<Written>, String>);
     let results: Vec<Done> = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(16);
         let w = &mut writers;
@@ -374,7 +430,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
             todo.par_iter()
                 .with_max_len(1)
                 .map_with(tx, |tx, (p, name, stamp)| {
-                    let r = export_one(p, name, *stamp, opts, tx);
+                    let r = export_one(p, name, *stamp, opts, tx, appended.get(name));
                     let n = done.fetch_add(1, Ordering::Relaxed) + 1;
                     if let Some(cb) = opts.on_progress {
                         cb(n, total);
@@ -394,17 +450,23 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     })?;
     let mut failed = HashSet::new();
     for (name, r) in results {
-        match r {
-            Ok(Some(k)) => {
-                report.entry_rows_written += k.entries;
-                report.usage_rows_written += k.usage;
-                keep.insert(name, k);
+        let why = match r {
+            Ok(Some(w)) => {
+                report.entry_rows_written += w.entries;
+                report.usage_rows_written += w.usage;
+                keep.insert(name, w.kept);
+                continue;
             }
-            Ok(None) => report.skipped.push((PathBuf::from(&name), "not a session".into())),
-            Err(e) => {
-                failed.insert(name.clone());
-                report.skipped.push((PathBuf::from(&name), e));
-            }
+            Ok(None) => "not a session".to_string(),
+            Err(e) => e,
+        };
+        report.skipped.push((PathBuf::from(&name), why));
+        if let Some(k) = appended.get(&name) {
+            // Nothing of it was sent: its older rows stay, as the manifest says, until a
+            // later run finds it as it is.
+            keep.insert(name, k.clone());
+        } else {
+            failed.insert(name);
         }
     }
     // Days that lost rows and got none: written from what they keep (or deleted).
@@ -447,34 +509,57 @@ struct Msg {
     batch: RecordBatch,
 }
 
-/// Read one session and send its rows; `Ok(None)`: not a session; `Err`: why it is
-/// skipped (rows of it already sent are dropped when the files are closed).
+/// A session as the export opens it (in the thread's read buffer: give it back).
+fn open_session(path: &Path, opts: &ExportOptions<'_>) -> crate::Result<Session> {
+    let open = crate::session::OpenOptions {
+        read_mode: opts.read_mode,
+        v1_ids: crate::session::V1Ids::Stable,
+        ..crate::session::OpenOptions::default()
+    };
+    Session::open_into(path, open, crate::source::thread_buffer())
+}
+
+/// What [`export_one`] did: the session as the manifest keeps it, and the rows it sent.
+struct Written {
+    kept: Kept,
+    entries: u64,
+    usage: u64,
+}
+
+/// Read one session and send its rows (only those of the lines after `since`'s when it
+/// was appended to); `Ok(None)`: not a session; `Err`: why it is skipped (rows of it
+/// already sent are dropped when the files are closed; for an append, none are sent).
 fn export_one(
     path: &Path,
     name: &str,
     stamp: Option<[u64; 4]>,
     opts: &ExportOptions<'_>,
     tx: &std::sync::mpsc::SyncSender<Msg>,
-) -> Result<Option<Kept>, String> {
+    since: Option<&Kept>,
+) -> Result<Option<Written>, String> {
     let stamp = stamp.ok_or_else(|| "could not be read".to_string())?;
-    let open = crate::session::OpenOptions {
-        read_mode: opts.read_mode,
-        v1_ids: crate::session::V1Ids::Stable,
-        ..crate::session::OpenOptions::default()
-    };
-    let s = match crate::session::Session::open_into(path, open, crate::source::thread_buffer()) {
+    let s = match open_session(path, opts) {
         Ok(s) => s,
         Err(e) if matches!(e.kind(), crate::error::ErrorKind::NotASession { .. }) => return Ok(None),
         Err(e) => return Err(e.to_string()),
     };
+    if let Some(old) = since
+        && !appended_to(&s, old)
+    {
+        // (It was when the run began.)
+        let e: crate::Error = crate::error::ErrorKind::FileChanged {
+            path: Some(path.to_path_buf()),
+        }
+        .into();
+        return Err(e.to_string());
+    }
+    let from = since.map_or(0, |k| k.len);
     let mtime_ms = std::fs::metadata(path)
         .ok()
         .and_then(|m| m.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(0.0, |d| d.as_millis() as f64);
     let mut scratch = crate::listing::Scratch::new();
-    // (`allMessagesText` is no column: its copy of every text is spared.)
-    scratch.set_collect_text(false);
     // (`allMessagesText` is no column: its copy of every text is spared.)
     scratch.set_collect_text(false);
     let Ok(info) = crate::listing::session_info_from_bytes(path, s.bytes(), mtime_ms, &mut scratch) else {
@@ -493,21 +578,27 @@ fn export_one(
         })
         .map_err(|_| "output: the writing thread stopped".to_string())
     };
-    // Entry rows by day number, sent a batch at a time.
+    // Entry rows by day number, sent a batch at a time (an append's all at the end, once
+    // it is known to be whole).
     let mut pending: BTreeMap<i64, Vec<EntryRow>> = BTreeMap::new();
     let mut days: [BTreeSet<String>; 2] = Default::default();
+    if let Some(old) = since {
+        for t in Table::ALL {
+            days[t as usize].extend(old.days[t as usize].iter().cloned());
+        }
+    }
     let mut entries = 0u64;
     let flush = |d: &str, rows: &mut Vec<EntryRow>| -> Result<(), String> {
         let batch = entries_batch(&schema, rows, &session).map_err(|e| format!("output: {e}"))?;
         rows.clear();
         send(Table::Entries, d, batch)
     };
-    let usage = rows::session_rows(&s, opts.with_text, |e: EntryRow| -> Result<(), Stop> {
+    let usage = rows::session_rows_since(&s, opts.with_text, from, |e: EntryRow| -> Result<(), Stop> {
         entries += 1;
         let n = e.timestamp_ms.map_or(home_day, day_no);
         let v = pending.entry(n).or_default();
         v.push(e);
-        if v.len() >= BATCH {
+        if v.len() >= BATCH && since.is_none() {
             flush(&day(n.saturating_mul(DAY_MS)), v).map_err(Stop)?;
         }
         Ok(())
@@ -533,13 +624,21 @@ fn export_one(
         send(Table::Usage, &d, batch)?;
         days[1].insert(d);
     }
-    crate::source::give_thread_buffer(s.into_buffer());
-    Ok(Some(Kept {
+    let kept = Kept {
         stamp,
         row,
+        entries: since.map_or(0, |k| k.entries) + entries,
+        usage: since.map_or(0, |k| k.usage) + n_usage,
+        days: days.map(|d| d.into_iter().collect()),
+        len: s.bytes().len() as u64,
+        ends: ends(s.bytes()),
+        branch: rows::branch_print(&s, u64::MAX),
+    };
+    crate::source::give_thread_buffer(s.into_buffer());
+    Ok(Some(Written {
+        kept,
         entries,
         usage: n_usage,
-        days: days.map(|d| d.into_iter().collect()),
     }))
 }
 
@@ -1095,6 +1194,15 @@ fn load_manifest(path: &Path) -> Manifest {
         ) else {
             continue;
         };
+        let hex = |v: Option<&Value<'_>>| v.and_then(Value::as_str).and_then(|t| u128::from_str_radix(t, 16).ok());
+        let (Some(Value::Number(len)), Some(Value::Array(e2)), Some(branch)) =
+            (s.get("len"), s.get("ends"), hex(s.get("branch")))
+        else {
+            continue;
+        };
+        let (Some(head), Some(tail)) = (hex(e2.first()), hex(e2.get(1))) else {
+            continue;
+        };
         m.sessions.insert(
             row.path.clone(),
             Kept {
@@ -1103,6 +1211,9 @@ fn load_manifest(path: &Path) -> Manifest {
                 entries: *e as u64,
                 usage: *u as u64,
                 days: [de, du],
+                len: *len as u64,
+                ends: (head, tail),
+                branch,
             },
         );
     }
@@ -1128,6 +1239,10 @@ fn sessions_json(m: &Manifest) -> String {
             set(&mut o, "entryDays", strings_of(&k.days[0]));
             set(&mut o, "usageDays", strings_of(&k.days[1]));
             set(&mut o, "row", row_value(&k.row));
+            set(&mut o, "len", Value::Number(k.len as f64));
+            let hex = |x: u128| Value::string(format!("{x:032x}"));
+            set(&mut o, "ends", Value::Array(vec![hex(k.ends.0), hex(k.ends.1)]));
+            set(&mut o, "branch", hex(k.branch));
             Value::Object(o)
         })
         .collect();

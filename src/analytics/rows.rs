@@ -185,6 +185,20 @@ fn branch_set(s: &Session) -> Vec<EntryPos> {
     b
 }
 
+/// A fingerprint of which entries that start before byte `below` are on the current
+/// branch: an append that leaves it as it was leaves every older row as it was (the
+/// branch flag is the only column one line does not decide alone).
+pub(crate) fn branch_print(s: &Session, below: u64) -> u128 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    for p in branch_set(s) {
+        let offset = s.record(p).offset.0;
+        if offset < below {
+            h.update(&offset.to_le_bytes());
+        }
+    }
+    h.digest128()
+}
+
 /// Call `each` with the row of every entry of `s` (pi's `getEntries()` order), the text
 /// kept when `with_text`, and return the session's usage records (as
 /// [`crate::usage::records_of`] finds them), all in one walk of each line.
@@ -197,6 +211,18 @@ fn branch_set(s: &Session) -> Vec<EntryPos> {
 pub fn session_rows<E: From<crate::Error>>(
     s: &Session,
     with_text: bool,
+    each: impl FnMut(EntryRow) -> Result<(), E>,
+) -> Result<FileUsage, E> {
+    session_rows_since(s, with_text, 0, each)
+}
+
+/// [`session_rows`] for the entries that start at byte `since` or later (those an append
+/// added), and their usage records. A session pi migrates on load has no appends: it gets
+/// all its rows whatever `since` is (callers give it 0).
+pub(crate) fn session_rows_since<E: From<crate::Error>>(
+    s: &Session,
+    with_text: bool,
+    since: u64,
     mut each: impl FnMut(EntryRow) -> Result<(), E>,
 ) -> Result<FileUsage, E> {
     let header_ms = crate::usage::header_ms(s);
@@ -216,6 +242,9 @@ pub fn session_rows<E: From<crate::Error>>(
     };
     for &p in s.entries() {
         let rec = s.record(p);
+        if rec.offset.0 < since {
+            continue;
+        }
         let line = s.raw(p);
         let w = walk_entry(line).map_err(|_| changed())?;
         let on_branch = branch.binary_search_by_key(&p.0, |q| q.0).is_ok();

@@ -76,12 +76,13 @@ pub fn run(a: &ExportParquetArgs, read_mode: pi_session::ReadMode, out: &mut imp
     } else {
         writeln!(
             out,
-            "{}: {} sessions, {} entries, {} usage records; this run read {} files ({} unchanged, {} removed), wrote {} entries and {} usage rows in {} files, deleted {} files",
+            "{}: {} sessions, {} entries, {} usage records; this run read {} files ({} of them only past what the last run read; {} unchanged, {} removed), wrote {} entries and {} usage rows in {} files, deleted {} files",
             escape_path(&a.out),
             report.sessions,
             report.entry_rows,
             report.usage_rows,
             report.read,
+            report.appended,
             report.unchanged,
             report.removed,
             report.entry_rows_written,
@@ -104,6 +105,7 @@ fn json(r: &ExportReport, dir: &std::path::Path) -> String {
     for (k, v) in [
         ("files", r.files as u64),
         ("read", r.read as u64),
+        ("appended", r.appended as u64),
         ("unchanged", r.unchanged as u64),
         ("removed", r.removed as u64),
         ("sessions", r.sessions),
