@@ -2,7 +2,8 @@
 # `pi-session export-parquet` against a cold `pi-session ls --all --json` over the same
 # sessions root (issue #19's yardstick: the export at most 2x the listing), whole process
 # against whole process, page cache warm, runs interleaved, medians and peak RSS; then an
-# incremental re-export after 1% of the files got an appended message.
+# incremental re-export after 1% of the files got an appended message, and one after 1%
+# were rewritten (other content, as pi's migration or a hand edit would).
 #
 #   benches/compare_export.sh ROOT [RUNS]
 #
@@ -61,3 +62,14 @@ warm
 /usr/bin/time -f "%e %M" -o "$tmp/t" "$bin" export-parquet "$sessions" --out "$tmp/out" --json >"$tmp/inc.json"
 printf '%-34s %8s s %6d MB  %s\n' "re-export, $k files appended to" "$(cut -d' ' -f1 "$tmp/t")" "$(($(cut -d' ' -f2 "$tmp/t") / 1024))" \
 	"$(cat "$tmp/inc.json")"
+# 1% of the files (others): rewritten with another session of about their size.
+find "$sessions" -name '*.jsonl' | sort | awk -v k="$k" -v n="$n" 'NR % int(n / k) == 1' | head -"$k" >"$tmp/rewritten"
+i=0
+while read -r f; do
+	"$bin" gen session "$f" --size "$(($(stat -c %s "$f") / 1024))K" --seed "$((1000 + i))" >/dev/null
+	i=$((i + 1))
+done <"$tmp/rewritten"
+warm
+/usr/bin/time -f "%e %M" -o "$tmp/t" "$bin" export-parquet "$sessions" --out "$tmp/out" --json >"$tmp/rw.json"
+printf '%-34s %8s s %6d MB  %s\n' "re-export, $k files rewritten" "$(cut -d' ' -f1 "$tmp/t")" "$(($(cut -d' ' -f2 "$tmp/t") / 1024))" \
+	"$(cat "$tmp/rw.json")"
