@@ -16,6 +16,7 @@ use crate::json::ws::Line;
 use crate::session::{Migration, Session};
 use crate::usage::extract::{Members, Span, record as note, record_from, skip, source_of, string_bytes, text};
 use crate::usage::{FileUsage, Source};
+use smallvec::SmallVec;
 
 /// One row of the `entries` table.
 #[derive(Clone, Debug, PartialEq)]
@@ -188,6 +189,7 @@ fn branch_set(s: &Session) -> Vec<EntryPos> {
 /// A fingerprint of which entries that start before byte `below` are on the current
 /// branch: an append that leaves it as it was leaves every older row as it was (the
 /// branch flag is the only column one line does not decide alone).
+#[cfg(feature = "parquet")]
 pub(crate) fn branch_print(s: &Session, below: u64) -> u128 {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     for p in branch_set(s) {
@@ -295,7 +297,7 @@ struct Walked {
     ty: Span,
     model_id: Span,
     summary: Span,
-    content: Span,
+    content: Blocks,
     message: Option<Message>,
 }
 
@@ -303,7 +305,7 @@ struct Walked {
 #[derive(Default)]
 struct Message {
     usage: Members,
-    content: Span,
+    content: Blocks,
     tool_name: Span,
     is_error: Span,
 }
@@ -327,12 +329,12 @@ fn walk_entry(line: &[u8]) -> Result<Walked, SyntaxError> {
         b"model" => note(line, i, &mut w.top.model),
         b"modelId" => note(line, i, &mut w.model_id),
         b"summary" => note(line, i, &mut w.summary),
-        b"content" => note(line, i, &mut w.content),
+        b"content" => content_at(line, i, &mut w.content),
         b"message" if line[i] == b'{' => {
             let mut m = Message::default();
             let end = walk_members::<Line>(line, i, |key, j| match key {
                 b"role" => note(line, j, &mut m.usage.role),
-                b"content" => note(line, j, &mut m.content),
+                b"content" => content_at(line, j, &mut m.content),
                 b"toolName" => note(line, j, &mut m.tool_name),
                 b"isError" => note(line, j, &mut m.is_error),
                 b"usage" => note(line, j, &mut m.usage.usage),
@@ -386,36 +388,49 @@ fn date_ms(line: &[u8], s: &Span) -> f64 {
     }
 }
 
-/// The `text` strings of a content value's `text` blocks (or the content itself when a
-/// string) and the `name` strings of its `toolCall` blocks.
-fn blocks(line: &[u8], c: &Span) -> Result<(Vec<Span>, Vec<Span>), SyntaxError> {
-    let (mut texts, mut names) = (Vec::new(), Vec::new());
-    match c.get(line).and_then(<[u8]>::first) {
-        Some(b'"') => texts.push(*c),
-        Some(b'[') => {
-            walk_elements::<Line>(line, c.start, |i| {
-                if line[i] != b'{' {
-                    return skip(line, i);
-                }
-                let (mut ty, mut txt, mut name) = (Span::default(), Span::default(), Span::default());
-                let end = walk_members::<Line>(line, i, |key, j| match key {
-                    b"type" => note(line, j, &mut ty),
-                    b"text" => note(line, j, &mut txt),
-                    b"name" => note(line, j, &mut name),
-                    _ => skip(line, j),
-                })?;
-                let is_string = |s: &Span| s.get(line).and_then(<[u8]>::first) == Some(&b'"');
-                match string_bytes(line, &ty).as_deref() {
-                    Some(b"text") if is_string(&txt) => texts.push(txt),
-                    Some(b"toolCall") if is_string(&name) => names.push(name),
-                    _ => {}
-                }
-                Ok(end)
-            })?;
+/// What a row reads of a content value: the `text` strings of its `text` blocks (or the
+/// content itself when a string) and the `name` strings of its `toolCall` blocks.
+#[derive(Default)]
+struct Blocks {
+    texts: SmallVec<[Span; 4]>,
+    names: SmallVec<[Span; 2]>,
+}
+
+/// Walk the content value at `i` into `out` (a later `content` member replaces an earlier
+/// one); returns where it ends. One pass: the blocks are walked as the value is skipped.
+fn content_at(line: &[u8], i: usize, out: &mut Blocks) -> Result<usize, SyntaxError> {
+    *out = Blocks::default();
+    match line[i] {
+        b'"' => {
+            let end = skip(line, i)?;
+            out.texts.push(Span {
+                start: i,
+                end,
+                object: false,
+            });
+            Ok(end)
         }
-        _ => {}
+        b'[' => walk_elements::<Line>(line, i, |k| {
+            if line[k] != b'{' {
+                return skip(line, k);
+            }
+            let (mut ty, mut txt, mut name) = (Span::default(), Span::default(), Span::default());
+            let end = walk_members::<Line>(line, k, |key, j| match key {
+                b"type" => note(line, j, &mut ty),
+                b"text" => note(line, j, &mut txt),
+                b"name" => note(line, j, &mut name),
+                _ => skip(line, j),
+            })?;
+            let is_string = |s: &Span| s.get(line).and_then(<[u8]>::first) == Some(&b'"');
+            match string_bytes(line, &ty).as_deref() {
+                Some(b"text") if is_string(&txt) => out.texts.push(txt),
+                Some(b"toolCall") if is_string(&name) => out.names.push(name),
+                _ => {}
+            }
+            Ok(end)
+        }),
+        _ => skip(line, i),
     }
-    Ok((texts, names))
 }
 
 /// The text made of the strings at `pieces` (joined by `\n`): its length in UTF-16 code
@@ -472,11 +487,11 @@ fn row_of_walk(
         length: rec.len,
         line: rec.line.0,
     };
-    let pieces = match ty.as_deref() {
+    let pieces: &[Span] = match ty.as_deref() {
         Some("message") => match &w.message {
             Some(m) => {
                 row.role = string(line, &m.usage.role);
-                let (texts, names) = blocks(line, &m.content).ok()?;
+                let (texts, names) = (&m.content.texts, &m.content.names);
                 match row.role.as_deref() {
                     Some("assistant") => {
                         row.provider = string(line, &m.usage.provider);
@@ -494,22 +509,22 @@ fn row_of_walk(
                 }
                 texts
             }
-            None => Vec::new(),
+            None => &[],
         },
-        Some("custom_message") => blocks(line, &w.content).ok()?.0,
+        Some("custom_message") => &w.content.texts,
         Some("compaction" | "branch_summary") => match w.summary.get(line) {
-            Some([b'"', ..]) => vec![w.summary],
-            _ => Vec::new(),
+            Some([b'"', ..]) => std::slice::from_ref(&w.summary),
+            _ => &[],
         },
         Some("model_change") => {
             row.provider = string(line, &w.top.provider);
             row.model = string(line, &w.model_id);
-            Vec::new()
+            &[]
         }
-        _ => Vec::new(),
+        _ => &[],
     };
     if !pieces.is_empty() {
-        let (n, t) = text_at(line, &pieces, with_text)?;
+        let (n, t) = text_at(line, pieces, with_text)?;
         row.text_len = Some(n as u64);
         row.text = t;
     }
