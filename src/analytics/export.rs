@@ -54,6 +54,8 @@ pub const MANIFEST: &str = "_manifest.json";
 /// Bumped when the tables' columns or the layout change: a manifest of another version
 /// means a full export.
 const FORMAT: f64 = 3.0;
+/// The `sessions` table's file, relative to the output folder.
+const SESSIONS_FILE: &str = "sessions/sessions.parquet";
 /// A day's file in its partition.
 const DAY_FILE: &str = "data.parquet";
 /// Bytes at each end of what was read of a session file whose hashes the manifest keeps
@@ -391,6 +393,13 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     report.appended = appended.len();
     let present: HashSet<String> = paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     report.removed = old.keys().filter(|k| !present.contains(*k)).count();
+    if trusted && todo.is_empty() && report.removed == 0 && out.join(SESSIONS_FILE).is_file() {
+        // Nothing changed: the folder is as the manifest says; nothing is written.
+        report.sessions = keep.len() as u64;
+        report.entry_rows = keep.values().map(|k| k.entries).sum();
+        report.usage_rows = keep.values().map(|k| k.usage).sum();
+        return Ok(report);
+    }
     // Days that lose rows: those of the sessions read again (but for appends) or gone;
     // without a manifest to trust, every day there is.
     let mut dirty: [BTreeSet<String>; 2] = Default::default();
@@ -1064,7 +1073,7 @@ fn usage_batch(
 fn write_sessions(out: &Path, keep: &BTreeMap<String, Kept>) -> Result<(String, String), ExportError> {
     let rows: Vec<&SessionRow> = keep.values().map(|k| &k.row).collect();
     let schema = sessions_schema();
-    let fin = "sessions/sessions.parquet".to_string();
+    let fin = SESSIONS_FILE.to_string();
     let tmp = temporary(&fin);
     let path = out.join(&tmp);
     if let Some(dir) = path.parent() {

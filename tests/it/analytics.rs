@@ -406,6 +406,12 @@ mod parquet {
         );
         let full = json(&cli("export-parquet", &[r, "--out", ob, "--json"]));
         assert_eq!(again["entries"], full["entries"]);
+        // Nothing changed since: nothing read, nothing written.
+        let idle = json(&cli("export-parquet", &[r, "--out", ob, "--json"]));
+        assert_eq!(
+            (idle["read"].as_u64(), idle["filesWritten"].as_u64(), &idle["entries"]),
+            (Some(0), Some(0), &full["entries"])
+        );
         for t in ["entries/*/*.parquet", "usage/*/*.parquet", "sessions/sessions.parquet"] {
             let (x, y) = (
                 format!("read_parquet('{oa}/{t}', hive_partitioning=true)"),
