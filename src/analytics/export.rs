@@ -230,6 +230,9 @@ fn appended_to(s: &Session, old: &Kept) -> bool {
 #[derive(Default)]
 struct Manifest {
     sessions: BTreeMap<String, Kept>,
+    /// Files that were no session under that stamp, and why: not read again until their
+    /// stamp changes.
+    no_session: BTreeMap<String, ([u64; 4], String)>,
     renames: Vec<(String, String)>,
     deletions: Vec<String>,
     /// Read from a file of this format; and its `withText`.
@@ -353,24 +356,33 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     report.files_deleted += finish(out, &found)?;
     report.files_deleted += sweep(out)?;
     let trusted = !opts.full && found.format_ok(opts.with_text);
-    let old = if trusted { found.sessions } else { BTreeMap::new() };
+    let (old, old_no_session) = if trusted {
+        (found.sessions, found.no_session)
+    } else {
+        Default::default()
+    };
 
     let (paths, problems) = crate::usage::session_files(roots);
     report.skipped.extend(problems);
     report.files = paths.len();
     let mut keep: BTreeMap<String, Kept> = BTreeMap::new();
+    let mut no_session = BTreeMap::new();
     let mut todo = Vec::new();
     for p in &paths {
         let name = p.to_string_lossy().into_owned();
         let stamp = std::fs::metadata(p).ok().map(|m| stamp_of(&m));
-        match (old.get(&name), stamp) {
-            (Some(k), Some(st)) if k.stamp == st => {
+        match (old.get(&name), old_no_session.get(&name), stamp) {
+            (Some(k), _, Some(st)) if k.stamp == st => {
                 keep.insert(name, k.clone());
+            }
+            (_, Some((was, why)), Some(st)) if *was == st => {
+                report.skipped.push((p.clone(), why.clone()));
+                no_session.insert(name, (st, why.clone()));
             }
             _ => todo.push((p.clone(), name, stamp)),
         }
     }
-    report.unchanged = keep.len();
+    report.unchanged = keep.len() + no_session.len();
     report.read = todo.len();
     // Files that grew (the same file, longer): those appended to are read from where the
     // last run stopped, and their older rows stay.
@@ -457,6 +469,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
             }),
         }
     })?;
+    let stamps: HashMap<&str, Option<[u64; 4]>> = todo.iter().map(|(_, n, st)| (n.as_str(), *st)).collect();
     let mut failed = HashSet::new();
     for (name, r) in results {
         let why = match r {
@@ -466,17 +479,27 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
                 keep.insert(name, w.kept);
                 continue;
             }
-            Ok(None) => "not a session".to_string(),
+            Ok(None) => {
+                let why = "not a session".to_string();
+                if let Some(st) = stamps.get(name.as_str()).copied().flatten() {
+                    no_session.insert(name.clone(), (st, why.clone()));
+                }
+                why
+            }
             Err(e) => e,
         };
         report.skipped.push((PathBuf::from(&name), why));
         if let Some(k) = appended.get(&name) {
-            // Nothing of it was sent: its older rows stay, as the manifest says, until a
-            // later run finds it as it is.
-            keep.insert(name, k.clone());
-        } else {
-            failed.insert(name);
+            // A file skipped has no rows, as when it is read whole: the older rows kept of
+            // it go too (a later run that can read it reads it whole).
+            report.appended -= 1;
+            for t in Table::ALL {
+                for d in &k.days[t as usize] {
+                    writers.open(t, d)?.refilter = true;
+                }
+            }
         }
+        failed.insert(name);
     }
     // Days that lost rows and got none: written from what they keep (or deleted).
     for t in Table::ALL {
@@ -491,6 +514,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     renames.push(write_sessions(out, &keep)?);
     let m = Manifest {
         sessions: keep,
+        no_session,
         renames,
         deletions,
         ..Manifest::default()
@@ -501,6 +525,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
     report.files_deleted += finish(out, &m)?;
     let done = Manifest {
         sessions: m.sessions,
+        no_session: m.no_session,
         ..Manifest::default()
     };
     save_manifest(&manifest_path, &done, &sessions_json, opts.with_text)?;
@@ -699,6 +724,9 @@ struct DayWriter {
     /// group (an open row group holds a compressor per column).
     waiting: Vec<RecordBatch>,
     waiting_bytes: usize,
+    /// Rows of sessions that failed may have been copied in from the old file: the file
+    /// is filtered again when it is closed.
+    refilter: bool,
 }
 
 impl DayWriter {
@@ -785,6 +813,7 @@ impl<'k> Writers<'k> {
                 sessions: HashSet::new(),
                 waiting: Vec::new(),
                 waiting_bytes: 0,
+                refilter: false,
             };
             let old = self.out.join(&fin);
             if !self.kept.is_empty() && old.is_file() {
@@ -826,7 +855,8 @@ impl<'k> Writers<'k> {
         Ok(())
     }
 
-    /// Close every file. Rows of `failed` sessions (read in part) are taken out again.
+    /// Close every file. Rows of `failed` sessions (read in part, or kept from before an
+    /// append and then skipped) are taken out again.
     /// Returns the renames to make, the day files to delete (days left without rows) and
     /// the rows copied from old files.
     #[allow(clippy::type_complexity)]
@@ -864,8 +894,9 @@ fn close_day(
     dw.write_waiting(out)?;
     dw.w.close().map_err(pq(&tmp))?;
     let mut rows = dw.rows;
-    if dw.sessions.iter().any(|s| failed.contains(s)) {
-        // Rare: a session file changed while it was read. Its rows go again.
+    if dw.refilter || dw.sessions.iter().any(|s| failed.contains(s)) {
+        // Rare: a session file changed while it was read, or one appended to was then
+        // skipped. Its rows go again.
         let again = format!("{}.again", dw.tmp);
         let again_path = out.join(&again);
         let file = std::fs::File::create(&again_path).map_err(io(&again_path))?;
@@ -1205,20 +1236,23 @@ fn load_manifest(path: &Path) -> Manifest {
         return m;
     }
     m.with_text = matches!(v.get("withText"), Some(Value::Bool(true)));
+    if let Some(Value::Array(files)) = v.get("noSession") {
+        for f in files {
+            if let (Some(path), Some(stamp), Some(why)) = (
+                f.get("path").and_then(Value::as_str),
+                stamp_from(f.get("stamp")),
+                f.get("why").and_then(Value::as_str),
+            ) {
+                m.no_session.insert(path.to_string(), (stamp, why.to_string()));
+            }
+        }
+    }
     let Some(Value::Array(sessions)) = v.get("sessions") else {
         return m;
     };
     for s in sessions {
-        let stamp = match s.get("stamp") {
-            Some(Value::Array(a)) if a.len() == 4 => {
-                let mut st = [0u64; 4];
-                for (i, x) in a.iter().enumerate() {
-                    // (Stamps are kept as strings: 64-bit numbers do not fit a double.)
-                    st[i] = x.as_str().and_then(|t| t.parse().ok()).unwrap_or(u64::MAX);
-                }
-                st
-            }
-            _ => continue,
+        let Some(stamp) = stamp_from(s.get("stamp")) else {
+            continue;
         };
         let (Some(row), Some(Value::Number(e)), Some(Value::Number(u)), Some(de), Some(du)) = (
             s.get("row").and_then(row_of_value),
@@ -1256,6 +1290,25 @@ fn load_manifest(path: &Path) -> Manifest {
     m
 }
 
+/// A stamp as the manifest keeps it: four strings (64-bit numbers do not fit a double).
+fn stamp_value(stamp: &[u64; 4]) -> Value<'static> {
+    Value::Array(stamp.iter().map(|x| Value::string(x.to_string())).collect())
+}
+
+/// A stamp from the manifest (`None` unless four numbers as strings).
+fn stamp_from(v: Option<&Value<'_>>) -> Option<[u64; 4]> {
+    match v {
+        Some(Value::Array(a)) if a.len() == 4 => {
+            let mut st = [0u64; 4];
+            for (i, x) in a.iter().enumerate() {
+                st[i] = x.as_str()?.parse().ok()?;
+            }
+            Some(st)
+        }
+        _ => None,
+    }
+}
+
 /// The manifest's `sessions` array, as JSON text.
 fn sessions_json(m: &Manifest) -> String {
     let strings_of = |v: &[String]| Value::Array(v.iter().map(|f| Value::string(f.clone())).collect());
@@ -1264,11 +1317,7 @@ fn sessions_json(m: &Manifest) -> String {
         .values()
         .map(|k| {
             let mut o = crate::json::Object::new();
-            set(
-                &mut o,
-                "stamp",
-                Value::Array(k.stamp.iter().map(|x| Value::string(x.to_string())).collect()),
-            );
+            set(&mut o, "stamp", stamp_value(&k.stamp));
             set(&mut o, "entries", Value::Number(k.entries as f64));
             set(&mut o, "usage", Value::Number(k.usage as f64));
             set(&mut o, "entryDays", strings_of(&k.days[0]));
@@ -1301,6 +1350,18 @@ fn save_manifest(path: &Path, m: &Manifest, sessions_json: &str, with_text: bool
         })
         .collect();
     set(&mut top, "renames", Value::Array(renames));
+    let no_session = m
+        .no_session
+        .iter()
+        .map(|(path, (stamp, why))| {
+            let mut o = crate::json::Object::new();
+            set(&mut o, "path", Value::string(path.clone()));
+            set(&mut o, "stamp", stamp_value(stamp));
+            set(&mut o, "why", Value::string(why.clone()));
+            Value::Object(o)
+        })
+        .collect();
+    set(&mut top, "noSession", Value::Array(no_session));
     set(
         &mut top,
         "deletions",

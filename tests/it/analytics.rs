@@ -388,6 +388,19 @@ mod parquet {
         cli("append", &[&f(3), msg]);
         cli("gen", &["session", &f(4), "--size", "300K", "--seed", "99"]);
         std::fs::remove_file(&files[5]).expect("rm");
+        // An append on the branch after which pi drops the file (a message entry without
+        // its message): its older rows go too.
+        let leaf = {
+            let text = std::fs::read_to_string(&files[7]).expect("read");
+            json(text.lines().last().expect("an entry"))["id"]
+                .as_str()
+                .expect("an id")
+                .to_string()
+        };
+        let mut end = std::fs::OpenOptions::new().append(true).open(&files[7]).expect("open");
+        let line =
+            format!(r#"{{"type":"message","id":"zz","parentId":"{leaf}","timestamp":"2025-01-01T00:00:00.000Z"}}"#);
+        std::io::Write::write_all(&mut end, format!("{line}\n").as_bytes()).expect("append");
         let new = files[6].with_file_name("2031-01-01T00-00-00-000Z_new.jsonl");
         cli(
             "gen",
@@ -401,9 +414,10 @@ mod parquet {
                 again["appended"].as_u64(),
                 again["removed"].as_u64()
             ),
-            (Some(6), Some(2), Some(1)),
+            (Some(7), Some(2), Some(1)),
             "{again}"
         );
+        assert_eq!(again["skipped"][0]["path"].as_str(), Some(f(7).as_str()), "{again}");
         let full = json(&cli("export-parquet", &[r, "--out", ob, "--json"]));
         assert_eq!(again["entries"], full["entries"]);
         // Nothing changed since: nothing read, nothing written.
@@ -412,6 +426,8 @@ mod parquet {
             (idle["read"].as_u64(), idle["filesWritten"].as_u64(), &idle["entries"]),
             (Some(0), Some(0), &full["entries"])
         );
+        // (The file pi drops is still named, from the manifest, without a read.)
+        assert_eq!(idle["skipped"][0]["path"].as_str(), Some(f(7).as_str()), "{idle}");
         for t in ["entries/*/*.parquet", "usage/*/*.parquet", "sessions/sessions.parquet"] {
             let (x, y) = (
                 format!("read_parquet('{oa}/{t}', hive_partitioning=true)"),
