@@ -58,9 +58,6 @@ const FORMAT: f64 = 3.0;
 const SESSIONS_FILE: &str = "sessions/sessions.parquet";
 /// A day's file in its partition.
 const DAY_FILE: &str = "data.parquet";
-/// Bytes at each end of what was read of a session file whose hashes the manifest keeps
-/// (an append leaves them as they were).
-const WINDOW: usize = 4096;
 
 /// Options of [`export`].
 #[derive(Default)]
@@ -193,21 +190,12 @@ struct Kept {
     usage: u64,
     /// The days it has rows on, per table.
     days: [Vec<String>; 2],
-    /// The bytes read; the hashes of the first and last [`WINDOW`] of them; the branch's
-    /// fingerprint ([`rows::branch_print`]). A file that grew with all three as they were
+    /// The bytes read; the hashes of the first and last 4 KiB of them (as the listing
+    /// cache keeps them: [`crate::listing::end_hashes`]); the branch's fingerprint ([`rows::branch_print`]). A file that grew with all three as they were
     /// was appended to.
     len: u64,
     ends: (u128, u128),
     branch: u128,
-}
-
-/// The hashes of the first and last [`WINDOW`] bytes of `b`.
-fn ends(b: &[u8]) -> (u128, u128) {
-    let w = WINDOW.min(b.len());
-    (
-        xxhash_rust::xxh3::xxh3_128(&b[..w]),
-        xxhash_rust::xxh3::xxh3_128(&b[b.len() - w..]),
-    )
 }
 
 /// Whether `s` is the session `old` was made from with lines appended: what was read
@@ -220,7 +208,7 @@ fn appended_to(s: &Session, old: &Kept) -> bool {
     n > 0
         && b.len() > n
         && b[n - 1] == b'\n'
-        && ends(&b[..n]) == old.ends
+        && crate::listing::end_hashes(&b[..n]) == old.ends
         && !matches!(s.migration(), Migration::FromV1 | Migration::FromV2)
         && rows::branch_print(s, old.len) == old.branch
 }
@@ -402,7 +390,6 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
             })
             .collect()
     };
-    report.appended = appended.len();
     let present: HashSet<String> = paths.iter().map(|p| p.to_string_lossy().into_owned()).collect();
     report.removed = old.keys().filter(|k| !present.contains(*k)).count();
     if trusted && todo.is_empty() && report.removed == 0 && out.join(SESSIONS_FILE).is_file() {
@@ -435,8 +422,8 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
         cb(keep.len(), total);
     }
     let mut writers = Writers::new(out, opts.with_text, &kept_paths);
-    /// A file's path and what became of it.
-    type Done = (String, Result<Option<Written>, String>);
+    /// A file's path, its stamp and what became of it.
+    type Done = (String, Option<[u64; 4]>, Result<Option<Written>, String>);
     let results: Vec<Done> = std::thread::scope(|scope| {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Msg>(16);
         let w = &mut writers;
@@ -456,7 +443,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
                     if let Some(cb) = opts.on_progress {
                         cb(n, total);
                     }
-                    (name.clone(), r)
+                    (name.clone(), *stamp, r)
                 })
                 .collect()
         };
@@ -469,11 +456,11 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
             }),
         }
     })?;
-    let stamps: HashMap<&str, Option<[u64; 4]>> = todo.iter().map(|(_, n, st)| (n.as_str(), *st)).collect();
     let mut failed = HashSet::new();
-    for (name, r) in results {
+    for (name, stamp, r) in results {
         let why = match r {
             Ok(Some(w)) => {
+                report.appended += usize::from(appended.contains_key(&name));
                 report.entry_rows_written += w.entries;
                 report.usage_rows_written += w.usage;
                 keep.insert(name, w.kept);
@@ -481,7 +468,7 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
             }
             Ok(None) => {
                 let why = "not a session".to_string();
-                if let Some(st) = stamps.get(name.as_str()).copied().flatten() {
+                if let Some(st) = stamp {
                     no_session.insert(name.clone(), (st, why.clone()));
                 }
                 why
@@ -492,10 +479,9 @@ pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result
         if let Some(k) = appended.get(&name) {
             // A file skipped has no rows, as when it is read whole: the older rows kept of
             // it go too (a later run that can read it reads it whole).
-            report.appended -= 1;
             for t in Table::ALL {
                 for d in &k.days[t as usize] {
-                    writers.open(t, d)?.refilter = true;
+                    writers.open(t, d)?.sessions.insert(name.clone());
                 }
             }
         }
@@ -606,11 +592,7 @@ fn export_one(
         && !appended_to(&s, old)
     {
         // (It was when the run began.)
-        let e: crate::Error = crate::error::ErrorKind::FileChanged {
-            path: Some(path.to_path_buf()),
-        }
-        .into();
-        return Err(e.to_string());
+        return Err(s.changed().to_string());
     }
     let from = since.map_or(0, |k| k.len);
     let mtime_ms = std::fs::metadata(path)
@@ -691,7 +673,7 @@ fn export_one(
         usage: since.map_or(0, |k| k.usage) + n_usage,
         days: days.map(|d| d.into_iter().collect()),
         len: s.bytes().len() as u64,
-        ends: ends(s.bytes()),
+        ends: crate::listing::end_hashes(s.bytes()),
         branch: rows::branch_print(&s, u64::MAX),
     };
     crate::source::give_thread_buffer(s.into_buffer());
@@ -717,16 +699,14 @@ struct DayWriter {
     /// Relative paths: the temporary file and the day's file.
     tmp: String,
     fin: String,
-    /// Rows written or waiting, and the sessions whose rows came this run.
+    /// Rows written or waiting, and the sessions whose rows came this run (or were copied
+    /// in for an append then skipped): if one of them failed, its rows are taken out.
     rows: u64,
     sessions: HashSet<String>,
     /// Batches not written yet, and their size in memory: written together as a row
     /// group (an open row group holds a compressor per column).
     waiting: Vec<RecordBatch>,
     waiting_bytes: usize,
-    /// Rows of sessions that failed may have been copied in from the old file: the file
-    /// is filtered again when it is closed.
-    refilter: bool,
 }
 
 impl DayWriter {
@@ -813,7 +793,6 @@ impl<'k> Writers<'k> {
                 sessions: HashSet::new(),
                 waiting: Vec::new(),
                 waiting_bytes: 0,
-                refilter: false,
             };
             let old = self.out.join(&fin);
             if !self.kept.is_empty() && old.is_file() {
@@ -894,9 +873,9 @@ fn close_day(
     dw.write_waiting(out)?;
     dw.w.close().map_err(pq(&tmp))?;
     let mut rows = dw.rows;
-    if dw.refilter || dw.sessions.iter().any(|s| failed.contains(s)) {
+    if dw.sessions.iter().any(|s| failed.contains(s)) {
         // Rare: a session file changed while it was read, or one appended to was then
-        // skipped. Its rows go again.
+        // skipped. Its rows go.
         let again = format!("{}.again", dw.tmp);
         let again_path = out.join(&again);
         let file = std::fs::File::create(&again_path).map_err(io(&again_path))?;

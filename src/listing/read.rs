@@ -84,8 +84,9 @@ type Kept = (Option<Carry>, u128, u128, Option<Vec<u8>>);
 /// Bytes at each end of a file whose hashes a [`Memo`] keeps.
 pub(super) const WINDOW: u64 = 4096;
 
-/// The hashes of `bytes`' first and last [`WINDOW`] bytes.
-pub(super) fn end_hashes(bytes: &[u8]) -> (u128, u128) {
+/// The hashes of `bytes`' first and last [`WINDOW`] bytes (also what `export-parquet`
+/// keeps to tell an append).
+pub(crate) fn end_hashes(bytes: &[u8]) -> (u128, u128) {
     let w = (WINDOW as usize).min(bytes.len());
     (
         xxhash_rust::xxh3::xxh3_128(&bytes[..w]),

@@ -339,7 +339,7 @@ impl Session {
 
     /// [`ErrorKind::FileChanged`] for this session's file: bytes found valid no longer
     /// decode (they changed under a mapping).
-    fn changed(&self) -> Error {
+    pub(crate) fn changed(&self) -> Error {
         ErrorKind::FileChanged {
             path: self.path.clone(),
         }
