@@ -7,14 +7,14 @@
 //! twin ([`entry_rows_twin`]) decodes every entry whole; tests hold the two equal (and the
 //! usage records equal [`crate::usage::records_of`]).
 
-use crate::index::{EntryPos, EntryType};
+use crate::index::EntryPos;
 use crate::js::string::JsStr;
 use crate::json::SyntaxError;
 use crate::json::Value;
 use crate::json::walk::{skip_ws, walk_elements, walk_members};
 use crate::json::ws::Line;
 use crate::session::{Migration, Session};
-use crate::usage::extract::{Members, Span, record as note, record_from, skip, source_of, string_bytes, text};
+use crate::usage::extract::{Members, Span, push_record, record as note, skip, string_bytes, text};
 use crate::usage::{FileUsage, Source};
 use smallvec::SmallVec;
 
@@ -123,7 +123,6 @@ pub struct SessionRow {
 /// The `sessions` row of `s`, whose listing says `info`.
 pub fn session_row(s: &Session, info: &crate::listing::SessionInfo) -> SessionRow {
     let header = s.header().ok();
-    let ms = |t: f64| t.is_finite().then_some(t as i64);
     SessionRow {
         path: info.path.to_string_lossy().into_owned(),
         id: info.id.as_ref().and_then(|v| key_text(Some(v))),
@@ -186,6 +185,35 @@ fn branch_set(s: &Session) -> Vec<EntryPos> {
     b
 }
 
+impl EntryRow {
+    /// The row of the entry at `rec` with only what the index knows (where its line is)
+    /// and its branch flag; every other column empty.
+    fn at(rec: &crate::index::EntryRec<'_>, on_branch: bool) -> EntryRow {
+        EntryRow {
+            id: None,
+            parent_id: None,
+            ty: None,
+            role: None,
+            timestamp_ms: None,
+            on_branch,
+            provider: None,
+            model: None,
+            tool_name: None,
+            is_error: None,
+            text_len: None,
+            text: None,
+            offset: rec.offset.0,
+            length: rec.len,
+            line: rec.line.0,
+        }
+    }
+}
+
+/// Unix ms as a column holds it: `None` for an invalid date.
+fn ms(t: f64) -> Option<i64> {
+    t.is_finite().then_some(t as i64)
+}
+
 /// A fingerprint of which entries that start before byte `below` are on the current
 /// branch: an append that leaves it as it was leaves every older row as it was (the
 /// branch flag is the only column one line does not decide alone).
@@ -236,12 +264,7 @@ pub(crate) fn session_rows_since<E: From<crate::Error>>(
     }
     let branch = branch_set(s);
     let mut usage = FileUsage::default();
-    let changed = || -> crate::Error {
-        crate::error::ErrorKind::FileChanged {
-            path: s.path().map(std::path::Path::to_path_buf),
-        }
-        .into()
-    };
+    let changed = || s.changed();
     for &p in s.entries() {
         let rec = s.record(p);
         if rec.offset.0 < since {
@@ -251,22 +274,17 @@ pub(crate) fn session_rows_since<E: From<crate::Error>>(
         let w = walk_entry(line).map_err(|_| changed())?;
         let on_branch = branch.binary_search_by_key(&p.0, |q| q.0).is_ok();
         let row = row_of_walk(line, &w, &rec, on_branch, with_text).ok_or_else(changed)?;
-        if let Some(source) = source_of(rec.ty, rec.role) {
-            let is_message = rec.ty == EntryType::Message;
-            let inner = w.message.as_ref().map(|m| &m.usage);
-            if !is_message || inner.is_some() {
-                let id = rec.id.str_bytes().map(String::from_utf8_lossy);
-                record_from(
-                    line,
-                    source,
-                    &w.top,
-                    if is_message { inner } else { None },
-                    id.as_deref(),
-                    header_ms,
-                    &mut usage,
-                );
-            }
-        }
+        let id = rec.id.str_bytes().map(String::from_utf8_lossy);
+        push_record(
+            line,
+            rec.ty,
+            rec.role,
+            &w.top,
+            w.message.as_ref().map(|m| &m.usage),
+            id.as_deref(),
+            header_ms,
+            &mut usage,
+        );
         each(row)?;
     }
     // (Rows made from bytes another process changed meanwhile are not the file's: the
@@ -470,22 +488,8 @@ fn row_of_walk(
     let mut row = EntryRow {
         id: key_of(line, &w.id),
         parent_id: key_of(line, &w.parent),
-        ty: None,
-        role: None,
-        timestamp_ms: {
-            let t = date_ms(line, &w.top.timestamp);
-            t.is_finite().then_some(t as i64)
-        },
-        on_branch,
-        provider: None,
-        model: None,
-        tool_name: None,
-        is_error: None,
-        text_len: None,
-        text: None,
-        offset: rec.offset.0,
-        length: rec.len,
-        line: rec.line.0,
+        timestamp_ms: ms(date_ms(line, &w.top.timestamp)),
+        ..EntryRow::at(rec, on_branch)
     };
     let pieces: &[Span] = match ty.as_deref() {
         Some("message") => match &w.message {
@@ -604,21 +608,8 @@ fn row_of(s: &Session, p: EntryPos, v: &Value<'_>, on_branch: bool, with_text: b
         id: key_text(v.get("id")),
         parent_id: key_text(v.get("parentId")),
         ty: ty.clone(),
-        role: None,
-        timestamp_ms: {
-            let t = crate::json::value::js_date_time(v.get("timestamp"));
-            t.is_finite().then_some(t as i64)
-        },
-        on_branch,
-        provider: None,
-        model: None,
-        tool_name: None,
-        is_error: None,
-        text_len: None,
-        text: None,
-        offset: rec.offset.0,
-        length: rec.len,
-        line: rec.line.0,
+        timestamp_ms: ms(crate::json::value::js_date_time(v.get("timestamp"))),
+        ..EntryRow::at(&rec, on_branch)
     };
     let text = match ty.as_deref() {
         Some("message") => message.and_then(|m| {

@@ -134,9 +134,9 @@ pub(crate) fn source_of(ty: EntryType, role: Role) -> Option<Source> {
 /// # Errors
 /// The line does not walk (a line the index vouched for: the file changed).
 pub(crate) fn record_of_line(line: &[u8], head: &Head, header_ms: f64, out: &mut FileUsage) -> Result<(), SyntaxError> {
-    let Some(source) = source_of(head.ty, head.role) else {
+    if source_of(head.ty, head.role).is_none() {
         return Ok(());
-    };
+    }
     let first = skip_ws::<Line>(line, 0);
     if line.get(first) != Some(&b'{') {
         return Ok(());
@@ -156,13 +156,45 @@ pub(crate) fn record_of_line(line: &[u8], head: &Head, header_ms: f64, out: &mut
     } else {
         None
     };
-    record_from(line, source, &top, inner.as_ref(), head.id.as_deref(), header_ms, out);
+    push_record(
+        line,
+        head.ty,
+        head.role,
+        &top,
+        inner.as_ref(),
+        head.id.as_deref(),
+        header_ms,
+        out,
+    );
     Ok(())
+}
+
+/// The record of an entry of type `ty` and role `role` whose members are `top` (and, for
+/// a message, `inner`: its message object's), pushed to `out` when it holds one. A message
+/// without a message object holds none; other entries read only their own members.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn push_record(
+    line: &[u8],
+    ty: EntryType,
+    role: Role,
+    top: &Members,
+    inner: Option<&Members>,
+    id: Option<&str>,
+    header_ms: f64,
+    out: &mut FileUsage,
+) {
+    let Some(source) = source_of(ty, role) else { return };
+    let inner = match (ty == EntryType::Message, inner) {
+        (true, None) => return,
+        (true, inner) => inner,
+        (false, _) => None,
+    };
+    record_from(line, source, top, inner, id, header_ms, out);
 }
 
 /// The record of an entry of `source` whose members are `top` (and, for a message,
 /// `inner`), pushed to `out` when its `usage` is an object.
-pub(crate) fn record_from(
+fn record_from(
     line: &[u8],
     source: Source,
     top: &Members,
