@@ -18,6 +18,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("json", 1),
     ("source", 2),
     ("index", 3),
+    ("files", 3),
     ("error", 4),
     ("session", 5),
     ("dump", 6),

@@ -22,6 +22,8 @@
 //! - `json/`: the byte-level JSON engine: CPU kernels, the string and structural skippers,
 //!   the one exact walker every reader uses, the full decoder ([`Value`]), `stringify`;
 //! - `source/`: the file, memory-mapped or read (same results; [`ReadMode`]);
+//! - `files/`: every write of a file, under one rule: what is not a regular file (a FIFO,
+//!   a device) is never replaced, truncated or unlinked ([`OutputFile`] for `-o`);
 //! - `index/`: per line, pi's validity test and the top-level `type`, `id`, `parentId`
 //!   spans, one record per kept line ([`EntryRec`]), skipped lines with reasons, in parallel;
 //! - `session/`: [`Session`], pi's in-memory state (migration, `byId`, labels, leaf, name),
@@ -79,6 +81,7 @@
 pub mod analytics;
 pub mod dump;
 mod error;
+mod files;
 #[cfg(feature = "generator")]
 pub mod generator;
 mod index;
@@ -95,6 +98,7 @@ pub mod usage;
 mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};
+pub use files::OutputFile;
 pub use index::v8;
 pub use index::{
     ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, KeyRef, LineNo, Position, Role, SkipReason, Skipped,

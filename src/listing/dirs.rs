@@ -16,6 +16,7 @@
 //! Not covered: project-level `.pi/settings.json` overrides, `file://` URLs and Windows
 //! drive paths in these settings (pi converts them; pi-session takes them literally).
 
+use crate::files::TEMP_PREFIX;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
@@ -172,9 +173,6 @@ impl Env {
 pub fn sessions_root(agent_dir: &Path) -> PathBuf {
     agent_dir.join("sessions")
 }
-
-/// The start of the names of pi-session's temporary files (`src/write/fs.rs`).
-pub(crate) const TEMP_PREFIX: &[u8] = b".pi-session-tmp-";
 
 /// Whether a file name in a project folder names a session: pi's `endsWith(".jsonl")`,
 /// less pi-session's own temporary files. Those are named `….tmp` now, but a rewrite

@@ -226,7 +226,6 @@ impl Stamp {
 /// Refuse what is not a regular file (a FIFO, a device, a socket, a folder) before a byte
 /// of it is read: reading one could block forever or never end.
 pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
-    use std::os::unix::fs::FileTypeExt;
     let t = meta.file_type();
     if t.is_file() {
         return Ok(());
@@ -236,7 +235,23 @@ pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
             rustix::io::Errno::ISDIR.raw_os_error(),
         ));
     }
-    let what = if t.is_fifo() {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::InvalidInput,
+        format!("not a regular file ({})", kind_name(&t)),
+    ))
+}
+
+/// What a file is, in words: `a regular file`, `a folder`, `a FIFO`, `a character
+/// device`, `a block device`, `a socket`, `a symlink`.
+pub(crate) fn kind_name(t: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a folder"
+    } else if t.is_symlink() {
+        "a symlink"
+    } else if t.is_fifo() {
         "a FIFO"
     } else if t.is_char_device() {
         "a character device"
@@ -246,11 +261,7 @@ pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
         "a socket"
     } else {
         "a special file"
-    };
-    Err(std::io::Error::new(
-        std::io::ErrorKind::InvalidInput,
-        format!("not a regular file ({what})"),
-    ))
+    }
 }
 
 /// Open `path` for reading without blocking on a FIFO or taking a terminal, following

@@ -314,7 +314,7 @@ pub fn recover_with(path: &Path, opts: &WriteOptions) -> Result<Recovery> {
     if r != Recovery::Clean {
         return Ok(r);
     }
-    let file = File::open(path).map_err(io_at(path))?;
+    let file = open_regular(path)?;
     match unterminated_tail(&file).map_err(io_at(path))? {
         0 => Ok(Recovery::Clean),
         tail => Ok(Recovery::Unterminated { tail }),
@@ -350,7 +350,7 @@ pub fn pending_recovery(path: &Path) -> Result<Option<Recovery>> {
     if !exists(&journal) {
         return Ok(None);
     }
-    let file = File::open(path).map_err(io_at(path))?;
+    let file = open_regular(path)?;
     if !try_lock_shared(&file).map_err(io_at(path))? {
         return Ok(Some(Recovery::Busy));
     }
@@ -358,6 +358,13 @@ pub fn pending_recovery(path: &Path) -> Result<Option<Recovery>> {
         Recovery::Clean => Ok(None),
         r => Ok(Some(r)),
     }
+}
+
+/// `path` opened to read, refused unless it is a regular file (never blocking on a FIFO).
+fn open_regular(path: &Path) -> Result<File> {
+    let file = crate::source::open_for_reading(path).map_err(io_at(path))?;
+    crate::source::regular(&file.metadata().map_err(io_at(path))?).map_err(io_at(path))?;
+    Ok(file)
 }
 
 fn exists(p: &Path) -> bool {
@@ -371,19 +378,9 @@ fn open_locked(path: &Path, opts: &WriteOptions, read_only_ok: bool) -> Result<O
     let deadline = Instant::now() + opts.lock_timeout;
     let mut told = false;
     loop {
-        let file = match std::fs::OpenOptions::new().read(true).append(true).open(path) {
-            Err(e)
-                if read_only_ok
-                    && matches!(
-                        e.kind(),
-                        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-                    ) =>
-            {
-                File::open(path)
-            }
-            r => r,
-        }
-        .map_err(io_at(path))?;
+        // Never blocks on a FIFO; anything but a regular file is refused before a byte
+        // is written (`crate::files`).
+        let file = crate::files::open_append(path, read_only_ok).map_err(io_at(path))?;
         if !lock_until(&file, path, deadline, opts, &mut told).map_err(io_at(path))? {
             return Ok(None);
         }
@@ -522,12 +519,12 @@ pub(crate) fn append_locked(
             let _ = file.set_len(old);
         }
         if used == JournalUse::Journaled {
-            let _ = std::fs::remove_file(&journal);
+            let _ = crate::files::remove(&journal);
         }
         return Err(Error::from(e).with_path(path));
     }
     if used == JournalUse::Journaled {
-        let _ = std::fs::remove_file(&journal);
+        let _ = crate::files::remove(&journal);
     }
     Ok((true, used))
 }
@@ -563,7 +560,7 @@ fn create_journal(journal: &Path, text: &[u8]) -> std::io::Result<()> {
     let mut j = o.open(journal)?;
     if let Err(e) = j.write_all(text) {
         drop(j);
-        let _ = std::fs::remove_file(journal);
+        let _ = crate::files::remove(journal);
         return Err(e);
     }
     Ok(())
@@ -585,31 +582,10 @@ fn describe(m: &std::fs::Metadata, journal: &Path) -> String {
             Err(_) => "a symlink".into(),
         };
     }
-    if t.is_dir() {
-        return "a folder".into();
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::FileTypeExt as _;
-        if t.is_fifo() {
-            return "a FIFO".into();
-        }
-        if t.is_socket() {
-            return "a socket".into();
-        }
-        if t.is_char_device() {
-            return "a character device".into();
-        }
-        if t.is_block_device() {
-            return "a block device".into();
-        }
-    }
     if t.is_file() {
-        "a file"
-    } else {
-        "something that is not a file"
+        return "a file".into();
     }
-    .into()
+    crate::source::kind_name(&t).into()
 }
 
 /// What the journal's name holds.
@@ -706,10 +682,7 @@ fn recover_locked(file: &File, path: &Path, journal: &Path, act: bool) -> Result
         },
     };
     if act {
-        match std::fs::remove_file(journal) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(Error::from(e).with_path(journal)),
-            _ => {}
-        }
+        crate::files::remove(journal).map_err(io_at(journal))?;
     }
     Ok(r)
 }
