@@ -62,7 +62,6 @@ use super::{SessionInfo, SkipFileReason};
 use crate::js::string::JsStr;
 use crate::json::Value;
 use crate::source::{ReadMode, Source, read_upto};
-use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -279,7 +278,7 @@ impl<'o> View<'o> {
         self.texts
             .get_or_init(|| {
                 let (_, s) = self.open.loaded.as_ref()?;
-                let f = File::open(text_log_path(&self.open.file)).ok()?;
+                let f = crate::source::open_for_reading(&text_log_path(&self.open.file)).ok()?;
                 let src = Source::from_file(f, ReadMode::Auto).ok()?;
                 (store::text_log_generation(src.bytes()) == Some(s.text_gen) && s.text_gen != 0).then(|| Arc::new(src))
             })
@@ -530,7 +529,7 @@ impl<'o> View<'o> {
             for t in &new {
                 buf.extend_from_slice(t.1);
             }
-            let mut f = std::fs::OpenOptions::new().read(true).append(true).open(&log)?;
+            let mut f = crate::files::open_append(&log, false)?;
             let mut head = Vec::new();
             read_upto(&f, 0, 24, &mut head)?;
             // The log another writer may have put in its place since it was mapped is not
@@ -623,7 +622,7 @@ fn same_entry(old: &Entry<'_>, new: &Entry<'_>) -> bool {
 /// The cache file mapped, its meta section checked; `Ok(None)` when there is none.
 fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> {
     let unreadable = |e: std::io::Error| format!("cannot be read ({e})");
-    let f = match File::open(path) {
+    let f = match crate::source::open_for_reading(path) {
         Ok(f) => f,
         // No cache yet (or no folder for it: the write says so).
         Err(e)
@@ -644,53 +643,17 @@ fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> 
     }
 }
 
-/// Write `bytes` to `path` through a temporary file in `dir` renamed over it; temporary
-/// files of writers that died (an hour old) are removed.
+/// Write `pieces` as the file `path` of the cache folder `dir` (made, private, when
+/// missing): a private temporary file renamed over it (`crate::files`), refused when
+/// `path` holds anything but a regular file. The error names the file.
 pub(crate) fn write_atomically(dir: &Path, path: &Path, pieces: &[Vec<u8>]) -> std::io::Result<()> {
-    use std::io::Write;
     let mut b = std::fs::DirBuilder::new();
     b.recursive(true);
-    #[cfg(unix)]
     std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
     b.create(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), now_ns()));
-    let mut o = std::fs::OpenOptions::new();
-    o.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
-    let done = o
-        .open(&tmp)
-        .and_then(|mut f| pieces.iter().try_for_each(|p| f.write_all(p)))
-        .and_then(|()| std::fs::rename(&tmp, path));
-    if done.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    remove_stale_temporaries(dir);
-    done
-}
-
-fn remove_stale_temporaries(dir: &Path) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
-    for e in rd.flatten() {
-        let n = e.file_name();
-        let n = n.as_encoded_bytes();
-        if !((n.starts_with(b".list-") || n.starts_with(b".smap-") || n.starts_with(b".usage-"))
-            && n.ends_with(b".tmp"))
-        {
-            continue;
-        }
-        let old = e
-            .metadata()
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age.as_secs() > 3600);
-        if old {
-            let _ = std::fs::remove_file(e.path());
-        }
-    }
+    let pieces: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
+    crate::files::write_whole(path, crate::files::Whole::CACHE, &pieces).map_err(|e| {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        std::io::Error::new(e.kind(), format!("{name}: {e}"))
+    })
 }

@@ -84,7 +84,7 @@ impl FolderMaps {
             entries: HashMap::new(),
             warning: None,
         };
-        match std::fs::read(&m.file) {
+        match read_regular(&m.file) {
             Ok(b) => {
                 m.bytes = b;
                 match decode(&m.bytes, &m.folder, kind) {
@@ -156,6 +156,18 @@ impl FolderMaps {
         write_atomically(dir, &self.file, &[head, body])?;
         Ok(true)
     }
+}
+
+/// The bytes of the regular file at `path`: never blocking on a FIFO, never reading a
+/// device (refused with the readers' error).
+fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read as _;
+    let mut f = crate::source::open_for_reading(path)?;
+    let meta = f.metadata()?;
+    crate::source::regular(&meta)?;
+    let mut b = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    f.read_to_end(&mut b)?;
+    Ok(b)
 }
 
 /// The caches of kind `kind` in `dir` of the folders of `paths`, each loaded once, and
