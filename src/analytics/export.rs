@@ -257,6 +257,13 @@ fn day_no(ms: i64) -> i64 {
     ms.div_euclid(DAY_MS)
 }
 
+/// A new file at `path` (a temporary name of this run's): never one that is there already,
+/// never through a link (`crate::files`); a leftover of a killed run at that name was
+/// swept before.
+fn new_file(path: &Path) -> Result<std::fs::File, ExportError> {
+    crate::files::create_new(path, 0o666).map_err(io(path))
+}
+
 /// `path`'s temporary name: beside it, unique to this process.
 fn temporary(path: &str) -> String {
     format!("{path}.tmp-{}", std::process::id())
@@ -267,7 +274,7 @@ fn temporary(path: &str) -> String {
 fn finish(out: &Path, m: &Manifest) -> Result<usize, ExportError> {
     for (tmp, fin) in &m.renames {
         let (t, f) = (out.join(tmp), out.join(fin));
-        match std::fs::rename(&t, &f) {
+        match crate::files::rename_over(&t, &f) {
             Ok(()) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(io(&f)(e)),
@@ -276,9 +283,9 @@ fn finish(out: &Path, m: &Manifest) -> Result<usize, ExportError> {
     let mut deleted = 0;
     for d in &m.deletions {
         let f = out.join(d);
-        match std::fs::remove_file(&f) {
-            Ok(()) => deleted += 1,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        match crate::files::remove(&f) {
+            Ok(true) => deleted += 1,
+            Ok(false) => {}
             Err(e) => return Err(io(&f)(e)),
         }
         if let Some(dir) = f.parent() {
@@ -287,6 +294,39 @@ fn finish(out: &Path, m: &Manifest) -> Result<usize, ExportError> {
         }
     }
     Ok(deleted)
+}
+
+/// Refuse, before anything is written, a folder where the manifest or a table's file (a
+/// day's file, a temporary file) is anything but a regular file: a FIFO, a device, a socket
+/// or a symlink there is no file of the export's, and is never renamed over or unlinked.
+fn refuse_special_files(out: &Path) -> Result<(), ExportError> {
+    let mut names = vec![out.join(MANIFEST)];
+    for table in ["entries", "usage", "sessions"] {
+        let Ok(dir) = std::fs::read_dir(out.join(table)) else {
+            continue;
+        };
+        for d in dir.flatten() {
+            let p = d.path();
+            match std::fs::read_dir(&p) {
+                Ok(inner) if d.file_type().is_ok_and(|t| t.is_dir()) => names.extend(inner.flatten().map(|e| e.path())),
+                _ => names.push(p),
+            }
+        }
+    }
+    for p in names {
+        if let Ok(m) = std::fs::symlink_metadata(&p)
+            && !m.is_file()
+        {
+            return Err(io(&p)(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "not a regular file ({}); the export writes nothing while it is there",
+                    crate::source::kind_name(&m.file_type())
+                ),
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Delete the temporary files under the tables' folders (of runs that did not commit).
@@ -305,8 +345,11 @@ fn sweep(out: &Path) -> Result<usize, ExportError> {
             }
         }
         for f in files {
-            if f.file_name().is_some_and(|n| n.to_string_lossy().contains(".tmp-")) {
-                std::fs::remove_file(&f).map_err(io(&f))?;
+            // (Only regular files are ours: anything else there is left alone.)
+            if f.file_name().is_some_and(|n| n.to_string_lossy().contains(".tmp-"))
+                && std::fs::symlink_metadata(&f).is_ok_and(|m| m.is_file())
+            {
+                crate::files::remove(&f).map_err(io(&f))?;
                 deleted += 1;
             }
         }
@@ -336,7 +379,18 @@ fn days_on_disk(out: &Path, t: Table) -> BTreeSet<String> {
 /// # Errors
 /// A file of `out` could not be read, written or deleted.
 pub fn export(roots: &[PathBuf], out: &Path, opts: &ExportOptions<'_>) -> Result<ExportReport, ExportError> {
-    std::fs::create_dir_all(out).map_err(io(out))?;
+    // (A name that holds a file, a FIFO or a device is no folder to export into: said so,
+    // and left as it is.)
+    match std::fs::metadata(out) {
+        Ok(m) if !m.is_dir() => {
+            return Err(io(out)(std::io::Error::new(
+                std::io::ErrorKind::NotADirectory,
+                format!("not a folder ({})", crate::source::kind_name(&m.file_type())),
+            )));
+        }
+        _ => std::fs::create_dir_all(out).map_err(io(out))?,
+    }
+    refuse_special_files(out)?;
     let mut report = ExportReport::default();
     let manifest_path = out.join(MANIFEST);
     // A committed run's renames first: the files are then as the manifest says.
@@ -783,7 +837,7 @@ impl<'k> Writers<'k> {
             if let Some(dir) = path.parent() {
                 std::fs::create_dir_all(dir).map_err(io(dir))?;
             }
-            let file = std::fs::File::create(&path).map_err(io(&path))?;
+            let file = new_file(&path)?;
             let w = ArrowWriter::try_new(file, self.schema(t), Some(props())).map_err(pq(&path))?;
             let mut dw = DayWriter {
                 w,
@@ -878,7 +932,7 @@ fn close_day(
         // skipped. Its rows go.
         let again = format!("{}.again", dw.tmp);
         let again_path = out.join(&again);
-        let file = std::fs::File::create(&again_path).map_err(io(&again_path))?;
+        let file = new_file(&again_path)?;
         let schema = ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&tmp).map_err(io(&tmp))?)
             .map_err(pq(&tmp))?
             .schema()
@@ -886,10 +940,10 @@ fn close_day(
         let mut w = ArrowWriter::try_new(file, schema, Some(props())).map_err(pq(&again_path))?;
         rows = copy_rows(&tmp, &mut w, &|p| !failed.contains(p))?;
         w.close().map_err(pq(&again_path))?;
-        std::fs::rename(&again_path, &tmp).map_err(io(&tmp))?;
+        crate::files::rename_over(&again_path, &tmp).map_err(io(&tmp))?;
     }
     if rows == 0 {
-        std::fs::remove_file(&tmp).map_err(io(&tmp))?;
+        crate::files::remove(&tmp).map_err(io(&tmp))?;
         Ok(Err(dw.fin))
     } else {
         Ok(Ok((dw.tmp, dw.fin)))
@@ -1089,7 +1143,7 @@ fn write_sessions(out: &Path, keep: &BTreeMap<String, Kept>) -> Result<(String, 
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
     }
-    let file = std::fs::File::create(&path).map_err(io(&path))?;
+    let file = new_file(&path)?;
     let mut w = ArrowWriter::try_new(file, schema.clone(), Some(props())).map_err(pq(&path))?;
     for chunk in rows.chunks(BATCH) {
         let cols: Vec<ArrayRef> = vec![
@@ -1353,6 +1407,6 @@ fn save_manifest(path: &Path, m: &Manifest, sessions_json: &str, with_text: bool
     text.push_str(sessions_json);
     text.push_str("}\n");
     let tmp = path.with_file_name(temporary(MANIFEST));
-    std::fs::write(&tmp, text).map_err(io(&tmp))?;
-    std::fs::rename(&tmp, path).map_err(io(path))
+    std::io::Write::write_all(&mut new_file(&tmp)?, text.as_bytes()).map_err(io(&tmp))?;
+    crate::files::rename_over(&tmp, path).map_err(io(path))
 }
