@@ -357,7 +357,7 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
             parent_session: parent_session.clone(),
             name_chance: Some(0.5),
         };
-        let file = File::create(&path)?;
+        let file = create_regular(&path)?;
         let st = generate(&sspec, &extra, &file)?;
         let modified_ms = st.last_ms + 20 + rng.below(900) as i64;
         file.set_modified(UNIX_EPOCH + Duration::from_millis(modified_ms.max(0) as u64))?;
@@ -378,4 +378,27 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
         });
     }
     Ok(stats)
+}
+
+/// `path` created or emptied for a generated session, as `File::create` would, except that
+/// what is there already must be a regular file: a FIFO, a device or a symlink at the name
+/// is refused, never written into or truncated (the open does not block on a FIFO, and the
+/// type is checked on the opened descriptor).
+fn create_regular(path: &Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::NOFOLLOW;
+    let file = fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .custom_flags(flags.bits() as i32)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a regular file; left as it is", path.display()),
+        ));
+    }
+    file.set_len(0)?;
+    Ok(file)
 }

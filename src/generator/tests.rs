@@ -264,3 +264,29 @@ fn image_heavy_context_holds_most_bytes() {
     // The same mix at the same seed differs from Realistic (the mix is not ignored).
     assert!(gen_bytes(3, 300_000, Mix::ImageHeavy).0 != gen_bytes(3, 300_000, Mix::Realistic).0);
 }
+
+/// A generated file never lands on a FIFO or a device: refused without blocking, left as
+/// it is; a regular file is emptied and written.
+#[test]
+fn generated_files_refuse_what_is_not_a_regular_file() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("f.jsonl");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    assert!(super::create_regular(&fifo).is_err());
+    assert!(std::fs::symlink_metadata(&fifo).expect("lstat").file_type().is_fifo());
+    let link = dir.path().join("l.jsonl");
+    std::os::unix::fs::symlink(&fifo, &link).expect("symlink");
+    assert!(super::create_regular(&link).is_err());
+    let file = dir.path().join("r.jsonl");
+    std::fs::write(&file, "old").expect("write");
+    drop(super::create_regular(&file).expect("regular"));
+    assert_eq!(std::fs::read(&file).expect("read"), b"");
+}

@@ -33,7 +33,9 @@
 //!
 //! `-o FILE` writes a temporary file beside FILE and renames it over FILE when complete,
 //! so FILE is never half written; the session itself is never overwritten (refused,
-//! exit 2). Lines of the session that could not be read are left out and the output
+//! exit 2). `-o` to a FIFO or a character device streams into it as `cat > FILE` would
+//! (`-o /dev/null`, `-o /dev/stdout`, `-o >(gzip > x.gz)`), and never replaces it; a
+//! symlink is written through (the link stays, the file it names gets the export). Lines of the session that could not be read are left out and the output
 //! says so at its top (jsonl: on stderr, a session file has no place for a note).
 
 use crate::show::{Kind, Printable};
@@ -44,7 +46,7 @@ use crate::transcript::{
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use pi_session::text::{escape, escape_path};
-use pi_session::{Env, Flavor, OpenOptions, Session};
+use pi_session::{Env, Flavor, OpenOptions, OutputFile, Session};
 use std::borrow::Cow;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -149,7 +151,7 @@ pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> 
     match a.output() {
         Some(target) => {
             refuse_input(&a.file, target)?;
-            write_atomically(target, render)?;
+            write_output(target, render)?;
         }
         None => {
             use std::io::IsTerminal;
@@ -238,49 +240,28 @@ fn refuse_input(input: &Path, target: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Write `target` through a temporary file beside it, renamed over it when `render` and
-/// the write are complete; on any failure the temporary file is removed and `target` is
-/// as it was.
-fn write_atomically(target: &Path, render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let Some(name) = target.file_name() else {
-        bail!(Printable::kind(
-            format!("{}: not a file name", escape_path(target)),
-            Kind::InvalidInput
-        ));
-    };
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    // The listing skips names with this prefix (`pi_session`'s own temporary files).
-    let mut n = 0u32;
-    let (tmp, file) = loop {
-        let tmp = dir.join(format!(
-            ".pi-session-tmp-export-{}-{n}-{}",
-            std::process::id(),
-            name.to_string_lossy()
-        ));
-        match std::fs::OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => n += 1,
-            Err(e) => bail!(Printable::io("cannot write", target, e)),
-        }
-    };
-    let mut w = std::io::BufWriter::with_capacity(1 << 16, file);
-    let done = render(&mut w).and_then(|()| {
-        let file = w
-            .into_inner()
-            .map_err(|e| Printable::io("cannot write", target, e.into_error()))?;
-        file.sync_all().map_err(|e| Printable::io("cannot write", target, e))?;
-        Ok(())
-    });
-    let done = done.and_then(|()| {
-        std::fs::rename(&tmp, target).map_err(|e| anyhow::Error::new(Printable::io("cannot write", target, e)))
-    });
-    if done.is_err() {
-        let _ = std::fs::remove_file(&tmp);
+/// Write the export to `target` as [`OutputFile`] writes a file the user names: a regular
+/// file (or none yet) through a temporary file renamed over it once `render` and the write
+/// are complete (on any failure `target` is as it was); a FIFO or a character device
+/// (`/dev/null`, a pipe, `/dev/stdout`) streamed into, escaped when it is a terminal;
+/// a folder, a socket or a block device refused.
+fn write_output(target: &Path, render: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
+    let cannot = |e: std::io::Error| Printable::io("cannot write", target, e);
+    let mut out = OutputFile::create(target).map_err(cannot)?;
+    if out.is_terminal() {
+        let mut t = TerminalSafe {
+            out: &mut out,
+            line: Vec::new(),
+        };
+        render(&mut t)?;
+        t.finish().map_err(cannot)?;
+    } else {
+        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        render(&mut w)?;
+        w.flush().map_err(cannot)?;
     }
-    done
+    out.finish().map_err(cannot)?;
+    Ok(())
 }
 
 /// Standard output on a terminal: each line passed through `text::escape`.

@@ -62,8 +62,12 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
                 (false, crate::GenShape::Realistic) => Mix::Realistic,
                 (false, crate::GenShape::ImageHeavy) => Mix::ImageHeavy,
             };
-            let f = std::fs::File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
-            let st = write_session(&spec, f)?;
+            // Written as `export -o` writes: a regular file all at once, a FIFO or a
+            // device (`/dev/null`, for timing) streamed into, never replaced.
+            let cannot = || format!("cannot write {}", pi_session::text::escape_path(&path));
+            let mut f = pi_session::OutputFile::create(&path).with_context(cannot)?;
+            let st = write_session(&spec, &mut f).with_context(cannot)?;
+            f.finish().with_context(cannot)?;
             writeln!(
                 out,
                 "{}: {} bytes, {} lines, {} entries, leaf {}",

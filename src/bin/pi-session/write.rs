@@ -77,9 +77,19 @@ fn preflight(file: &Path) -> Result<Session> {
 /// Then the writer's own session can be checked (one read of a big file, not two).
 fn opens_unchanged(file: &Path) -> bool {
     use std::io::{BufRead as _, Seek as _};
-    let Ok(mut f) = std::fs::File::open(file) else {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    // Never blocking on a FIFO; what is not a regular file is left to the writer's open,
+    // which refuses it with the readers' error.
+    let Ok(mut f) = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(file)
+    else {
         return false;
     };
+    if !f.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
     let mut last = [0u8; 1];
     let ends_in_newline = f.seek(std::io::SeekFrom::End(-1)).is_ok()
         && f.read_exact(&mut last).is_ok()
