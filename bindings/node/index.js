@@ -344,6 +344,17 @@ function scratch(entries, leafId) {
   return { n, at: (k) => entries[index[k]] }
 }
 
+/**
+ * Whether `path` (links followed) is a regular file of size 0: the one file pi's open
+ * writes a header to. A device, a FIFO or a socket has size 0 too, but is no empty
+ * session: the native open refuses it (pi's class would read `/dev/zero` until memory
+ * runs out, and block on a FIFO).
+ */
+function isEmptyRegularFile(path) {
+  const st = statSync(path)
+  return st.isFile() && st.size === 0
+}
+
 /** The size of a file and whether it ends in a newline. */
 function endsWithNewline(path) {
   const fd = openSync(path, 'r')
@@ -450,13 +461,14 @@ class SessionManager {
     this.#file = file
     if (existsSync(file)) {
       // (A zero-byte file opens natively as a session with a header made up in memory;
-      // pi writes a header to it at once.)
-      const empty = statSync(file).size === 0
+      // pi writes a header to it at once. Only a regular file is empty: a device or a
+      // FIFO, whose size is 0 too, goes to the native open, which refuses it.)
+      const empty = isEmptyRegularFile(file)
       const n = empty ? null : opened !== undefined ? opened : openNative(file, this.#dir, this.#cwd)
       if (n === null) {
         // No header: an empty file gets one (pi's open writes it, when it persists),
         // anything else is refused.
-        if (statSync(file).size > 0) throw new Error(`Session file is not a valid ${APP_NAME} session: ${file}`)
+        if (!isEmptyRegularFile(file)) throw new Error(`Session file is not a valid ${APP_NAME} session: ${file}`)
         this.#native = null
         this.#newSession(undefined, file)
         if (this.#persist) this.#native.writeNow()
@@ -567,7 +579,7 @@ class SessionManager {
     const file = resolvePath(path)
     const dir = sessionDir ? normalizePath(sessionDir) : resolve(file, '..')
     const n =
-      existsSync(file) && statSync(file).size > 0
+      existsSync(file) && !isEmptyRegularFile(file)
         ? openNative(file, dir, cwdOverride === undefined ? null : resolvePath(cwdOverride))
         : undefined
     const header = n ? n.header() : null
