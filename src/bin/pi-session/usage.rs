@@ -278,7 +278,8 @@ fn label(r: &Row, period: Period) -> String {
             let id =
                 s.id.as_ref()
                     .and_then(|v| v.as_js_str())
-                    .map(|x| x.to_str_lossy().chars().take(8).collect::<String>())
+                    // (Escaped, as every string from a session is: an id may hold controls.)
+                    .map(|x| escape(&x.to_str_lossy().chars().take(8).collect::<String>()).into_owned())
                     .unwrap_or_default();
             let name = s
                 .name
