@@ -131,7 +131,15 @@ impl Env {
         {
             return Some(self.normalize_path(Path::new(v)));
         }
-        let bytes = std::fs::read(agent_dir.join("settings.json")).ok()?;
+        // (Never blocking on a FIFO there, never reading a device.)
+        let bytes = {
+            use std::io::Read as _;
+            let mut f = crate::source::open_for_reading(&agent_dir.join("settings.json")).ok()?;
+            crate::source::regular(&f.metadata().ok()?).ok()?;
+            let mut b = Vec::new();
+            f.read_to_end(&mut b).ok()?;
+            b
+        };
         let v = crate::json::value::parse(&bytes).ok()?;
         let s = v.get("sessionDir")?.as_js_str()?;
         if s.is_empty() {

@@ -7,7 +7,6 @@ use super::run::{cwd_matches, join_name, jsonl_names, project_dir};
 use crate::js::sort::v8_sort_by;
 use crate::js::string::JsStr;
 use crate::json::Value;
-use std::fs::File;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -16,8 +15,13 @@ use std::path::{Path, PathBuf};
 ///
 /// It reads as far as that line only, in growing chunks (4 KiB first): pi reads the whole
 /// first MiB, which for a folder of big sessions is most of their bytes.
+///
+/// Only a regular file is read: a FIFO or a device named `*.jsonl` is no session (the open
+/// never blocks, and the type is checked on the opened descriptor).
 pub fn read_session_header(path: &Path) -> Option<Value<'static>> {
-    header_from(File::open(path).ok()?, HEADER_LIMIT, 4096)
+    let f = crate::source::open_for_reading(path).ok()?;
+    crate::source::regular(&f.metadata().ok()?).ok()?;
+    header_from(f, HEADER_LIMIT, 4096)
 }
 
 /// How far pi looks for the header: its first MiB.

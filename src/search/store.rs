@@ -84,7 +84,7 @@ impl FolderMaps {
             entries: HashMap::new(),
             warning: None,
         };
-        match read_regular(&m.file) {
+        match read_cache_file(&m.file, m.folder.len()) {
             Ok(b) => {
                 m.bytes = b;
                 match decode(&m.bytes, &m.folder, kind) {
@@ -102,6 +102,12 @@ impl FolderMaps {
             Err(e) => m.warning = Some(format!("the {} {} cannot be read ({e})", kind.what, m.file.display())),
         }
         m
+    }
+
+    /// How many bytes of the cache file are held in memory (the whole file once read).
+    #[cfg(test)]
+    pub(crate) fn bytes_held(&self) -> usize {
+        self.bytes.len()
     }
 
     /// The stored map of the file named `name` and the stamp it was built under.
@@ -158,15 +164,28 @@ impl FolderMaps {
     }
 }
 
-/// The bytes of the regular file at `path`: never blocking on a FIFO, never reading a
-/// device (refused with the readers' error).
-fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+/// A cache file's bytes, read only when it is a regular file (never blocking on a FIFO,
+/// never reading a device) whose size is the one its head declares: a file grown or cut
+/// since it was written (`truncate -s 3G`) is damaged, which is known from its first
+/// bytes; then the bytes are empty (and decode as damaged). `folder_len`: the length of
+/// the folder's path in the head.
+fn read_cache_file(path: &Path, folder_len: usize) -> std::io::Result<Vec<u8>> {
     use std::io::Read as _;
-    let mut f = crate::source::open_for_reading(path)?;
+    let f = crate::source::open_for_reading(path)?;
     let meta = f.metadata()?;
     crate::source::regular(&meta)?;
+    // magic, format, the folder (length and bytes), the body's length; then its hash.
+    let head_len = 16 + 4 + 8 + folder_len + 8;
+    let mut head = vec![0; head_len];
+    if crate::source::read_at_most(&f, 0, &mut head)? < head_len {
+        return Ok(Vec::new());
+    }
+    let body_len = u64::from_le_bytes(head[head_len - 8..].try_into().unwrap_or_default());
+    if (head_len as u64 + 16).checked_add(body_len) != Some(meta.len()) {
+        return Ok(Vec::new());
+    }
     let mut b = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    f.read_to_end(&mut b)?;
+    f.take(meta.len()).read_to_end(&mut b)?;
     Ok(b)
 }
 

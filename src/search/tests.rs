@@ -302,3 +302,64 @@ fn the_search_cache_keeps_maps_of_unchanged_files_and_drops_the_rest() {
     assert!(r.cache_warnings[0].contains("is damaged"), "{:?}", r.cache_warnings);
     assert_eq!(run(zero).1, report(3, 0, &[]));
 }
+
+/// A cache file that is no file (a FIFO, a link to a device) is refused without blocking,
+/// and one grown past the size its head declares (`truncate -s 3G`) is known damaged from
+/// its first bytes, not read (review weakness 8, #35). The FIFO and the device stay.
+#[test]
+fn cache_files_are_type_and_size_checked_before_they_are_read() {
+    use super::store::{FolderMaps, Outcome, SEARCH_MAPS};
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let folder = dir.path().join("sessions");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let maps = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(maps.warning.is_none());
+    std::fs::write(folder.join("s.jsonl"), b"x").expect("write");
+    let stamp = crate::source::Stamp::of(&std::fs::metadata(folder.join("s.jsonl")).expect("stat"));
+    let outcomes: Vec<(&[u8], Outcome)> = vec![(b"s.jsonl", Outcome::Built(stamp, vec![7; 100]))];
+    assert!(maps.write(&cache, &outcomes, i128::MAX).expect("write"));
+    let file = std::fs::read_dir(&cache)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().is_some_and(|n| n.to_string_lossy().starts_with("smap-")))
+        .expect("a cache file");
+    let good = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(good.warning.is_none() && good.get(b"s.jsonl").is_some());
+    // Grown to 3 GB (sparse): damaged, and its bytes were never read.
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .expect("open")
+        .set_len(3 << 30)
+        .expect("grow");
+    let grown = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(
+        grown.warning.as_deref().is_some_and(|w| w.contains("damaged")),
+        "{:?}",
+        grown.warning
+    );
+    assert!(grown.get(b"s.jsonl").is_none());
+    assert_eq!(grown.bytes_held(), 0, "a 3 GB file was read");
+    // A FIFO there: refused at once, left as it is.
+    std::fs::remove_file(&file).expect("rm");
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &file,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+    let fifo = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(
+        fifo.warning
+            .as_deref()
+            .is_some_and(|w| w.contains("not a regular file (a FIFO)")),
+        "{:?}",
+        fifo.warning
+    );
+    assert!(std::fs::symlink_metadata(&file).expect("lstat").file_type().is_fifo());
+}

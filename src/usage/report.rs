@@ -314,6 +314,21 @@ pub fn collect(
                 path: p.clone(),
                 reason: crate::listing::SkipFileReason::NotSession,
             }),
+            // What is no regular file (a FIFO, a socket, a device, a dangling link) is
+            // passed over as `ls` and `search` pass it over (an error when named, as a file
+            // that is no session is).
+            Err(_) if !std::fs::metadata(p).is_ok_and(|m| m.is_file()) => {
+                let why = match std::fs::metadata(p) {
+                    Ok(m) => crate::source::regular(&m).err(),
+                    Err(e) => Some(e),
+                };
+                if let Some(why) = why {
+                    skipped.push(SkippedFile {
+                        path: p.clone(),
+                        reason: crate::listing::SkipFileReason::io(&why),
+                    });
+                }
+            }
             Err(e) => unreadable.push((p.clone(), chain(&e))),
         }
     }

@@ -453,3 +453,61 @@ fn parquet_export_leaves_special_files_alone() {
         std::fs::write(f, saved).expect("restore");
     }
 }
+
+/// A FIFO (or a socket, a device) named `*.jsonl` beside a session: lookups by id, the
+/// readers and the write verbs never block on it (review bug 2, #35); `ls`, `search` and
+/// `usage` pass over it alike; named, it is refused with the readers' words.
+#[test]
+fn a_special_file_named_like_a_session_never_blocks_and_is_passed_over() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sp = Specials::new(tmp.path());
+    let agent = tmp.path().join("agent");
+    let folder = agent.join("sessions").join("--p--");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    std::fs::write(folder.join("s.jsonl"), format!("{HEADER}{ENTRY}")).expect("write");
+    for (name, _) in sp.all.clone() {
+        if name != "folder" {
+            std::os::unix::fs::symlink(sp.link(&name), folder.join(format!("{name}.jsonl"))).expect("symlink");
+        }
+    }
+    let fifo = tmp.path().join("f.jsonl");
+    assert!(Command::new("mkfifo").arg(&fifo).status().expect("mkfifo").success());
+    std::fs::rename(&fifo, folder.join("zz-fifo.jsonl")).expect("rename");
+    let env = [
+        ("PI_CODING_AGENT_DIR", agent.as_path()),
+        ("PI_SESSION_CACHE_DIR", tmp.path()),
+    ];
+    let a = agent.to_str().expect("utf-8");
+    let o = run(&["find", "--agent-dir", a, "01900000"], &env);
+    assert!(o.status.success(), "find: {}", stderr(&o));
+    for args in [
+        vec!["show", "--no-pager", "01900000"],
+        vec!["check", "01900000"],
+        vec!["tree", "01900000"],
+        vec!["label", "01900000", "a1b2c3d4", "x"],
+        vec!["ls", "--all", "--agent-dir", a],
+        vec!["search", "hello", "--agent-dir", a],
+        vec!["usage", "--agent-dir", a],
+    ] {
+        let o = run(&args, &env);
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+    }
+    let named = folder.join("zz-fifo.jsonl");
+    let n = named.to_str().expect("utf-8");
+    for args in [
+        vec!["usage", n],
+        vec!["search", "x", n],
+        vec!["show", "--no-pager", n],
+        vec!["check", n],
+    ] {
+        let o = run(&args, &env);
+        assert_ne!(o.status.code(), Some(0), "{args:?}");
+        assert!(
+            stderr(&o).contains("not a regular file (a FIFO)"),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+    }
+    assert_eq!(identity(&named).0, "fifo");
+    sp.assert_intact("lookups");
+}

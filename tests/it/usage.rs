@@ -242,7 +242,9 @@ fn the_table_fits_the_width_and_escapes_names() {
     }
     // A session id that would retitle the terminal (review bug 1): its first 8 characters
     // label the row, escaped.
-    let text = std::fs::read_to_string(&f).unwrap().replace(r#""id":"x""#, r#""id":"\u001b]0;PWN\u0007-x""#);
+    let text = std::fs::read_to_string(&f)
+        .unwrap()
+        .replace(r#""id":"x""#, r#""id":"\u001b]0;PWN\u0007-x""#);
     std::fs::write(&f, text).unwrap();
     let o = run(&["session", "--no-cache", f.to_str().unwrap()]);
     let text = String::from_utf8(o.stdout).unwrap();
