@@ -10,7 +10,7 @@ use crate::json::value::{Object, Value};
 use crate::session::context::current_system_message;
 use crate::session::{Session, key_to_value};
 use crate::write::fs::{append_line, create_exclusive};
-use crate::write::journal::JournalUse;
+use crate::write::journal::{JournalUse, append_locked, with_lock};
 use crate::write::{Writer, line_of, object_line, put, set};
 
 impl Writer {
@@ -139,6 +139,33 @@ impl Writer {
         set(&mut o, "message", message);
         self.append(o)?;
         Ok(id)
+    }
+
+    /// [`Writer::append_message`] with the file brought up to date under the append lock
+    /// first: the lock is taken, what other processes appended since the open is taken in
+    /// (the leaf moves to the file's last entry, as on opening), and only then is the entry
+    /// made, its parent that leaf, and appended, before the lock is let go. For a one-shot
+    /// writer (the command line's `append`): two of them appending to one file at once each
+    /// put their entry on the current branch. A writer that keeps a leaf of its own, as
+    /// pi's `SessionManager` does, uses [`Writer::append_message`]. Before the session has
+    /// a file (or in memory) the two are the same.
+    ///
+    /// # Errors
+    /// As [`Writer::append_message`]; the lock stayed taken past the writer's wait.
+    pub fn append_message_at_file_leaf(&mut self, message: Value<'_>) -> Result<String> {
+        let (Some(path), true, true) = (self.file.clone(), self.persist, self.flushed) else {
+            return self.append_message(message);
+        };
+        let opts = self.options;
+        with_lock(&path, &opts, |file, _| {
+            self.session.refresh()?;
+            let (mut o, id, _) = self.head("message");
+            set(&mut o, "message", message);
+            let (_, used) = append_locked(file, &path, &line_of(&Value::Object(o)), false)?;
+            self.last_journal = used;
+            self.session.refresh()?;
+            Ok(id)
+        })
     }
 
     /// pi's `appendThinkingLevelChange(level)`.

@@ -488,3 +488,36 @@ fn a_relative_parent_session_would_fail_the_golden_test() {
     let (got, _) = normalize(&relative, &g.path, &g.dir, &source);
     assert_ne!(got, want);
 }
+
+/// Two `append` loops on one file at once: each message goes on the current branch, as a
+/// child of the file's leaf when the lock was taken (review bug 6, #35: the parent was read
+/// before the lock, and 1 message in 120 ended off the branch).
+#[test]
+fn concurrent_appends_all_land_on_the_current_branch() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = dir.path().join("s.jsonl");
+    std::fs::copy(root().join("corpus/valid/branches.jsonl"), &f).expect("copy");
+    let before = pi_session::Session::open(&f).expect("open").entries_len();
+    let file = f.to_str().expect("utf-8").to_string();
+    let writers: Vec<_> = (0..3)
+        .map(|k| {
+            let file = file.clone();
+            std::thread::spawn(move || {
+                for i in 0..25 {
+                    let m = format!(r#"{{"role":"user","content":"writer {k} message {i}"}}"#);
+                    let o = bin().args(["append", &file, &m]).output().expect("run");
+                    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().expect("writer");
+    }
+    let s = pi_session::Session::open(&f).expect("open");
+    assert_eq!(s.entries_len(), before + 75);
+    let branch = s.branch_path(None).expect("branch");
+    let on_branch: std::collections::HashSet<usize> = branch.iter().map(|p| p.0 as usize).collect();
+    let off: Vec<usize> = (before..before + 75).filter(|i| !on_branch.contains(i)).collect();
+    assert!(off.is_empty(), "appended entries off the current branch: {off:?}");
+}

@@ -236,12 +236,15 @@ pub fn append(
         })?,
         None => open(file)?,
     };
-    if parent.is_some() {
+    // Without `--parent`, the parent is the file's leaf when the lock is taken, not when
+    // it was opened: another process may append in between.
+    let id = if parent.is_some() {
         w.branch(&full).map_err(crate::show::at(file))?;
+        w.append_message(message)
+    } else {
+        w.append_message_at_file_leaf(message)
     }
-    let id = w
-        .append_message(message)
-        .map_err(crate::show::doing("cannot append to", file))?;
+    .map_err(crate::show::doing("cannot append to", file))?;
     note_journal(&w);
     writeln!(out, "{id}")?;
     Ok(0)
