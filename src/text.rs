@@ -17,6 +17,7 @@
 //! | a byte that is not part of valid UTF-8 (file names only) | `\xe9` |
 //! | a C1 control U+0080–U+009F | `\u009b` (four lowercase hex digits) |
 //! | a bidirectional override or isolate U+202A–U+202E, U+2066–U+2069 | `\u202e` |
+//! | an invisible or direction character: the zero-width space U+200B and joiner U+200D (but between two emoji, where it joins them), marks U+200E, U+200F, U+061C, separators U+2028, U+2029, U+2060–U+2064, U+FEFF, U+180E, the soft hyphen U+00AD | `\u200b` |
 //!
 //! A tab stays a tab. The form is reversible ([`unescape`] gives the exact bytes back) and
 //! it is what bash's `printf '%b'` and `$'…'` decode (in a UTF-8 locale), so a printed file
@@ -130,8 +131,21 @@ pub fn unescape(s: &str) -> Result<Vec<u8>, UnescapeError> {
 
 /// Whether `c` is printed escaped (see the module docs).
 fn is_special(c: char) -> bool {
-    matches!(c, '\\' | '\u{7f}' | '\u{80}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-        || (c < ' ' && c != '\t')
+    matches!(
+        c,
+        '\\'
+            | '\u{7f}'
+            | '\u{80}'..='\u{9f}'
+            | '\u{ad}'
+            | '\u{61c}'
+            | '\u{180e}'
+            | '\u{200b}'
+            | '\u{200d}'..='\u{200f}'
+            | '\u{2028}'..='\u{202e}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{feff}'
+    ) || (c < ' ' && c != '\t')
 }
 
 /// Where the first character that needs escaping may start: any byte below 0x20 but tab,
@@ -140,7 +154,9 @@ fn is_special(c: char) -> bool {
 /// decides per character.
 fn first_special(b: &[u8]) -> Option<usize> {
     b.iter()
-        .position(|&c| (c < 0x20 && c != b'\t') || matches!(c, b'\\' | 0x7f | 0xc2 | 0xe2))
+        // (The first bytes of every special character's UTF-8: C1 and U+00AD start with
+        // C2, U+061C with D8, U+180E with E1, U+200B-U+206F with E2, U+FEFF with EF.)
+        .position(|&c| (c < 0x20 && c != b'\t') || matches!(c, b'\\' | 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef))
 }
 
 fn push_escaped(out: &mut String, s: &str) {
@@ -153,6 +169,12 @@ fn push_escaped(out: &mut String, s: &str) {
             out.push_str("\\\\");
         } else if c.is_ascii() && is_special(c) {
             push_byte(out, c as u8);
+        } else if c == '\u{200d}'
+            && out.chars().next_back().is_some_and(is_emoji)
+            && chars.clone().next().is_some_and(is_emoji)
+        {
+            // A zero-width joiner inside an emoji sequence (👨‍👩‍👧) is the emoji's own.
+            out.push(c);
         } else if is_special(c) {
             let _ = write!(out, "\\u{:04x}", u32::from(c));
         } else {
@@ -161,6 +183,12 @@ fn push_escaped(out: &mut String, s: &str) {
         rest = chars.as_str();
     }
     out.push_str(rest);
+}
+
+/// Whether `c` takes part in emoji sequences joined by U+200D (pictographs, symbols, the
+/// emoji presentation selector, skin tones): a joiner between two of them stays.
+fn is_emoji(c: char) -> bool {
+    matches!(c, '\u{2300}'..='\u{23ff}' | '\u{2600}'..='\u{27bf}' | '\u{2b00}'..='\u{2bff}' | '\u{fe0f}' | '\u{1f000}'..='\u{1faff}')
 }
 
 fn push_byte(out: &mut String, b: u8) {
@@ -176,13 +204,32 @@ mod tests {
     fn twin(b: &[u8]) -> String {
         let mut out = String::new();
         for chunk in b.utf8_chunks() {
-            for c in chunk.valid().chars() {
+            let valid: Vec<char> = chunk.valid().chars().collect();
+            for (i, &c) in valid.iter().enumerate() {
                 let n = u32::from(c);
+                // A joiner between two emoji (by a list of its own, not `is_emoji`'s).
+                let emoji = |c: Option<&char>| {
+                    c.is_some_and(|&c| {
+                        let n = u32::from(c);
+                        (0x1f000..0x1fb00).contains(&n)
+                            || (0x2300..0x2400).contains(&n)
+                            || (0x2600..0x27c0).contains(&n)
+                            || (0x2b00..0x2c00).contains(&n)
+                            || n == 0xfe0f
+                    })
+                };
+                let joins = emoji(out.chars().last().as_ref()) && emoji(valid.get(i + 1));
                 if c == '\\' {
                     out.push_str("\\\\");
                 } else if (n < 0x20 && c != '\t') || n == 0x7f {
                     out.push_str(&format!("\\x{n:02x}"));
-                } else if (0x80..=0x9f).contains(&n) || (0x202a..=0x202e).contains(&n) || (0x2066..=0x2069).contains(&n)
+                } else if (0x80..=0x9f).contains(&n)
+                    || (0x202a..=0x202e).contains(&n)
+                    || (0x2066..=0x2069).contains(&n)
+                    // Invisible and direction characters.
+                    || [0xad, 0x61c, 0x180e, 0x200b, 0x200e, 0x200f, 0x2028, 0x2029, 0xfeff].contains(&n)
+                    || (0x2060..=0x2064).contains(&n)
+                    || (n == 0x200d && !joins)
                 {
                     out.push_str(&format!("\\u{n:04x}"));
                 } else {
@@ -199,7 +246,11 @@ mod tests {
     /// Whether the escaped form holds nothing a terminal acts on: no control but the tab
     /// (not even a newline: one string, one line), no DEL, no C1, no bidi override.
     fn is_inert(s: &str) -> bool {
-        !s.chars().any(|c| c != '\t' && is_special(c) && c != '\\')
+        let v: Vec<char> = s.chars().collect();
+        !v.iter().enumerate().any(|(i, &c)| {
+            let joiner = c == '\u{200d}' && i > 0 && is_emoji(v[i - 1]) && v.get(i + 1).is_some_and(|&n| is_emoji(n));
+            c != '\t' && is_special(c) && c != '\\' && !joiner
+        })
     }
 
     #[test]
@@ -217,8 +268,12 @@ mod tests {
             ),
             ("\u{202a}\u{202e}\u{2066}\u{2069}", r"\u202a\u202e\u2066\u2069"),
             (
-                "\u{2029}\u{2065}\u{206a}\u{2029}€é",
-                "\u{2029}\u{2065}\u{206a}\u{2029}€é",
+                "\u{2027}\u{2065}\u{206a}\u{2030}€é\u{fefe}\u{200a}",
+                "\u{2027}\u{2065}\u{206a}\u{2030}€é\u{fefe}\u{200a}",
+            ),
+            (
+                "a\u{200b}b\u{200d}c\u{200e}\u{200f}\u{61c}\u{2028}\u{2029}\u{2060}\u{feff}\u{ad}\u{180e}",
+                r"a\u200bb\u200dc\u200e\u200f\u061c\u2028\u2029\u2060\ufeff\u00ad\u180e",
             ),
         ] {
             assert_eq!(escape(raw), shown, "{raw:?}");
@@ -275,6 +330,27 @@ mod tests {
             any::<char>().prop_map(|c| String::from(c).into_bytes()),
             Just(b"\xe2\x80".to_vec()),
             Just(b"\xc2".to_vec()),
+            // Invisible characters, and emoji that a zero-width joiner may join.
+            prop::sample::select(vec![
+                '\u{200b}',
+                '\u{200c}',
+                '\u{200d}',
+                '\u{200e}',
+                '\u{61c}',
+                '\u{feff}',
+                '\u{ad}',
+                '\u{180e}',
+                '\u{2060}',
+                '\u{1f468}',
+                '\u{1f469}',
+                '\u{2764}',
+                '\u{fe0f}',
+                '\u{1f3fd}',
+                '\u{23f0}',
+                '\u{2b50}',
+                'a'
+            ])
+            .prop_map(|c| String::from(c).into_bytes()),
             "[a-z\\\\xu0-9{}]{0,4}".prop_map(String::into_bytes),
         ];
         proptest::collection::vec(piece, 0..24).prop_map(|v| v.concat())

@@ -15,13 +15,13 @@ use std::process::{Command, Output, Stdio};
 /// The review's BUG 5 file, plus C1 controls, bidi overrides, DEL and `\r` where the text
 /// commands print file content: model, thinking level, a second label.
 const HOSTILE: &str = r#"{"type":"session","version":3,"id":"s\u001b[2J","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p\u001b]0;TITLE\u0007"}
-{"type":"message","id":"m1\u001b[31m","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user\u001b[5m","content":"hello \u001b]52;c;cHduZWQ=\u0007 \u001b[2J\r\nFAKE LINE: all good","timestamp":1}}
+{"type":"message","id":"m1\u001b[31m","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user\u001b[5m","content":"hello \u001b]52;c;cHduZWQ=\u0007 \u001b[2J\r\nFAKE LINE: all good \u200bzw\u200dj\ufeff\u2028\u200e\u200f\u061c\u00ad\u2060 \ud83d\udc68\u200d\ud83d\udc69","timestamp":1}}
 {"type":"label","id":"l1","parentId":"m1\u001b[31m","timestamp":"2025-01-01T00:00:02.000Z","targetId":"m1\u001b[31m","label":"lab\u001b]0;LABEL\u0007"}
 {"type":"model_change","id":"mc","parentId":"l1","timestamp":"2025-01-01T00:00:02.500Z","provider":"p\u009b2J","modelId":"m\u202etxt.exe"}
 {"type":"thinking_level_change","id":"t\u2066","parentId":"mc","timestamp":"2025-01-01T00:00:02.700Z","thinkingLevel":"high\u007f\u0085\r"}
 {"type":"message","id":"a\u009b1","parentId":"t\u2066","timestamp":"2025-01-01T00:00:02.800Z","message":{"role":"assistant","content":[{"type":"text","text":"\u202eevil\u202c \u0090P\u009c back\\slash"}],"provider":"p\u009b2J","model":"m\u202etxt.exe","timestamp":2}}
 {"type":"label","id":"l2","parentId":"a\u009b1","timestamp":"2025-01-01T00:00:02.900Z","targetId":"a\u009b1","label":"\u2067x\u2069\u001b[8m"}
-{"type":"session_info","id":"n1","parentId":"l2","timestamp":"2025-01-01T00:00:03.000Z","name":"name\u001b]0;NAME\u0007"}
+{"type":"session_info","id":"n1","parentId":"l2","timestamp":"2025-01-01T00:00:03.000Z","name":"name\u001b]0;NAME\u0007\u200b\u2029"}
 "#;
 
 /// A parent cycle through an id with a C1 control: `JSON.stringify` (the error's `id_json`)
@@ -82,12 +82,16 @@ fn attack(out: &[u8]) -> Option<String> {
         Err(e) => return Some(format!("not UTF-8 at byte {}", e.valid_up_to())),
     };
     s.char_indices()
-        .find(|&(_, c)| {
+        .find(|&(i, c)| {
             (c < ' ' && c != '\n' && c != '\t')
                 || c == '\u{7f}'
                 || ('\u{80}'..='\u{9f}').contains(&c)
                 || ('\u{202a}'..='\u{202e}').contains(&c)
                 || ('\u{2066}'..='\u{2069}').contains(&c)
+                // Invisible and direction characters (#35): the joiner is allowed only in
+                // the one emoji sequence the session holds.
+                || matches!(c, '\u{200b}' | '\u{200e}' | '\u{200f}' | '\u{2028}' | '\u{2029}' | '\u{feff}' | '\u{61c}' | '\u{ad}' | '\u{2060}')
+                || (c == '\u{200d}' && !s[..i].ends_with('\u{1f468}'))
         })
         .map(|(i, c)| format!("{c:?} at byte {i}"))
 }
@@ -177,7 +181,10 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
         tree.starts_with("m1\\x1b[31m * [lab\\x1b]0;LABEL\\x07] [user\\x1b[5m]\n"),
         "{tree}"
     );
-    assert!(tree.contains("n1       @ [title: name\\x1b]0;NAME\\x07]\n"), "{tree}");
+    assert!(
+        tree.contains("n1       @ [title: name\\x1b]0;NAME\\x07\\u200b]\n"),
+        "{tree}"
+    );
     assert!(
         tree.contains(
             "a\\u009b1 * [\\u2067x\\u2069\\x1b[8m] assistant: \\u202eevil\\u202c \\u0090P\\u009c back\\\\slash\n"
@@ -210,7 +217,10 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
         "the journal is seen"
     );
     let check = text(&run_inert(bin_with(&["check"], &files[1]), b"", false));
-    assert!(check.contains("session name:      name\\x1b]0;NAME\\x07\n"), "{check}");
+    assert!(
+        check.contains("session name:      name\\x1b]0;NAME\\x07\\u200b\n"),
+        "{check}"
+    );
     assert!(check.contains("/x\\x1b]0;FILE\\x07\\x1b[2J.jsonl\n"), "{check}");
     assert!(check.contains("append journal:    a stale journal"), "{check}");
     let cycle = text(&run_inert(bin_with(&["check"], &c.cycle), b"", false));

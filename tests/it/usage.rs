@@ -171,19 +171,19 @@ fn filters_zones_and_exit_codes() {
     }
     let o = run(&["--no-cache", root().join("Cargo.toml").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2));
-    // A file that cannot be read: its path and the reason, once; the others are counted.
+    // A folder named like a session is passed over, as `ls` and `search` pass it over
+    // (#35; a FIFO named on the command line is an error: tests/it/special_targets.rs).
     let tree = tempfile::tempdir().unwrap();
     let p = tree.path().join("--p--");
     std::fs::create_dir_all(p.join("dir.jsonl")).unwrap();
     std::fs::copy(root().join("corpus/valid/branches.jsonl"), p.join("s.jsonl")).unwrap();
     let o = run(&["--json", "--no-cache", tree.path().to_str().unwrap()]);
-    assert_eq!(o.status.code(), Some(2));
-    let err = String::from_utf8_lossy(&o.stderr).into_owned();
-    assert_eq!(err.matches("dir.jsonl").count(), 1, "{err}");
-    assert!(err.contains("directory"), "{err}");
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let v: J = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!(v["report"]["unreadableFiles"], 1);
+    assert_eq!(v["report"]["unreadableFiles"], 0);
+    assert_eq!(v["report"]["skippedFiles"], 1);
     assert_eq!(v["totals"]["records"], all["totals"]["records"]);
+
     // An agent dir without sessions yet: an empty report.
     let empty = tempfile::tempdir().unwrap();
     let o = run(&["--agent-dir", empty.path().to_str().unwrap()]);
