@@ -989,7 +989,9 @@ function loadEntriesFromFile(filePath) {
   const header = entries[0]
   if (header === null || typeof header !== 'object' || header.type !== 'session' || typeof header.id !== 'string') return []
   // pi ends a torn last line with a newline when it reads the file.
-  if (!endsWithNewline(path)) appendFileSync(path, '\n')
+  // (Only ever to a regular file: the native read refused anything else, and a name
+  // swapped since for a FIFO or a device is not written.)
+  if (statSync(path).isFile() && !endsWithNewline(path)) appendFileSync(path, '\n')
   return entries
 }
 

@@ -300,6 +300,13 @@ fn finish(out: &Path, m: &Manifest) -> Result<usize, ExportError> {
 /// day's file, a temporary file) is anything but a regular file: a FIFO, a device, a socket
 /// or a symlink there is no file of the export's, and is never renamed over or unlinked.
 fn refuse_special_files(out: &Path) -> Result<(), ExportError> {
+    // Only the names the export writes, renames over or deletes: table files and its own
+    // temporary files.
+    let ours = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy())
+            .is_some_and(|n| n.ends_with(".parquet") || n.contains(".tmp-") || n == MANIFEST)
+    };
     let mut names = vec![out.join(MANIFEST)];
     for table in ["entries", "usage", "sessions"] {
         let Ok(dir) = std::fs::read_dir(out.join(table)) else {
@@ -307,13 +314,15 @@ fn refuse_special_files(out: &Path) -> Result<(), ExportError> {
         };
         for d in dir.flatten() {
             let p = d.path();
+            // (A partition folder may be a link to one; what else a folder holds, its own
+            // folders among them, is no business of the export's.)
             match std::fs::read_dir(&p) {
-                Ok(inner) if d.file_type().is_ok_and(|t| t.is_dir()) => names.extend(inner.flatten().map(|e| e.path())),
+                Ok(inner) if p.is_dir() && !ours(&p) => names.extend(inner.flatten().map(|e| e.path())),
                 _ => names.push(p),
             }
         }
     }
-    for p in names {
+    for p in names.into_iter().filter(|p| ours(p)) {
         if let Ok(m) = std::fs::symlink_metadata(&p)
             && !m.is_file()
         {
@@ -329,9 +338,20 @@ fn refuse_special_files(out: &Path) -> Result<(), ExportError> {
     Ok(())
 }
 
-/// Delete the temporary files under the tables' folders (of runs that did not commit).
+/// Delete the temporary files of runs that did not commit: the manifest's, and those
+/// under the tables' folders.
 fn sweep(out: &Path) -> Result<usize, ExportError> {
     let mut deleted = 0;
+    let prefix = format!("{MANIFEST}.tmp-");
+    for d in std::fs::read_dir(out).into_iter().flatten().flatten() {
+        let p = d.path();
+        if d.file_name().to_string_lossy().starts_with(&prefix)
+            && std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file())
+        {
+            crate::files::remove(&p).map_err(io(&p))?;
+            deleted += 1;
+        }
+    }
     for table in ["entries", "usage", "sessions"] {
         let Ok(dir) = std::fs::read_dir(out.join(table)) else {
             continue;

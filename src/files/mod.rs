@@ -21,8 +21,16 @@
 //! `unlinkat`), so a folder renamed or replaced on the way cannot send a step elsewhere.
 //! The name is checked with `lstat` (`AT_SYMLINK_NOFOLLOW`) when the write starts and again
 //! just before the rename; the bytes go to a temporary file created with `O_CREAT |
-//! O_EXCL | O_NOFOLLOW`, mode 0600 until complete (nothing planted at its name is followed
-//! or reused), which is then renamed over the name.
+//! O_EXCL | O_NOFOLLOW` (nothing planted at its name is followed or reused), which is
+//! then renamed over the name. A temporary file that replaces a file is private (0600)
+//! until complete and then gets the old file's mode; one that makes a new file is created
+//! 0666, so that the kernel applies the umask and the folder's default ACL as for any file
+//! the user makes.
+//!
+//! Links are followed by hand (a dangling one too), under the kernel's own
+//! `protected_symlinks` rule: in a sticky folder anyone may write (`/tmp`), a link another
+//! user made is not followed. A descriptor's link (`/proc/self/fd/N`, `/dev/fd/N`) is left
+//! to the kernel's resolution.
 //!
 //! One window remains: between the last check and `renameat`, a process that can write
 //! the folder could put a FIFO or a device node at the name, and the rename would then
@@ -79,12 +87,38 @@ pub(crate) fn folder_of(path: &Path) -> &Path {
 /// # Errors
 /// `ELOOP` past 40 links; errors reading a link.
 pub(crate) fn resolve(path: &Path) -> std::io::Result<PathBuf> {
+    use std::os::unix::fs::MetadataExt as _;
+    if path.as_os_str().as_encoded_bytes().ends_with(b"/") {
+        // `x/` names a folder, never a file to write (the shell says so too).
+        return Err(std::io::Error::from_raw_os_error(
+            rustix::io::Errno::ISDIR.raw_os_error(),
+        ));
+    }
     let mut p = path.to_path_buf();
     for _ in 0..MAX_LINKS {
         match std::fs::symlink_metadata(&p) {
             Ok(m) if m.file_type().is_symlink() => {
+                if p.starts_with("/proc") || p.starts_with("/dev/fd") {
+                    // A descriptor's link names no path to follow by hand (`pipe:[..]`,
+                    // `x (deleted)`): the kernel's own resolution, which fails for those.
+                    return std::fs::canonicalize(&p);
+                }
+                // The kernel's `protected_symlinks` rule, which following by hand would
+                // bypass: in a sticky folder anyone may write (/tmp), a link is followed
+                // only when it is the follower's or the folder owner's.
+                let dir = folder_of(&p);
+                if let Ok(d) = std::fs::metadata(dir)
+                    && d.mode() & 0o1002 == 0o1002
+                    && m.uid() != rustix::process::geteuid().as_raw()
+                    && m.uid() != d.uid()
+                {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::PermissionDenied,
+                        "a symlink another user made in a sticky, world-writable folder; not followed (the kernel's protected_symlinks rule)",
+                    ));
+                }
                 let to = std::fs::read_link(&p)?;
-                p = if to.is_absolute() { to } else { folder_of(&p).join(to) };
+                p = if to.is_absolute() { to } else { dir.join(to) };
             }
             _ => return Ok(p),
         }
@@ -145,12 +179,25 @@ impl Place {
                 } else if t == FileType::Symlink {
                     Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidInput,
-                        "became a symlink while it was being written; nothing written",
+                        "not a regular file (a symlink, which was not followed); nothing written",
+                    ))
+                } else if t == FileType::Directory {
+                    Err(std::io::Error::from_raw_os_error(
+                        rustix::io::Errno::ISDIR.raw_os_error(),
                     ))
                 } else {
-                    // The readers' words for what it is.
-                    let meta = std::fs::symlink_metadata(self.path())?;
-                    regular(&meta).map(|()| Found::Nothing)
+                    // The readers' words for what it is, from this very `lstat`.
+                    let what = match t {
+                        FileType::Fifo => "a FIFO",
+                        FileType::CharacterDevice => "a character device",
+                        FileType::BlockDevice => "a block device",
+                        FileType::Socket => "a socket",
+                        _ => "a special file",
+                    };
+                    Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!("not a regular file ({what})"),
+                    ))
                 }
             }
             Err(rustix::io::Errno::NOENT) => Ok(Found::Nothing),
@@ -167,8 +214,13 @@ impl Place {
     fn temp(&self, mode: u32) -> std::io::Result<(OsString, File)> {
         loop {
             let mut name = OsString::from(TEMP_PREFIX_STR);
-            name.push(format!("{}-{}-", std::process::id(), uuid::Uuid::new_v4().simple()));
-            name.push(&self.name);
+            let random = uuid::Uuid::new_v4().simple().to_string();
+            name.push(format!("{}-{}-", std::process::id(), &random[..12]));
+            // (The target's name, cut so that the whole fits a file name's 255 bytes: the
+            // temporary name only needs to be unique and recognisable.)
+            let room = 255usize.saturating_sub(name.len() + ".tmp".len());
+            let own = self.name.as_encoded_bytes();
+            name.push(std::os::unix::ffi::OsStrExt::from_bytes(&own[..own.len().min(room)]) as &OsStr);
             name.push(".tmp");
             match self.create_new(&name, mode) {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
@@ -223,10 +275,10 @@ fn dir_flags() -> OFlags {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Keep {
     /// An existing file's owner, group and mode are kept, or the write fails (a session:
-    /// a rewrite never changes who owns it); a new file gets `0666` less the umask.
+    /// a rewrite never changes who owns it); a new file is created `0666` (less the umask and the folder's default ACL).
     OwnerAndMode,
     /// An existing file's mode is kept (not its owner: the writer's file now); a new file
-    /// gets `0666` less the umask (a user's output).
+    /// is created `0666` (a user's output).
     Mode,
     /// Always this mode, whatever was there (a private cache: `0o600`).
     Fixed(u32),
@@ -265,9 +317,10 @@ impl Whole {
 pub(crate) struct Pending {
     place: Place,
     how: Whole,
-    /// The mode (and, with [`Keep::OwnerAndMode`], owner) to give the file.
+    /// The mode (and, with [`Keep::OwnerAndMode`], owner) to give the file; no mode: the
+    /// one it was created with (0666 less the umask and default ACL).
     owner: Option<(u32, u32)>,
-    mode: u32,
+    mode: Option<u32>,
     temp: OsString,
     file: Option<File>,
 }
@@ -288,15 +341,18 @@ impl Pending {
             Found::Regular(st) => Some(st),
             Found::Nothing => None,
         };
-        let fresh = 0o666 & !umask();
+        // A new file is created with 0666 and left so: the kernel applies the umask and
+        // the folder's default ACL, as for any file the user makes (it is as readable
+        // while written as it will be). A file that replaces another is private (0600)
+        // until complete, then gets the old one's mode.
         let (owner, mode) = match (how.keep, &old) {
-            (Keep::Fixed(m), _) => (None, m),
-            (Keep::OwnerAndMode, Some(st)) => (Some((st.st_uid, st.st_gid)), st.st_mode & 0o7777),
-            (Keep::Mode, Some(st)) => (None, st.st_mode & 0o7777),
-            (_, None) => (None, fresh),
+            (Keep::Fixed(m), _) => (None, Some(m)),
+            (Keep::OwnerAndMode, Some(st)) => (Some((st.st_uid, st.st_gid)), Some(st.st_mode & 0o7777)),
+            (Keep::Mode, Some(st)) => (None, Some(st.st_mode & 0o7777)),
+            (_, None) => (None, None),
         };
         sweep_stale_temps(&place.dir_path);
-        let (temp, file) = place.temp(0o600)?;
+        let (temp, file) = place.temp(if mode.is_some() { 0o600 } else { 0o666 })?;
         Ok(Pending {
             place,
             how,
@@ -353,7 +409,9 @@ impl Pending {
             }
         }
         // (After the chown, which clears set-id bits.)
-        fchmod(f, Mode::from_raw_mode(self.mode))?;
+        if let Some(mode) = self.mode {
+            fchmod(f, Mode::from_raw_mode(mode))?;
+        }
         if self.how.durable {
             f.sync_all()?;
         }
@@ -494,6 +552,9 @@ pub(crate) fn remove(path: &Path) -> std::io::Result<bool> {
 /// The open's error; the readers' error for what is not a regular file.
 pub(crate) fn open_append(path: &Path, read_only_ok: bool) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt as _;
+    // What is not a regular file is refused before it is opened at all (an open wakes a
+    // FIFO's reader, and a device's open may act); the descriptor is checked again below.
+    regular(&std::fs::metadata(path).map_err(|e| crate::source::explain_open_error(path, e))?)?;
     let open = |write: bool| {
         std::fs::OpenOptions::new()
             .read(true)
@@ -519,19 +580,6 @@ pub(crate) fn open_append(path: &Path, read_only_ok: bool) -> std::io::Result<Fi
     let flags = rustix::fs::fcntl_getfl(&file)?;
     rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
     Ok(file)
-}
-
-/// The process's umask, read without changing it (Linux's `/proc/self/status`); `022`
-/// where it cannot be read.
-pub(crate) fn umask() -> u32 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("Umask:"))
-                .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
-        })
-        .unwrap_or(0o022)
 }
 
 /// Remove the temporary files a killed writer left in `dir` (see the module docs). Best

@@ -386,6 +386,16 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
 /// type is checked on the opened descriptor).
 fn create_regular(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt as _;
+    // Refused before any open (which would wake a FIFO's reader); checked again on the
+    // descriptor below.
+    if let Ok(m) = fs::symlink_metadata(path)
+        && !m.is_file()
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a regular file; left as it is", path.display()),
+        ));
+    }
     let flags = rustix::fs::OFlags::NONBLOCK | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::NOFOLLOW;
     let file = fs::OpenOptions::new()
         .write(true)

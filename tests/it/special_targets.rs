@@ -156,6 +156,23 @@ impl Specials {
     }
 }
 
+/// Read the FIFO at `p` to its end in a thread; what it read, through the channel.
+fn fifo_reader(p: &Path) -> std::sync::mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let p = p.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(std::fs::read(p).expect("read fifo"));
+    });
+    rx
+}
+
+/// What a [`fifo_reader`] read; fails (instead of hanging) when nothing came in 20 s, as
+/// when a writer replaced the FIFO instead of writing to it.
+fn fifo_read(rx: &std::sync::mpsc::Receiver<Vec<u8>>, case: &str) -> Vec<u8> {
+    rx.recv_timeout(Duration::from_secs(20))
+        .unwrap_or_else(|_| panic!("{case}: nothing reached the FIFO's reader"))
+}
+
 /// Refused with the readers' words for it.
 fn assert_refused(o: &Output, case: &str) {
     let e = stderr(o);
@@ -239,10 +256,7 @@ fn export_streams_into_fifos_and_devices_and_refuses_the_rest() {
     for (name, p) in sp.all.clone() {
         for target in [p.clone(), sp.link(&name)] {
             let case = format!("export -o {}", target.display());
-            let reader = (name == "fifo").then(|| {
-                let p = p.clone();
-                std::thread::spawn(move || std::fs::read(p).expect("read fifo"))
-            });
+            let reader = (name == "fifo").then(|| fifo_reader(&p));
             let o = run(
                 &["export", s, "--format", "html", "-o", target.to_str().expect("utf-8")],
                 &[],
@@ -251,7 +265,7 @@ fn export_streams_into_fifos_and_devices_and_refuses_the_rest() {
                 "fifo" | "device" => {
                     assert!(o.status.success(), "{case}: {}", stderr(&o));
                     if let Some(r) = reader {
-                        assert_eq!(r.join().expect("reader"), expected.stdout, "{case}");
+                        assert_eq!(fifo_read(&r, &case), expected.stdout, "{case}");
                     }
                 }
                 "socket" => {
@@ -331,13 +345,10 @@ fn gen_session_streams_into_a_fifo_and_refuses_a_socket() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let sp = Specials::new(tmp.path());
     let fifo = sp.link("fifo");
-    let reader = {
-        let p = fifo.clone();
-        std::thread::spawn(move || std::fs::read(p).expect("read fifo"))
-    };
+    let reader = fifo_reader(&fifo);
     let o = run(&["gen", "session", "--size", "20K", fifo.to_str().expect("utf-8")], &[]);
     assert!(o.status.success(), "{}", stderr(&o));
-    let got = reader.join().expect("reader");
+    let got = fifo_read(&reader, "gen session");
     assert!(
         got.len() > 10_000 && got.starts_with(b"{\"type\":\"session\""),
         "{}",
@@ -425,6 +436,26 @@ fn parquet_export_leaves_special_files_alone() {
     assert!(o.status.success(), "{}", stderr(&o));
     let files: Vec<PathBuf> = tree(&out).into_iter().filter(|p| p.is_file()).collect();
     assert!(files.len() >= 3, "{files:?}");
+    // A folder of someone else's inside a partition is no business of the export's; a
+    // killed run's manifest temporary file is swept (review of #43).
+    let partition = files
+        .iter()
+        .find_map(|f| f.parent().filter(|d| *d != out))
+        .expect("a partition")
+        .to_path_buf();
+    std::fs::create_dir(partition.join(".ipynb_checkpoints")).expect("mkdir");
+    std::fs::write(out.join("_manifest.json.tmp-1"), "{").expect("write");
+    std::fs::write(
+        folder.join("t.jsonl"),
+        format!("{HEADER}{ENTRY}").replace("0001\"", "0002\""),
+    )
+    .expect("write");
+    let o = run(&["export-parquet", r, "--out", out.to_str().expect("utf-8")], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!out.join("_manifest.json.tmp-1").exists());
+    assert!(partition.join(".ipynb_checkpoints").is_dir());
+    std::fs::remove_file(folder.join("t.jsonl")).expect("rm");
+    let files: Vec<PathBuf> = tree(&out).into_iter().filter(|p| p.is_file()).collect();
     std::fs::write(
         folder.join("s.jsonl"),
         format!(
@@ -510,4 +541,58 @@ fn a_special_file_named_like_a_session_never_blocks_and_is_passed_over() {
     }
     assert_eq!(identity(&named).0, "fifo");
     sp.assert_intact("lookups");
+}
+
+/// What the review of #43 found: a link another user planted in a sticky folder is not
+/// followed (the kernel's protected_symlinks rule); a new file gets the umask's mode; `-o
+/// x/` is a folder; a long output name still fits its temporary name.
+#[test]
+fn outputs_follow_the_kernels_rules_for_links_modes_and_names() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let session = tmp.path().join("s.jsonl");
+    std::fs::write(&session, format!("{HEADER}{ENTRY}")).expect("write");
+    let s = session.to_str().expect("utf-8");
+    // A sticky, world-writable folder with a link owned by someone else (root only: chown).
+    let sticky = tmp.path().join("sticky");
+    std::fs::create_dir(&sticky).expect("mkdir");
+    std::fs::set_permissions(&sticky, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    let victim = tmp.path().join("victim.conf");
+    std::fs::write(&victim, "secret").expect("write");
+    let link = sticky.join("report.md");
+    std::os::unix::fs::symlink(&victim, &link).expect("symlink");
+    if std::os::unix::fs::lchown(&link, Some(65534), Some(65534)).is_ok() {
+        let o = run(&["export", s, "-o", link.to_str().expect("utf-8")], &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        assert!(stderr(&o).contains("protected_symlinks"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&victim).expect("read"), "secret");
+    } else {
+        eprintln!("special_targets: no protected_symlinks case here (lchown needs root)");
+    }
+    // The umask decides a new file's mode, as for any file the user makes.
+    let out = tmp.path().join("private.md");
+    let st = Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "umask 077 && exec '{}' export '{s}' -o '{}'",
+            bin(),
+            out.display()
+        ))
+        .status()
+        .expect("sh");
+    assert!(st.success());
+    assert_eq!(
+        std::fs::metadata(&out).expect("stat").permissions().mode() & 0o777,
+        0o600
+    );
+    // `-o name/`: a folder, refused, nothing made.
+    let slash = tmp.path().join("newname/");
+    let o = run(&["export", s, "-o", slash.to_str().expect("utf-8")], &[]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(!tmp.path().join("newname").exists());
+    // A 240-byte name: the temporary name is cut to fit.
+    let long = tmp.path().join(format!("{}.md", "n".repeat(237)));
+    let o = run(&["export", s, "-o", long.to_str().expect("utf-8")], &[]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(long.is_file());
 }
