@@ -173,6 +173,15 @@ fn fifo_read(rx: &std::sync::mpsc::Receiver<Vec<u8>>, case: &str) -> Vec<u8> {
         .unwrap_or_else(|_| panic!("{case}: nothing reached the FIFO's reader"))
 }
 
+/// A temporary folder with the special files and a session `s.jsonl` of one message.
+fn setup() -> (tempfile::TempDir, Specials, PathBuf) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let sp = Specials::new(tmp.path());
+    let session = tmp.path().join("s.jsonl");
+    std::fs::write(&session, format!("{HEADER}{ENTRY}")).expect("write");
+    (tmp, sp, session)
+}
+
 /// Refused with the readers' words for it.
 fn assert_refused(o: &Output, case: &str) {
     let e = stderr(o);
@@ -208,10 +217,7 @@ fn session_writes_refuse_what_is_not_a_regular_file() {
 
 #[test]
 fn new_sessions_never_land_on_a_special_file() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let sp = Specials::new(tmp.path());
-    let session = tmp.path().join("s.jsonl");
-    std::fs::write(&session, format!("{HEADER}{ENTRY}")).expect("write");
+    let (tmp, sp, session) = setup();
     let s = session.to_str().expect("utf-8");
     // fork into a "folder" that is a link to each special file.
     for (name, _) in sp.all.clone() {
@@ -246,10 +252,7 @@ fn new_sessions_never_land_on_a_special_file() {
 
 #[test]
 fn export_streams_into_fifos_and_devices_and_refuses_the_rest() {
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let sp = Specials::new(tmp.path());
-    let session = tmp.path().join("s.jsonl");
-    std::fs::write(&session, format!("{HEADER}{ENTRY}")).expect("write");
+    let (tmp, sp, session) = setup();
     let s = session.to_str().expect("utf-8");
     let expected = run(&["export", s, "--format", "html"], &[]);
     assert!(expected.status.success());
