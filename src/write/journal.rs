@@ -12,8 +12,10 @@
 //!    journal `.<file name>.append` in the same folder: the length before the append, the
 //!    length of the line, and its first (up to 2 KiB) and last (up to 64) bytes.
 //! 3. The line is written with one `O_APPEND` `write()`. When the file does not end with a
-//!    newline at that moment (a torn line someone else left), the newline that completes it
-//!    goes first, in the same `write()`, so the line can never be glued onto foreign bytes.
+//!    newline (a torn line someone else left) and stays so while it stops growing (10 ms
+//!    without a change: it is not a pi write of several pages seen half done), the newline
+//!    that completes it goes first, in the same `write()`, so the line can never be glued
+//!    onto foreign bytes.
 //! 4. The journal is removed.
 //!
 //! [`recover`] runs before anything opens an existing file for writing ([`crate::Writer`],
@@ -467,8 +469,7 @@ pub(crate) fn append_locked(
     only_if_unterminated: bool,
 ) -> Result<(bool, JournalUse)> {
     let journal = journal_path(path);
-    let old = file.metadata().map_err(io_at(path))?.len();
-    let terminated = old == 0 || read_at(file, old - 1, 1).map_err(io_at(path))? == b"\n";
+    let (old, terminated) = settled_tail(file).map_err(io_at(path))?;
     if only_if_unterminated && terminated {
         return Ok((false, JournalUse::NotNeeded));
     }
@@ -527,6 +528,34 @@ pub(crate) fn append_locked(
         let _ = crate::files::remove(&journal);
     }
     Ok((true, used))
+}
+
+/// How long the file's length must stay the same before an unterminated last line is
+/// taken as torn (see [`settled_tail`]).
+const TAIL_QUIET: Duration = Duration::from_millis(10);
+/// How long [`settled_tail`] waits at most for a growing file.
+const TAIL_WAIT: Duration = Duration::from_millis(250);
+
+/// The file's length and whether it ends with a newline (or is empty), once it does or has
+/// stopped growing. pi appends without a lock, and a write of several pages is seen page by
+/// page: a last line without its newline may be another process's write under way, not a
+/// torn one. So an unterminated end is looked at again after [`TAIL_QUIET`], for as long as
+/// the file grows (up to [`TAIL_WAIT`]); only an end that stays unterminated is completed.
+fn settled_tail(file: &File) -> std::io::Result<(u64, bool)> {
+    let ends = |len: u64| -> std::io::Result<bool> { Ok(len == 0 || read_at(file, len - 1, 1)? == b"\n") };
+    let mut len = file.metadata()?.len();
+    let mut terminated = ends(len)?;
+    let deadline = Instant::now() + TAIL_WAIT;
+    while !terminated && Instant::now() < deadline {
+        std::thread::sleep(TAIL_QUIET);
+        let now = file.metadata()?.len();
+        if now == len {
+            break;
+        }
+        len = now;
+        terminated = ends(len)?;
+    }
+    Ok((len, terminated))
 }
 
 /// Fail with `EFBIG` before a write that the soft `RLIMIT_FSIZE` would cut short.

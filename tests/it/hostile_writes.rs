@@ -664,3 +664,40 @@ fn a_read_only_folder_as_nobody_through_the_cli() {
         assert_eq!(err.lines().count(), usize::from(warned), "{err}");
     }
 }
+
+/// A pi-like appender (no lock) whose multi-page write is seen half done: the append waits
+/// for the file to stop growing instead of ending the half line with a newline of its own
+/// (review weakness 7, #35: blank lines, and lines glued to the other writer's).
+#[test]
+fn an_append_waits_for_another_writers_line_to_end() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let f = session(dir.path(), "s.jsonl");
+    let mut w = Writer::open(&f, None, Entropy::default()).expect("open");
+    let other = entry("p1", Some("a2"), &"y".repeat(9000));
+    let (half, rest) = other.split_at(4000);
+    let (tx, rx) = std::sync::mpsc::channel();
+    let t = {
+        let (f, half, rest) = (f.clone(), half.to_string(), rest.to_string());
+        std::thread::spawn(move || {
+            let mut h = std::fs::OpenOptions::new().append(true).open(&f).expect("open");
+            h.write_all(half.as_bytes()).expect("half");
+            tx.send(()).expect("signal");
+            std::thread::sleep(Duration::from_millis(3));
+            h.write_all(rest.as_bytes()).expect("rest");
+        })
+    };
+    rx.recv().expect("half written");
+    w.append_message(small_message()).expect("append");
+    t.join().expect("writer");
+    let text = std::fs::read_to_string(&f).expect("read");
+    for (i, line) in text.lines().enumerate() {
+        assert!(
+            serde_json::from_str::<serde_json::Value>(line).is_ok(),
+            "line {} is no JSON (a blank or glued line): {:.80}",
+            i + 1,
+            line
+        );
+    }
+    assert_eq!(text.lines().count(), 5, "header, two messages, the other's line, ours");
+}
