@@ -187,13 +187,7 @@ impl Place {
                     ))
                 } else {
                     // The readers' words for what it is, from this very `lstat`.
-                    let what = match t {
-                        FileType::Fifo => "a FIFO",
-                        FileType::CharacterDevice => "a character device",
-                        FileType::BlockDevice => "a block device",
-                        FileType::Socket => "a socket",
-                        _ => "a special file",
-                    };
+                    let what = crate::source::kind_of(t);
                     Err(std::io::Error::new(
                         std::io::ErrorKind::InvalidInput,
                         format!("not a regular file ({what})"),

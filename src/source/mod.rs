@@ -245,22 +245,38 @@ pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
 /// device`, `a block device`, `a socket`, `a symlink`.
 pub(crate) fn kind_name(t: &std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt;
-    if t.is_file() {
-        "a regular file"
+    let t = if t.is_file() {
+        rustix::fs::FileType::RegularFile
     } else if t.is_dir() {
-        "a folder"
+        rustix::fs::FileType::Directory
     } else if t.is_symlink() {
-        "a symlink"
+        rustix::fs::FileType::Symlink
     } else if t.is_fifo() {
-        "a FIFO"
+        rustix::fs::FileType::Fifo
     } else if t.is_char_device() {
-        "a character device"
+        rustix::fs::FileType::CharacterDevice
     } else if t.is_block_device() {
-        "a block device"
+        rustix::fs::FileType::BlockDevice
     } else if t.is_socket() {
-        "a socket"
+        rustix::fs::FileType::Socket
     } else {
-        "a special file"
+        rustix::fs::FileType::Unknown
+    };
+    kind_of(t)
+}
+
+/// [`kind_name`] of a type as `stat` gives it.
+pub(crate) fn kind_of(t: rustix::fs::FileType) -> &'static str {
+    use rustix::fs::FileType as T;
+    match t {
+        T::RegularFile => "a regular file",
+        T::Directory => "a folder",
+        T::Symlink => "a symlink",
+        T::Fifo => "a FIFO",
+        T::CharacterDevice => "a character device",
+        T::BlockDevice => "a block device",
+        T::Socket => "a socket",
+        T::Unknown => "a special file",
     }
 }
 
