@@ -53,7 +53,7 @@ const BUFFERED: usize = 128 << 20;
 pub const MANIFEST: &str = "_manifest.json";
 /// Bumped when the tables' columns or the layout change: a manifest of another version
 /// means a full export.
-const FORMAT: f64 = 3.0;
+const FORMAT: f64 = 4.0;
 /// The `sessions` table's file, relative to the output folder.
 const SESSIONS_FILE: &str = "sessions/sessions.parquet";
 /// A day's file in its partition.
@@ -190,16 +190,17 @@ struct Kept {
     usage: u64,
     /// The days it has rows on, per table.
     days: [Vec<String>; 2],
-    /// The bytes read; the hashes of the first and last 4 KiB of them (as the listing
-    /// cache keeps them: [`crate::listing::end_hashes`]); the branch's fingerprint ([`rows::branch_print`]). A file that grew with all three as they were
-    /// was appended to.
+    /// The bytes read; the digest of their print (as the listing cache keeps it:
+    /// [`crate::source::Print::digest`]); the branch's fingerprint
+    /// ([`rows::branch_print`]). A file that grew with all three as they were was appended
+    /// to.
     len: u64,
-    ends: (u128, u128),
+    print: u64,
     branch: u128,
 }
 
 /// Whether `s` is the session `old` was made from with lines appended: what was read
-/// then is still there, at both ends (pi appends to a session file or rewrites it whole),
+/// then is still there, every byte of it (its print's digest),
 /// ended with a line's end, and the entries on the branch among those lines are the same
 /// (so every older row is as it was). Never for a session pi migrates on load.
 fn appended_to(s: &Session, old: &Kept) -> bool {
@@ -208,7 +209,7 @@ fn appended_to(s: &Session, old: &Kept) -> bool {
     n > 0
         && b.len() > n
         && b[n - 1] == b'\n'
-        && crate::listing::end_hashes(&b[..n]) == old.ends
+        && crate::source::Print::of(&b[..n]).digest() == old.print
         && !matches!(s.migration(), Migration::FromV1 | Migration::FromV2)
         && rows::branch_print(s, old.len) == old.branch
 }
@@ -747,7 +748,7 @@ fn export_one(
         usage: since.map_or(0, |k| k.usage) + n_usage,
         days: days.map(|d| d.into_iter().collect()),
         len: s.bytes().len() as u64,
-        ends: crate::listing::end_hashes(s.bytes()),
+        print: crate::source::Print::of(s.bytes()).digest(),
         branch: rows::branch_print(&s, u64::MAX),
     };
     crate::source::give_thread_buffer(s.into_buffer());
@@ -1317,12 +1318,11 @@ fn load_manifest(path: &Path) -> Manifest {
             continue;
         };
         let hex = |v: Option<&Value<'_>>| v.and_then(Value::as_str).and_then(|t| u128::from_str_radix(t, 16).ok());
-        let (Some(Value::Number(len)), Some(Value::Array(e2)), Some(branch)) =
-            (s.get("len"), s.get("ends"), hex(s.get("branch")))
-        else {
-            continue;
-        };
-        let (Some(head), Some(tail)) = (hex(e2.first()), hex(e2.get(1))) else {
+        let (Some(Value::Number(len)), Some(print), Some(branch)) = (
+            s.get("len"),
+            hex(s.get("print")).and_then(|p| u64::try_from(p).ok()),
+            hex(s.get("branch")),
+        ) else {
             continue;
         };
         m.sessions.insert(
@@ -1334,7 +1334,7 @@ fn load_manifest(path: &Path) -> Manifest {
                 usage: *u as u64,
                 days: [de, du],
                 len: *len as u64,
-                ends: (head, tail),
+                print,
                 branch,
             },
         );
@@ -1378,7 +1378,7 @@ fn sessions_json(m: &Manifest) -> String {
             set(&mut o, "row", row_value(&k.row));
             set(&mut o, "len", Value::Number(k.len as f64));
             let hex = |x: u128| Value::string(format!("{x:032x}"));
-            set(&mut o, "ends", Value::Array(vec![hex(k.ends.0), hex(k.ends.1)]));
+            set(&mut o, "print", Value::string(format!("{:016x}", k.print)));
             set(&mut o, "branch", hex(k.branch));
             Value::Object(o)
         })

@@ -1406,19 +1406,22 @@ pub fn build(bytes: &[u8]) -> Index {
 /// Index `bytes[from..]` (`from` starts a line) in chunks, in parallel: the parts in file
 /// order, with the file's offsets.
 fn build_parts(bytes: &[u8], from: usize, chunk: usize) -> Vec<Part> {
-    build_parts_then(bytes, from, chunk, None)
+    build_parts_then(bytes, from, chunk, None, None)
 }
 
 /// [`build_parts`]; with `done`, each chunk's keys are copied ([`Run::keep_heads`]) and
-/// `done` is called with the chunk's range of `bytes` once it is indexed.
+/// `done` is called with the chunk's range of `bytes` once it is indexed; with `prints`
+/// (and `from` 0), the XXH3-64 hash of each chunk's range is taken just before it is
+/// indexed and stored there (the file's print, `crate::source::Print`).
 fn build_parts_then(
     bytes: &[u8],
     from: usize,
     chunk: usize,
     done: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
+    prints: Option<&[std::sync::atomic::AtomicU64]>,
 ) -> Vec<Part> {
     // Record offsets within a run are 32 bits: lines start within one chunk.
-    let chunk = chunk.clamp(1, MAX_CHUNK);
+    let chunk = printed_chunk(chunk);
     // Chunk k indexes the lines that start in `k * chunk .. (k + 1) * chunk`; each worker
     // finds its own first line start (the last line it indexes may run past its range),
     // so no thread walks the file alone to cut it first.
@@ -1428,6 +1431,9 @@ fn build_parts_then(
         .map(|k| {
             let lo = from + k * chunk;
             let hi = (lo + chunk).min(n);
+            if let Some(p) = prints {
+                p[k].store(xxhash_rust::xxh3::xxh3_64(&bytes[lo..hi]), std::sync::atomic::Ordering::Relaxed);
+            }
             let start = if lo == from {
                 Some(from)
             } else {
@@ -1468,8 +1474,35 @@ pub(crate) fn build_releasing(bytes: &[u8], chunk: usize, release: &(dyn Fn(std:
     build_then(bytes, chunk, Some(release))
 }
 
+/// [`build_with`] or [`build_releasing`], with the print of `bytes` in blocks of `chunk`
+/// (the clamped chunk: see [`printed_chunk`]), each block hashed just before it is indexed.
+pub(crate) fn build_printed(
+    bytes: &[u8],
+    chunk: usize,
+    release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
+) -> (Index, Vec<u64>) {
+    let n = bytes.len().div_ceil(printed_chunk(chunk));
+    let prints: Vec<std::sync::atomic::AtomicU64> = (0..n).map(|_| std::sync::atomic::AtomicU64::new(0)).collect();
+    let index = build_then_printed(bytes, chunk, release, Some(&prints));
+    (index, prints.into_iter().map(std::sync::atomic::AtomicU64::into_inner).collect())
+}
+
+/// The size of the chunks (and of a print's blocks) a given chunk size makes.
+pub(crate) fn printed_chunk(chunk: usize) -> usize {
+    chunk.clamp(1, MAX_CHUNK)
+}
+
 fn build_then(bytes: &[u8], chunk: usize, release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>) -> Index {
-    let parts = build_parts_then(bytes, 0, chunk, release);
+    build_then_printed(bytes, chunk, release, None)
+}
+
+fn build_then_printed(
+    bytes: &[u8],
+    chunk: usize,
+    release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)>,
+    prints: Option<&[std::sync::atomic::AtomicU64]>,
+) -> Index {
+    let parts = build_parts_then(bytes, 0, chunk, release, prints);
     let mut index = Index {
         unterminated_tail: bytes.last().is_some_and(|&b| b != b'\n'),
         ..Index::default()

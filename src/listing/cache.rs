@@ -35,10 +35,14 @@
 //! the same clock tick would leave its stamp as it was, so a racy entry is read again
 //! until its file has been still for long enough.
 //!
-//! A file that only grew (same device and inode, longer, its first and last 4 KiB of then
-//! unchanged: two hashes kept in the entry) is read from the end of its last complete
-//! line on, and the listing carried on from what the entry kept (`info.rs`' `Carry`).
-//! Anything else (shorter, another inode, a hash that differs) is read whole.
+//! A file that grew (same device and inode, longer) is taken as appended to only when
+//! its bytes up to the old end still hash to the entry's print (the digest of the
+//! [`Print`](crate::source::Print) of the bytes listed: an XXH3-64 hash per 4 MiB
+//! block). Then only the new bytes are read, from the end of the last complete line on,
+//! and the listing carried on from what the entry kept (`info.rs`' `Carry`). Anything
+//! else (shorter, another inode, a print that differs: a same-length edit anywhere, even
+//! with an append after it) is read whole. Hashing the old bytes reads them (a few GB/s
+//! from the page cache) but parses nothing.
 //!
 //! Which folders and files there are is never cached: every listing reads the folders,
 //! so new, deleted and renamed files and folders, and other directory rules

@@ -57,8 +57,6 @@ mod twins;
 
 pub use cache::{CacheReport, ListingCache};
 pub use find::{IdMatch, find_by_id, find_by_id_in, find_by_id_prefix, find_most_recent, read_session_header};
-#[cfg(feature = "parquet")]
-pub(crate) use read::end_hashes;
 pub use read::{Scratch, read_session_info, session_info_from_bytes};
 pub use run::{list, list_all, list_dir, list_project, project_dir};
 

@@ -5,7 +5,7 @@
 
 use super::info::{self, Carry, InfoScratch, Resume};
 use super::{SessionInfo, SkipFileReason};
-use crate::source::{Purpose, ReadMode, Source, Stamp, read_upto, regular, should_map, still_holds};
+use crate::source::{Print, Purpose, ReadMode, Source, Stamp, read_upto, regular, should_map, still_held};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::time::UNIX_EPOCH;
@@ -66,33 +66,20 @@ pub fn session_info_from_bytes(
 }
 
 /// What a listing cache keeps of a file besides its [`SessionInfo`]: the `fstat` its bytes
-/// were read under, where the listing can carry on when the file grows, and hashes of
-/// its first and last [`WINDOW`] bytes (an append must leave them as they were).
+/// were read under, where the listing can carry on when the file grows, and the digest of
+/// its bytes' print (`crate::source::Print`): a file that grew is carried on only when its
+/// first `stamp.size()` bytes still have that digest.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct Memo {
     pub(super) stamp: Stamp,
     pub(super) carry: Option<Carry>,
-    pub(super) head: u128,
-    pub(super) tail: u128,
+    pub(super) print: u64,
     /// The header's line, when the file has one.
     pub(super) header_line: Option<Vec<u8>>,
 }
 
-/// What a read gives a [`Memo`] besides the stamp.
-type Kept = (Option<Carry>, u128, u128, Option<Vec<u8>>);
-
-/// Bytes at each end of a file whose hashes a [`Memo`] keeps.
-pub(super) const WINDOW: u64 = 4096;
-
-/// The hashes of `bytes`' first and last [`WINDOW`] bytes (also what `export-parquet`
-/// keeps to tell an append).
-pub(crate) fn end_hashes(bytes: &[u8]) -> (u128, u128) {
-    let w = (WINDOW as usize).min(bytes.len());
-    (
-        xxhash_rust::xxh3::xxh3_128(&bytes[..w]),
-        xxhash_rust::xxh3::xxh3_128(&bytes[bytes.len() - w..]),
-    )
-}
+/// What a read gives a [`Memo`] besides the stamp and the print.
+type Kept = (Option<Carry>, Option<Vec<u8>>);
 
 /// [`session_info_from_bytes`], with what a [`Memo`] keeps of the bytes when `memo`.
 fn info_and_memo(
@@ -110,8 +97,7 @@ fn info_and_memo(
     let Some(c) = built else {
         return (Err(SkipFileReason::Changed), None);
     };
-    let (head, tail) = end_hashes(bytes);
-    (c.result, Some((c.carry, head, tail, c.header_line)))
+    (c.result, Some((c.carry, c.header_line)))
 }
 
 /// Read `path` (following symlinks) and build its [`SessionInfo`], as pi's
@@ -167,12 +153,11 @@ pub(super) fn read_opened(path: &Path, file: &File, mode: ReadMode, scratch: &mu
         } else {
             read_info(path, file, &stamp, mtime, scratch, memo)
         };
-        if let Some((r, m)) = res {
-            let m = m.map(|(carry, head, tail, header_line)| Memo {
-                stamp,
+        if let Some((r, m, print, held)) = res {
+            let m = m.map(|(carry, header_line)| Memo {
+                stamp: held,
                 carry,
-                head,
-                tail,
+                print: print.digest(),
                 header_line,
             });
             return (r, m);
@@ -181,28 +166,45 @@ pub(super) fn read_opened(path: &Path, file: &File, mode: ReadMode, scratch: &mu
     (Err(SkipFileReason::Changed), None)
 }
 
-/// How one attempt at a file went: `None` when it changed while it was read.
-type Attempt = Option<(Result<SessionInfo, SkipFileReason>, Option<Kept>)>;
+/// How one attempt at a file went: `None` when it changed while it was read; else the
+/// outcome, the print of the bytes read, and the stamp the file was found to hold them
+/// under afterwards.
+type Attempt = Option<(Result<SessionInfo, SkipFileReason>, Option<Kept>, Print, Stamp)>;
+
+/// The outcome of a file that could not be read.
+fn unread(e: std::io::Error, stamp: &Stamp) -> Attempt {
+    Some((Err(unreadable(e)), None, Print::of(&[]), *stamp))
+}
 
 /// The file mapped (into the arena where there is one): `None` when it changed while it
-/// was read (its `fstat` differs, or the mapping faulted).
+/// was read (it no longer holds the bytes' print, taken before they were used, or the
+/// mapping faulted).
 fn mapped_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch, memo: bool) -> Attempt {
     let len = stamp.size();
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    if let Some((r, faulted)) = info_in_arena(path, file, len, mtime, scratch, memo) {
-        return (!faulted && unchanged(file, stamp)).then_some(r);
+    if let Some((r, print, faulted)) = info_in_arena(path, file, len, mtime, scratch, memo) {
+        if faulted {
+            return None;
+        }
+        let held = still_held(file, stamp, &print).ok()??;
+        return Some((r.0, r.1, print, held));
     }
     let src = match file.try_clone().and_then(|f| Source::from_file(f, ReadMode::Mmap)) {
         Ok(s) => s,
-        Err(e) => return Some((Err(unreadable(e)), None)),
+        Err(e) => return unread(e, stamp),
     };
+    // (The source took the print of its mapping when it was made.)
+    let print = src.print()?.clone();
     let r = info_and_memo(path, src.bytes(), mtime, scratch, memo);
-    src.settled().ok().filter(|&ok| ok)?;
-    unchanged(file, stamp).then_some(r)
+    if src.len() != len {
+        return None;
+    }
+    let held = src.held().ok()??;
+    Some((r.0, r.1, print, held))
 }
 
 /// The file read into the scratch buffer: `None` when it changed while it was read (it
-/// no longer holds the bytes read, judged by its ends: an append since is fine).
+/// no longer holds the bytes read: an append or a `touch` since is fine).
 fn read_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut Scratch, memo: bool) -> Attempt {
     let mut buf = std::mem::take(&mut scratch.buf);
     buf.clear();
@@ -210,12 +212,14 @@ fn read_info(path: &Path, file: &File, stamp: &Stamp, mtime: f64, scratch: &mut 
     let res = match read_upto(file, 0, len, &mut buf) {
         Ok(got) if got < len => None,
         Ok(_) => {
+            let print = Print::of(&buf);
             let r = info_and_memo(path, &buf, mtime, scratch, memo);
-            let keep = 4096.min(buf.len());
-            let holds = still_holds(file, stamp, len, &buf[..keep], &buf[buf.len() - keep..]);
-            holds.ok().filter(|&ok| ok).map(|_| r)
+            still_held(file, stamp, &print)
+                .ok()
+                .flatten()
+                .map(|held| (r.0, r.1, print, held))
         }
-        Err(e) => Some((Err(unreadable(e)), None)),
+        Err(e) => unread(e, stamp),
     };
     if buf.capacity() > (64 << 20) {
         buf = Vec::new();
@@ -235,9 +239,10 @@ pub(super) struct Before<'a> {
 }
 
 /// The file read from `before.carry.offset` on and the listing carried on from there,
-/// when it only grew since `before`: the same file, longer, with its first and last
-/// [`WINDOW`] bytes of then unchanged. `None` when it did not (or changed while it was
-/// read): the caller reads it whole.
+/// when it only grew since `before`: the same file, longer, whose first `before.size`
+/// bytes still have the print digest of then (hashed again: memory speed, far below
+/// listing them again). `None` when it did not (or changed while it was read): the caller
+/// reads it whole.
 pub(super) fn read_appended(path: &Path, file: &File, before: &Before<'_>, scratch: &mut Scratch) -> Option<Read> {
     let meta = file.metadata().ok()?;
     regular(&meta).ok()?;
@@ -247,10 +252,13 @@ pub(super) fn read_appended(path: &Path, file: &File, before: &Before<'_>, scrat
         return None;
     }
     let mtime = mtime_ms(&meta).unwrap_or(f64::NAN);
-    let w = WINDOW;
-    // One read from where the old tail window or the carry starts (whichever is first) to
-    // the end; the head window apart unless that read covers it.
-    let start = before.carry.offset.min(old.saturating_sub(w));
+    // The print of the whole file, taken before the new bytes are used: its old part must
+    // be what the memo saw.
+    let mut print = Print::of_file(file, old).ok()??;
+    if print.digest() != before.memo.print || !print.extend_from_file(file, new).ok()? {
+        return None;
+    }
+    let start = before.carry.offset;
     let mut buf = std::mem::take(&mut scratch.buf);
     buf.clear();
     let got = read_upto(file, start, new - start, &mut buf).ok();
@@ -258,61 +266,21 @@ pub(super) fn read_appended(path: &Path, file: &File, before: &Before<'_>, scrat
         if got? < new - start {
             return None;
         }
-        let rel = |at: u64| usize::try_from(at - start).ok();
-        let old_tail = &buf[rel(old.saturating_sub(w))?..rel(old)?];
-        if xxhash_rust::xxh3::xxh3_128(old_tail) != before.memo.tail {
-            return None;
-        }
-        let head_len = w.min(new);
-        let mut head_buf = Vec::new();
-        let head: &[u8] = if start == 0 {
-            &buf[..usize::try_from(head_len).ok()?]
-        } else {
-            read_upto(file, 0, head_len, &mut head_buf).ok()?;
-            &head_buf
-        };
-        let old_head = &head.get(..usize::try_from(w.min(old)).ok()?)?;
-        if xxhash_rust::xxh3::xxh3_128(old_head) != before.memo.head {
-            return None;
-        }
-        let new_head = xxhash_rust::xxh3::xxh3_128(head);
-        let from = rel(before.carry.offset)?;
         let resume = Resume {
             carry: before.carry,
             text: before.text,
         };
         let c = crate::json::with_avx2_bmi(|| {
-            info::build_carried(
-                path,
-                &buf[from..],
-                &buf[from..],
-                mtime,
-                &mut scratch.info,
-                Some(resume),
-                true,
-            )
+            info::build_carried(path, &buf, &buf, mtime, &mut scratch.info, Some(resume), true)
         })?;
-        let tail = xxhash_rust::xxh3::xxh3_128(&buf[buf.len() - usize::try_from(w.min(new)).ok()?..]);
-        // The bytes read are still the file's (an append since is fine).
-        let keep = 4096.min(buf.len());
-        let holds = still_holds(
-            file,
-            &stamp,
-            new,
-            &head[..keep.min(head.len())],
-            &buf[buf.len() - keep..],
-        )
-        .ok()?;
-        if !holds {
-            return None;
-        }
+        // The bytes read are still the file's (an append or a `touch` since is fine).
+        let held = still_held(file, &stamp, &print).ok()??;
         Some((
             c.result,
             Some(Memo {
-                stamp,
+                stamp: held,
                 carry: c.carry,
-                head: new_head,
-                tail,
+                print: print.digest(),
                 header_line: c.header_line,
             }),
         ))
@@ -325,12 +293,9 @@ pub(super) fn read_appended(path: &Path, file: &File, before: &Before<'_>, scrat
 }
 
 /// Whether `fstat` still says what it said when the file was stamped.
-fn unchanged(file: &File, stamp: &Stamp) -> bool {
-    file.metadata().is_ok_and(|m| Stamp::of(&m) == *stamp)
-}
-
 /// [`session_info_from_bytes`] over the file mapped into the scratch's arena, and whether
-/// the mapping faulted (the file shrank under it); `None` when it cannot be mapped there
+/// the print of the bytes (taken before they were listed), and whether the mapping
+/// faulted (the file shrank under it); `None` when it cannot be mapped there
 /// (too big, or mapping failed: the caller maps it alone).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 #[allow(clippy::type_complexity)]
@@ -341,7 +306,7 @@ fn info_in_arena(
     mtime: f64,
     scratch: &mut Scratch,
     memo: bool,
-) -> Option<((Result<SessionInfo, SkipFileReason>, Option<Kept>), bool)> {
+) -> Option<((Result<SessionInfo, SkipFileReason>, Option<Kept>), Print, bool)> {
     let len = usize::try_from(len).ok()?;
     let mut arena = match scratch.arena.take() {
         Some(a) => a,
@@ -349,8 +314,10 @@ fn info_in_arena(
     };
     let res = match arena.map(file, len) {
         Ok(Some(bytes)) => {
+            // The print first: a write while the bytes are listed then shows in it.
+            let print = Print::of(bytes);
             let r = info_and_memo(path, bytes, mtime, scratch, memo);
-            Some((r, arena.faulted()))
+            Some((r, print, arena.faulted()))
         }
         _ => None,
     };

@@ -21,7 +21,7 @@
 //!
 //! Integers are little-endian; byte strings are a `u64` length and the bytes; an optional
 //! value is a byte 0 (none) or 1 and the value. An entry is a file's path, its `fstat`
-//! ([`Stamp::to_parts`]), whether it was racy when stored, the hashes of its ends, its
+//! ([`Stamp::to_parts`]), whether it was racy when stored, the digest of its bytes' print, its
 //! header line, the outcome (listed, with the fields the header does not give; or dropped,
 //! and why), where its text is in the text section, and its [`Carry`]. The text section
 //! is read only when a listing wants `allMessagesText`.
@@ -39,7 +39,7 @@ use std::borrow::Cow;
 /// The first bytes of every cache file.
 pub(super) const MAGIC: &[u8; 16] = b"pi-session-list\n";
 /// The format's version: a file of another version is rebuilt.
-pub(super) const FORMAT: u32 = 2;
+pub(super) const FORMAT: u32 = 3;
 /// The first bytes of every text log, before its generation.
 pub(super) const TEXT_MAGIC: &[u8; 16] = b"pi-session-text\n";
 
@@ -146,9 +146,8 @@ pub(super) struct Entry<'a> {
     pub(super) path: &'a [u8],
     /// The `fstat` its bytes were read under.
     pub(super) stamp: Stamp,
-    /// Hashes of its first and last [`WINDOW`](super::read::WINDOW) bytes.
-    pub(super) head: u128,
-    pub(super) tail: u128,
+    /// The digest of its bytes' print (`crate::source::Print::digest`).
+    pub(super) print: u64,
     /// Its ctime was too close to the time it was read to tell a later rewrite by its
     /// stamp alone: read it again.
     pub(super) racy: bool,
@@ -167,8 +166,7 @@ impl<'a> Entry<'a> {
         Entry {
             path,
             stamp: memo.stamp,
-            head: memo.head,
-            tail: memo.tail,
+            print: memo.print,
             racy,
             header_line: memo.header_line.as_deref(),
             outcome,
@@ -182,8 +180,7 @@ impl<'a> Entry<'a> {
         Memo {
             stamp: self.stamp,
             carry: self.carry.as_ref().map(|c| c.to_carry(self.header_line)),
-            head: self.head,
-            tail: self.tail,
+            print: self.print,
             header_line: self.header_line.map(<[u8]>::to_vec),
         }
     }
@@ -418,8 +415,7 @@ fn put_entry(out: &mut Vec<u8>, e: &Entry<'_>) {
         put_u64(out, p);
     }
     out.push(u8::from(e.racy));
-    out.extend_from_slice(&e.head.to_le_bytes());
-    out.extend_from_slice(&e.tail.to_le_bytes());
+    put_u64(out, e.print);
     put_opt_bytes(out, e.header_line);
     match &e.outcome {
         Outcome::Listed(l) => {
@@ -562,8 +558,7 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
         *p = r.u64()?;
     }
     let racy = r.bool()?;
-    let head = r.u128()?;
-    let tail = r.u128()?;
+    let print = r.u64()?;
     let header_line = r.opt_bytes()?;
     let outcome = match r.u8()? {
         0 => Outcome::Listed(Listed {
@@ -616,8 +611,7 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
     Some(Entry {
         path,
         stamp: Stamp::from_parts(parts),
-        head,
-        tail,
+        print,
         racy,
         header_line,
         outcome,

@@ -372,8 +372,7 @@ fn a_cache_file() -> Vec<u8> {
     let memo = |n: u64, carry: Option<Carry>| Memo {
         stamp: Stamp::from_parts([1, n, 100 + n, 5, 6, 7, 8]),
         carry,
-        head: u128::from(n) * 3,
-        tail: u128::from(n) * 5,
+        print: n * 3,
         header_line: Some(br#"{"type":"session","id":"s"}"#.to_vec()),
     };
     let carry = Carry {

@@ -234,7 +234,8 @@ impl Session {
         loop {
             tries += 1;
             let file = crate::source::open_for_reading(path).map_err(|e| Error::from(e).with_path(path))?;
-            let source = Source::from_file_into(file, opts.read_mode, buf.take().unwrap_or_default())
+            // A mapping's print is taken by the index pass (`load_source`).
+            let source = Source::from_file_unprinted(file, opts.read_mode, buf.take().unwrap_or_default())
                 .map_err(|e| Error::from(e).with_path(path))?;
             match Session::from_source(source, opts) {
                 Ok(mut s) => {
@@ -285,13 +286,24 @@ impl Session {
     /// Index, migrate, fold; then, whatever that gave (a
     /// session, or an error such as "not a session"), it is only an answer if the bytes
     /// were one version of the file, else [`ErrorKind::FileChanged`].
-    fn load_source(source: Source, opts: OpenOptions, uuid4: &mut dyn FnMut() -> String) -> Result<Session> {
+    fn load_source(mut source: Source, opts: OpenOptions, uuid4: &mut dyn FnMut() -> String) -> Result<Session> {
         let chunk = opts.chunk.unwrap_or(index::CHUNK);
-        let index = if opts.release_pages && source.is_mapped() {
-            index::build_releasing(source.bytes(), chunk, &|r| source.release(r))
+        let release = |r| source.release(r);
+        let release: Option<&(dyn Fn(std::ops::Range<usize>) + Sync)> =
+            (opts.release_pages && source.is_mapped()).then_some(&release);
+        let (index, print) = if source.wants_print() {
+            // Each chunk hashed just before it is indexed: one pass over the bytes.
+            let (index, hashes) = index::build_printed(source.bytes(), chunk, release);
+            let print = crate::source::Print::from_hashes(index::printed_chunk(chunk), source.len(), hashes);
+            (index, Some(print))
+        } else if let Some(release) = release {
+            (index::build_releasing(source.bytes(), chunk, release), None)
         } else {
-            index::build_with(source.bytes(), chunk)
+            (index::build_with(source.bytes(), chunk), None)
         };
+        if let Some(print) = print {
+            source.set_print(print);
+        }
         let mut s = Session {
             path: None,
             source,
@@ -423,8 +435,8 @@ impl Session {
     /// - Bytes appended since the open (or the last refresh) are indexed alone, and the
     ///   leaf moves to the last entry, as on open. A last line without `\n` is indexed as
     ///   an open would index it and read again once the rest of it arrives.
-    /// - A file rewritten in place (it shrank, was written to without growing, or its
-    ///   first or last 4 KiB before the old end differ: pi's migration, pi-session's own
+    /// - A file rewritten in place (it shrank, or its bytes up to the old end no longer
+    ///   hash to the print taken when they were read: pi's migration, pi-session's own
     ///   recovery cutting a torn append back) or replaced (the path names another inode:
     ///   a rename over it) is opened again from scratch: [`Refresh::rebuilt`] says so,
     ///   and the leaf is the last entry again. See [`crate::source`] for how rewrites are

@@ -19,22 +19,27 @@
 //!   each pass over the bytes; zeros never decode as JSON. Mapping is kept because it pays
 //!   for large files: reading a 1 GiB session into memory costs about as much again as
 //!   indexing it.
-//! - **Each open is checked against the file afterwards.** [`Source`] remembers the file's
-//!   identity and times (`fstat` at open: device, inode, size, mtime, ctime) and a copy of
-//!   its first and last 4 KiB. After the bytes were used ([`Source::settled`]), a file
-//!   whose `fstat` is unchanged is taken as read whole; one that shrank, faulted, or whose
-//!   remembered first or last bytes differ now was rewritten (an error); one that only
-//!   grew with those bytes unchanged was appended to, which leaves the bytes read a true
-//!   prefix. Read bytes are read with `pread` up to the size `fstat` gave, never past it,
-//!   so a file that grows without end (a device, a log someone is writing) costs what it
-//!   was when opened.
+//! - **Each open is checked against the file afterwards, by its bytes.** [`Source`]
+//!   remembers the file's identity and times (`fstat` at open: device, inode, size,
+//!   mtime, ctime) and a print of the bytes it read ([`Print`]: an XXH3-64 hash per
+//!   4 MiB block, taken while the bytes are indexed, so in the same pass). After the
+//!   bytes were used ([`Source::settled`]), the file is read as whole when its `fstat`
+//!   is unchanged and was not *racy* at open (its ctime more than two seconds before
+//!   the open, as git calls it: a write in the same clock tick could leave the times as
+//!   they were). Otherwise its bytes decide: the file's first bytes hash to the print
+//!   (a `touch`, a write still landing, an append) or the bytes read are not what it
+//!   holds now (rewritten, shrunk, replaced: an error). Times never decide that bytes
+//!   changed; they only spare reading them again. Read bytes are read with `pread` up to
+//!   the size `fstat` gave, never past it, so a file that grows without end (a device, a
+//!   log someone is writing) costs what it was when opened.
 //! - **Only regular files are read.** Files are opened with `O_NONBLOCK | O_NOCTTY`, so a
 //!   FIFO or a terminal does not block the open, and anything that is not a regular file
 //!   (after symlinks: a link to `/dev/zero` too) is refused before a byte is read.
 //!
-//! The checks are as exact as the file system's timestamps: a rewrite to the same size
-//! that keeps the first and last 4 KiB and lands within one timestamp tick of the open
-//! would go unseen.
+//! The checks are as exact as a 64-bit hash per block: a rewrite that keeps every
+//! block's hash is the only one that goes unseen. Re-hashing costs a read of the
+//! prefix (a few GB/s from the page cache); it is paid only when the times moved or
+//! the file was racy, so a file at rest costs one `fstat`.
 
 // pi-session is written for and tested on Unix: file locks (`flock`) keep its appends and
 // pi's apart, listing opens files relative to their folder, and the map arena reserves
@@ -48,6 +53,9 @@ compile_error!(
 
 mod guard;
 mod mmap;
+pub(crate) mod print;
+
+pub(crate) use print::Print;
 
 #[cfg(any(target_os = "linux", target_os = "android"))]
 pub(crate) use mmap::MapArena;
@@ -143,19 +151,41 @@ pub(crate) fn should_map(mode: ReadMode, len: u64, purpose: Purpose) -> bool {
     }
 }
 
-/// Bytes of the file's start and end that [`Source`] keeps a copy of, to tell an append
-/// (they stay) from a rewrite (they change).
-const KEEP: usize = 4096;
+/// A stamp whose ctime is less than this old when it is taken is *racy* (as git calls it):
+/// a write in the same timestamp tick (up to 10 ms; seconds on some network file systems)
+/// would leave it as it is, so the bytes are compared however equal it stays.
+pub(crate) const RACY_NS: i128 = 2_000_000_000;
 
-/// What `fstat` says of a file, as far as telling versions apart goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Now, in nanoseconds since the epoch (0 before it).
+pub(crate) fn now_ns() -> i128 {
+    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+        Ok(d) => i128::try_from(d.as_nanos()).unwrap_or(i128::MAX),
+        Err(_) => 0,
+    }
+}
+
+/// What `fstat` says of a file, as far as telling versions apart goes; and whether it was
+/// racy when taken (not compared).
+#[derive(Clone, Copy, Debug)]
 pub(crate) struct Stamp {
     dev: u64,
     ino: u64,
     size: u64,
     mtime: (i64, i64),
     ctime: (i64, i64),
+    /// The file changed less than [`RACY_NS`] before this stamp was taken (or its ctime is
+    /// ahead of the clock): a write in the same timestamp tick could leave the stamp as it
+    /// is, so it cannot vouch for bytes read under it.
+    racy: bool,
 }
+
+impl PartialEq for Stamp {
+    fn eq(&self, o: &Stamp) -> bool {
+        (self.dev, self.ino, self.size, self.mtime, self.ctime) == (o.dev, o.ino, o.size, o.mtime, o.ctime)
+    }
+}
+
+impl Eq for Stamp {}
 
 impl Stamp {
     pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
@@ -166,7 +196,15 @@ impl Stamp {
             size: meta.size(),
             mtime: (meta.mtime(), meta.mtime_nsec()),
             ctime: (meta.ctime(), meta.ctime_nsec()),
+            racy: false,
         }
+        .seen_now()
+    }
+
+    /// With [`Stamp::racy`] judged now, when the stamp was just taken.
+    fn seen_now(mut self) -> Stamp {
+        self.racy = self.ctime_ns() > now_ns().saturating_sub(RACY_NS);
+        self
     }
 
     /// The size.
@@ -184,7 +222,9 @@ impl Stamp {
             size: st.st_size as u64,
             mtime: (i64::from(st.st_mtime), st.st_mtime_nsec as i64),
             ctime: (i64::from(st.st_ctime), st.st_ctime_nsec as i64),
+            racy: false,
         }
+        .seen_now()
     }
 
     /// The fields, to store: device, inode, size, mtime seconds and nanoseconds, ctime
@@ -201,7 +241,7 @@ impl Stamp {
         ]
     }
 
-    /// The stamp [`Stamp::to_parts`] stored.
+    /// The stamp [`Stamp::to_parts`] stored (taken as racy: a store keeps that apart).
     pub(crate) fn from_parts(p: [u64; 7]) -> Stamp {
         Stamp {
             dev: p[0],
@@ -209,6 +249,7 @@ impl Stamp {
             size: p[2],
             mtime: (p[3] as i64, p[4] as i64),
             ctime: (p[5] as i64, p[6] as i64),
+            racy: true,
         }
     }
 
@@ -220,6 +261,11 @@ impl Stamp {
     /// Whether `other` is the same file (device and inode).
     pub(crate) fn same_file(&self, other: &Stamp) -> bool {
         (self.dev, self.ino) == (other.dev, other.ino)
+    }
+
+    /// Whether the stamp was racy when it was taken (see the field).
+    pub(crate) fn racy(&self) -> bool {
+        self.racy
     }
 }
 
@@ -326,33 +372,32 @@ pub(crate) fn read_at_most(file: &File, at: u64, out: &mut [u8]) -> std::io::Res
     Ok(got)
 }
 
-/// Whether `file` still holds `bytes` as its first `bytes.len()` bytes, judged by `fstat`
-/// against `before` (taken when the bytes were read) and, when the file was written to
-/// since, by its first and last [`KEEP`] bytes: `head` and `tail` are copies of those of
-/// `bytes` made before the bytes were used (a mapping shows the file as it is now).
-pub(crate) fn still_holds(file: &File, before: &Stamp, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
-    holds_at(&Stamp::of(&file.metadata()?), file, before, len, head, tail)
+/// Whether `file` still holds the bytes `print` stands for, read under `before`: the
+/// stamp it holds them under now (taken before its bytes were compared), or `None` when it
+/// no longer does. The one rule every reader and cache follows:
+///
+/// - `fstat` as `before`, and `before` not racy ([`Stamp::racy`]): held, nothing read;
+/// - another file (device, inode), or shorter than the print: not held;
+/// - else the bytes decide: the file's first `print.len()` bytes are hashed again (at
+///   memory speed) and compared. Equal means held, whatever the timestamps say (a
+///   `touch`, an append); different means rewritten.
+///
+/// # Errors
+/// I/O errors of `fstat` or `pread`.
+pub(crate) fn still_held(file: &File, before: &Stamp, print: &Print) -> std::io::Result<Option<Stamp>> {
+    let now = Stamp::of(&file.metadata()?);
+    Ok(held_at(file, before, &now, print)?.then_some(now))
 }
 
-/// [`still_holds`] with the `fstat` taken (`now`).
-fn holds_at(now: &Stamp, file: &File, before: &Stamp, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
-    if *now == *before {
+/// [`still_held`] with the `fstat` taken (`now`).
+fn held_at(file: &File, before: &Stamp, now: &Stamp, print: &Print) -> std::io::Result<bool> {
+    if now == before && !before.racy() {
         return Ok(true);
     }
-    if !now.same_file(before) || now.size < len || (now.size == len && now.size == before.size) {
-        // Shorter; or as long as before but written to: rewritten in place.
+    if !now.same_file(before) || now.size < print.len() {
         return Ok(false);
     }
-    ends_hold(file, len, head, tail)
-}
-
-/// Whether `file` starts with `head` and its first `len` bytes end with `tail` (two
-/// `pread`s).
-fn ends_hold(file: &File, len: u64, head: &[u8], tail: &[u8]) -> std::io::Result<bool> {
-    let mut buf = Vec::with_capacity(2 * KEEP);
-    read_upto(file, 0, head.len() as u64, &mut buf)?;
-    read_upto(file, len - tail.len() as u64, tail.len() as u64, &mut buf)?;
-    Ok(buf.len() == head.len() + tail.len() && buf[..head.len()] == *head && buf[head.len()..] == *tail)
+    print.held_by(file)
 }
 
 /// A file's bytes.
@@ -363,13 +408,14 @@ pub struct Source {
     len: u64,
     /// `fstat` when the bytes were read (or last refreshed); `None` without a file.
     stamp: Option<Stamp>,
-    /// Copies of the first and last [`KEEP`] bytes, made before the bytes were used.
-    head: Box<[u8]>,
-    tail: Box<[u8]>,
+    /// The print of the bytes, taken before they were used (see [`print`]); `None` without
+    /// a file, and for a mapping whose user takes it in its own pass over the bytes
+    /// ([`Source::from_file_unprinted`], [`Source::set_print`]) until it does.
+    print: Option<Print>,
     /// Fewer bytes could be read than `fstat` said: the file shrank while it was read.
     short: bool,
-    /// The last `fstat` found to leave the bytes valid (an append since), so that checks
-    /// before each body decode read the file's ends again only when it changed again.
+    /// The last `fstat` found to leave the bytes valid (an append or a `touch` since), so
+    /// that checks before each body decode hash the file again only when it changed again.
     verified: std::sync::Mutex<Option<Stamp>>,
 }
 
@@ -383,12 +429,12 @@ enum Inner {
 /// What [`Source::refresh`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Update {
-    /// The file is as it was.
+    /// The file holds the same bytes (its stamp may have moved: a `touch`).
     Same,
     /// Bytes were appended; the old length.
     Appended(u64),
-    /// The file was rewritten (shorter, written to without growing, or with changed
-    /// bytes before the old end): nothing was read, open it again.
+    /// The file was rewritten (shorter, another file, or other bytes before the old end):
+    /// nothing was read, open it again.
     Rewritten,
 }
 
@@ -417,7 +463,19 @@ impl Source {
     ///
     /// # Errors
     /// As [`Source::open`].
-    pub fn from_file_into(file: File, mode: ReadMode, mut buf: Vec<u8>) -> std::io::Result<Source> {
+    pub fn from_file_into(file: File, mode: ReadMode, buf: Vec<u8>) -> std::io::Result<Source> {
+        let mut s = Source::from_file_unprinted(file, mode, buf)?;
+        if s.print.is_none() && s.file.is_some() {
+            s.print = Some(Print::of(s.bytes()));
+        }
+        Ok(s)
+    }
+
+    /// [`Source::from_file_into`], leaving the print of a mapping to the caller, who
+    /// takes it in its own pass over the bytes, each block before using it, and hands it
+    /// over with [`Source::set_print`] (a session's index pass: one pass instead of two).
+    /// Until then a change of the file's stamp counts as a rewrite.
+    pub(crate) fn from_file_unprinted(file: File, mode: ReadMode, mut buf: Vec<u8>) -> std::io::Result<Source> {
         let meta = file.metadata()?;
         regular(&meta)?;
         let stamp = Stamp::of(&meta);
@@ -425,31 +483,45 @@ impl Source {
         if should_map(mode, len, Purpose::Open)
             && let Some((watch, m)) = map_watched(&file, len)
         {
-            let (head, tail) = ends(&m);
             return Ok(Source {
                 inner: Inner::Mapped(watch, m),
                 file: Some(file),
                 len,
                 stamp: Some(stamp),
-                head,
-                tail,
+                print: None,
                 short: false,
                 verified: std::sync::Mutex::new(None),
             });
         }
         buf.clear();
         let got = read_upto(&file, 0, len, &mut buf)?;
-        let (head, tail) = ends(&buf);
+        // Read bytes stay as they were read: their print can be taken at any time.
+        let print = Print::of(&buf);
         Ok(Source {
             inner: Inner::Owned(buf),
             file: Some(file),
             len: got,
             stamp: Some(stamp),
-            head,
-            tail,
+            print: Some(print),
             short: got < len,
             verified: std::sync::Mutex::new(None),
         })
+    }
+
+    /// Whether the print is still to be taken ([`Source::from_file_unprinted`]).
+    pub(crate) fn wants_print(&self) -> bool {
+        self.print.is_none() && self.file.is_some()
+    }
+
+    /// The print of the bytes (see [`Source::from_file_unprinted`]).
+    pub(crate) fn print(&self) -> Option<&Print> {
+        self.print.as_ref()
+    }
+
+    /// The print of the bytes, taken by the caller of [`Source::from_file_unprinted`].
+    pub(crate) fn set_print(&mut self, print: Print) {
+        debug_assert_eq!(print.len(), self.len);
+        self.print = Some(print);
     }
 
     /// A second, independent mapping of this mapped file (the same open file, so the
@@ -461,44 +533,44 @@ impl Source {
     /// # Errors
     /// I/O errors of `dup`, `fstat` or `pread`.
     pub fn reopen(&self) -> std::io::Result<Option<Source>> {
-        let (Inner::Mapped(..), Some(f), Some(stamp)) = (&self.inner, &self.file, &self.stamp) else {
+        let (Inner::Mapped(..), Some(f)) = (&self.inner, &self.file) else {
             return Ok(None);
         };
-        if self.short || self.faulted() {
+        let Some(now) = self.held()? else {
             return Ok(None);
-        }
+        };
         let file = f.try_clone()?;
-        let meta = file.metadata()?;
-        let now = Stamp::of(&meta);
-        if !holds_at(&now, &file, stamp, self.len, &self.head, &self.tail)? {
-            return Ok(None);
-        }
         let Some((watch, m)) = map_watched(&file, now.size) else {
             return Ok(None);
         };
-        let (head, tail) = ends(&m);
+        // Mapped after the check: unless `fstat` still says what the check was made under
+        // (and may vouch), the new mapping must hold the print too.
+        let Some(print) = &self.print else {
+            return Ok(None);
+        };
+        let still = Stamp::of(&file.metadata()?);
+        if !(still == now && !now.racy) && !print.holds_in(&m) {
+            return Ok(None);
+        }
+        let mut print = print.clone();
+        print.extend(&m);
         let fresh = Source {
             inner: Inner::Mapped(watch, m),
             file: Some(file),
             len: now.size,
             stamp: Some(now),
-            head,
-            tail,
+            print: Some(print),
             short: false,
             verified: std::sync::Mutex::new(None),
         };
-        // Mapped after the check: the new mapping must hold this source's ends too.
-        let b = fresh.bytes();
-        let holds = b.len() as u64 >= self.len
-            && b[..self.head.len()] == *self.head
-            && b[self.len as usize - self.tail.len()..self.len as usize] == *self.tail;
-        Ok((holds && !fresh.faulted()).then_some(fresh))
+        Ok((!fresh.faulted()).then_some(fresh))
     }
 
     /// The buffer the bytes were read into, to be used again ([`Source::from_file_into`]);
     /// empty for a mapped file. The source holds no bytes after.
     pub fn take_buffer(&mut self) -> Vec<u8> {
         self.len = 0;
+        self.print = None;
         match &mut self.inner {
             Inner::Owned(v) => std::mem::take(v),
             Inner::Mapped(..) => Vec::new(),
@@ -513,8 +585,7 @@ impl Source {
             file: None,
             len,
             stamp: None,
-            head: Box::default(),
-            tail: Box::default(),
+            print: None,
             short: false,
             verified: std::sync::Mutex::new(None),
         }
@@ -585,87 +656,100 @@ impl Source {
     /// # Errors
     /// I/O errors of `fstat` or `pread`.
     pub fn settled(&self) -> std::io::Result<bool> {
+        self.current()
+    }
+
+    /// The stamp under which the file was last found to hold these bytes (see
+    /// [`still_held`]), now or remembered from an earlier check under the same stamp;
+    /// `None` when it no longer does.
+    pub(crate) fn held(&self) -> std::io::Result<Option<Stamp>> {
+        let (Some(f), Some(stamp)) = (&self.file, &self.stamp) else {
+            return Ok(None);
+        };
         if self.short || self.faulted() {
-            return Ok(false);
+            return Ok(None);
         }
-        match (&self.file, &self.stamp) {
-            (Some(f), Some(st)) => still_holds(f, st, self.len, &self.head, &self.tail),
-            _ => Ok(true),
+        let now = Stamp::of(&f.metadata()?);
+        let mut verified = self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *verified == Some(now) {
+            return Ok(Some(now));
         }
+        let held = match &self.print {
+            Some(p) => held_at(f, stamp, &now, p)?,
+            // No print yet: only an unchanged, trusted stamp vouches.
+            None => now == *stamp && !stamp.racy,
+        };
+        if held {
+            // (A racy stamp is compared again each time: a write in its tick shows only
+            // in the bytes.)
+            *verified = (!now.racy).then_some(now);
+        }
+        Ok(held.then_some(now))
     }
 
     /// Pick up bytes another process (or this one) appended to the file since it was
     /// opened or last refreshed: a mapping is re-made over the new length, read bytes are
     /// extended with the new ones (read with `pread` up to the size `fstat` gives). Says
     /// [`Update::Rewritten`], and changes nothing, when the file is no longer what was read
-    /// followed by new bytes.
+    /// followed by new bytes (judged from the bytes, see [`still_held`]).
     ///
     /// # Errors
     /// I/O errors.
     pub(crate) fn refresh(&mut self) -> std::io::Result<Update> {
         let old = self.len;
-        let (Some(file), Some(stamp)) = (&self.file, self.stamp) else {
+        if self.file.is_none() {
+            return Ok(Update::Same);
+        }
+        let Some(now) = self.held()? else {
+            return Ok(Update::Rewritten);
+        };
+        if now == self.stamp.unwrap_or(now) || now.size == old {
+            self.stamp = Some(now);
+            return Ok(Update::Same);
+        }
+        let Some(file) = &self.file else {
             return Ok(Update::Same);
         };
-        let meta = file.metadata()?;
-        let now = Stamp::of(&meta);
-        if now == stamp {
-            // Also compare the ends: a rewrite to the same size within one timestamp tick
-            // leaves `fstat` as it was (refresh is no hot path; two small reads).
-            let same = !self.short && !self.faulted() && ends_hold(file, old, &self.head, &self.tail)?;
-            return Ok(if same { Update::Same } else { Update::Rewritten });
-        }
-        // (The `fstat` just taken serves the check: no second one.)
-        let holds = !self.short && !self.faulted() && holds_at(&now, file, &stamp, old, &self.head, &self.tail)?;
-        if !holds || now.size == old {
+        let Some(mut print) = self.print.take() else {
             return Ok(Update::Rewritten);
-        }
+        };
         match &mut self.inner {
             Inner::Mapped(..) => {
                 let Some((watch, m)) = map_watched(file, now.size) else {
                     // No mapping or no free watch slot: the whole file is read instead, and
-                    // must still hold the old ends.
+                    // must still hold the print.
                     let mut v = Vec::new();
                     let got = read_upto(file, 0, now.size, &mut v)?;
-                    let holds = got >= old
-                        && v[..self.head.len()] == *self.head
-                        && v[old as usize - self.tail.len()..old as usize] == *self.tail;
-                    if !holds {
+                    if !print.holds_in(&v) {
+                        self.print = Some(print);
                         return Ok(Update::Rewritten);
                     }
+                    print.extend(&v);
                     self.short = got < now.size;
                     self.inner = Inner::Owned(v);
-                    return self.appended(old, now);
+                    return Ok(self.appended(old, now, print));
                 };
-                // The ends were checked with `pread`; the file may have been rewritten
-                // since: the new mapping must still hold them, read through it.
-                let holds = m.len() as u64 >= old
-                    && m[..self.head.len()] == *self.head
-                    && m[old as usize - self.tail.len()..old as usize] == *self.tail
-                    && !watch.faulted();
-                if !holds {
-                    return Ok(Update::Rewritten);
-                }
+                // The new bytes are hashed before they are used (a rewrite of the old ones
+                // since the check shows in the next one).
+                print.extend(&m);
                 self.inner = Inner::Mapped(watch, m);
             }
             Inner::Owned(v) => {
                 let got = read_upto(file, old, now.size - old, v)?;
                 self.short = got < now.size - old;
+                print.extend(v);
             }
         }
-        self.appended(old, now)
+        Ok(self.appended(old, now, print))
     }
 
-    /// After new bytes were taken in: the new length, stamp and ends.
-    fn appended(&mut self, old: u64, now: Stamp) -> std::io::Result<Update> {
+    /// After new bytes were taken in: the new length, stamp and print.
+    fn appended(&mut self, old: u64, now: Stamp, print: Print) -> Update {
         self.len = self.bytes().len() as u64;
         self.stamp = Some(now);
-        // (For a mapping, copied from the new mapping, which was just found to hold the
-        // old ends: a rewrite from here on shows in the fault count or the next check.)
-        let (head, tail) = ends(self.bytes());
-        (self.head, self.tail) = (head, tail);
+        self.print = Some(print);
         *self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-        Ok(Update::Appended(old))
+        Update::Appended(old)
     }
 
     /// For a mapped file on Linux: ask the kernel to map every page now
@@ -678,26 +762,19 @@ impl Source {
         }
     }
 
-    /// Before (and after) using mapped bytes: `false` if the file no longer holds them (it
-    /// shrank, faulted under the mapping, or was rewritten; see [`Source::settled`]).
-    /// Always `true` for bytes held in memory, which were checked when they were read.
+    /// Before using mapped bytes, the check that costs one `fstat`: `false` if the
+    /// mapping faulted, or the file shrank below them or was replaced. A rewrite that
+    /// keeps the size shows only in the bytes: it is for [`Source::current`] after use
+    /// (a hash pass over the file when its times moved), which callers that hand out
+    /// answers make once, not once per value they decode. Always `true` for bytes held in
+    /// memory, which were checked when they were read.
     ///
     /// # Errors
-    /// I/O errors of `fstat` or `pread`.
+    /// I/O errors of `fstat`.
     pub fn check_unchanged(&self) -> std::io::Result<bool> {
         if !self.is_mapped() {
             return Ok(true);
         }
-        self.current()
-    }
-
-    /// Whether the file still holds these bytes, mapped or read: `false` once it shrank,
-    /// was rewritten, or faulted under the mapping (an append since leaves it `true`).
-    /// Always `true` without a file.
-    ///
-    /// # Errors
-    /// I/O errors of `fstat` or `pread`.
-    pub fn current(&self) -> std::io::Result<bool> {
         let (Some(f), Some(stamp)) = (&self.file, &self.stamp) else {
             return Ok(true);
         };
@@ -705,15 +782,20 @@ impl Source {
             return Ok(false);
         }
         let now = Stamp::of(&f.metadata()?);
-        let mut verified = self.verified.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if now == *stamp || *verified == Some(now) {
+        Ok(now.same_file(stamp) && now.size >= self.len)
+    }
+
+    /// Whether the file still holds these bytes, mapped or read: `false` once it shrank,
+    /// was rewritten, or faulted under the mapping (an append or a `touch` since leaves it
+    /// `true`). Always `true` without a file.
+    ///
+    /// # Errors
+    /// I/O errors of `fstat` or `pread`.
+    pub fn current(&self) -> std::io::Result<bool> {
+        if self.file.is_none() {
             return Ok(true);
         }
-        let ok = still_holds(f, stamp, self.len, &self.head, &self.tail)?;
-        if ok {
-            *verified = Some(now);
-        }
-        Ok(ok)
+        Ok(self.held()?.is_some())
     }
 }
 
@@ -723,13 +805,6 @@ fn map_watched(file: &File, len: u64) -> Option<(guard::Watch, memmap2::Mmap)> {
     let m = mmap::map_file(file, usize::try_from(len).ok()?).ok()?;
     let watch = guard::Watch::new(m.as_ptr(), m.len())?;
     Some((watch, m))
-}
-
-/// Copies of the first and last [`KEEP`] bytes.
-fn ends(bytes: &[u8]) -> (Box<[u8]>, Box<[u8]>) {
-    let head = &bytes[..bytes.len().min(KEEP)];
-    let tail = &bytes[bytes.len().saturating_sub(KEEP)..];
-    (head.into(), tail.into())
 }
 
 impl Drop for Source {

@@ -131,6 +131,58 @@ fn same_size_rewrite(path: &Path) {
         .expect("restore mtime");
 }
 
+/// Grow `path` past 8 KiB with one long assistant message, so that its first and last
+/// 4 KiB no longer cover it.
+fn pad(path: &Path) {
+    append(path, &format!("{}\n", assistant(&"padding ".repeat(1500))));
+}
+
+/// Rename the message entry nearest the middle of `path` (`"type":"message"` ->
+/// `"type":"messagX"`, the same length, in place: same inode), then append one: the
+/// message count is the same, the first message may change, and the bytes around both
+/// ends can be as they were. `false` when there is no message to rename.
+fn edit_middle_then_append(path: &Path, n: usize) -> bool {
+    use std::os::unix::fs::FileExt;
+    let bytes = std::fs::read(path).expect("read");
+    let needle = br#""type":"message""#;
+    let mid = bytes.len() / 2;
+    let Some(at) = bytes
+        .windows(needle.len())
+        .enumerate()
+        .filter(|(_, w)| *w == needle)
+        .map(|(i, _)| i)
+        .min_by_key(|i| i.abs_diff(mid))
+    else {
+        return false;
+    };
+    let f = std::fs::File::options().write(true).open(path).expect("open");
+    f.write_all_at(br#""type":"messagX""#, at as u64).expect("edit");
+    drop(f);
+    append(path, &format!("{}\n", user(&format!("after the edit {n}"))));
+    true
+}
+
+#[test]
+fn a_same_length_edit_in_the_middle_with_an_append_is_not_taken_for_an_append() {
+    // The review's case: the first and last 4 KiB as they were, the inode kept, longer.
+    let (tmp, root) = tree(1, 1);
+    let f = files(&root).remove(0);
+    pad(&f);
+    append(&f, &format!("{}\n", user("a message between two long ones")));
+    pad(&f);
+    let cache = zero_window(&tmp.path().join("cache"));
+    check(&root, &cache, true, "cold");
+    tick(tmp.path());
+    assert!(edit_middle_then_append(&f, 0));
+    let r = check(&root, &cache, true, "edited in the middle, then appended to");
+    assert_eq!((r.appended, r.read), (0, 1), "read whole, not carried on: {r:?}");
+    // And a plain append after that is carried on from the entry.
+    tick(tmp.path());
+    append(&f, &format!("{}\n", assistant("only appended")));
+    let r = check(&root, &cache, true, "appended to");
+    assert_eq!((r.appended, r.read), (1, 0), "{r:?}");
+}
+
 #[test]
 fn every_kind_of_change_is_seen_and_only_changed_files_are_read() {
     let (tmp, root) = tree(3, 4);
@@ -395,6 +447,8 @@ enum Op {
     Append(usize, bool),
     Rewrite(usize),
     SameSizeRewrite(usize),
+    Pad(usize),
+    EditMiddleThenAppend(usize),
     Delete(usize),
     Rename(usize),
     Add,
@@ -405,6 +459,8 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0usize..8, any::<bool>()).prop_map(|(i, whole)| Op::Append(i, whole)),
         1 => (0usize..8).prop_map(Op::Rewrite),
         2 => (0usize..8).prop_map(Op::SameSizeRewrite),
+        1 => (0usize..8).prop_map(Op::Pad),
+        2 => (0usize..8).prop_map(Op::EditMiddleThenAppend),
         1 => (0usize..8).prop_map(Op::Delete),
         1 => (0usize..8).prop_map(Op::Rename),
         1 => Just(Op::Add),
@@ -427,8 +483,9 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     /// Random sequences of appends (whole lines or not), rewrites, same-size rewrites with
-    /// the mtime put back, deletes, renames and new files: after every step the cached
-    /// listing is the uncached one.
+    /// the mtime put back, long messages that take a file past 8 KiB, same-length edits
+    /// in the middle followed by an append, deletes, renames and new files: after every
+    /// step the cached listing is the uncached one.
     #[test]
     fn after_any_sequence_of_changes_the_cached_listing_is_the_uncached_one(
         ops in prop::collection::vec(op(), 1..10),
@@ -441,12 +498,16 @@ proptest! {
             tick(tmp.path());
             let fs = files(&root);
             let pick = |i: usize| fs.get(i % fs.len().max(1)).cloned();
-            match (op, pick(match op { Op::Append(i, _) | Op::Rewrite(i) | Op::SameSizeRewrite(i) | Op::Delete(i) | Op::Rename(i) => *i, Op::Add => 0 })) {
+            match (op, pick(match op { Op::Append(i, _) | Op::Rewrite(i) | Op::SameSizeRewrite(i) | Op::Pad(i) | Op::EditMiddleThenAppend(i) | Op::Delete(i) | Op::Rename(i) => *i, Op::Add => 0 })) {
                 (Op::Append(_, true), Some(f)) => append(&f, &format!("{}\n", assistant(&format!("step {n}")))),
                 (Op::Append(_, false), Some(f)) => append(&f, &user("torn")[..20]),
                 (Op::Rewrite(_), Some(f)) => std::fs::write(&f, session("rw", &format!("rewritten {n}"))).expect("rewrite"),
                 (Op::SameSizeRewrite(_), Some(f)) if std::fs::read_to_string(&f).is_ok_and(|t| t.contains("hello")) => {
                     same_size_rewrite(&f);
+                }
+                (Op::Pad(_), Some(f)) => pad(&f),
+                (Op::EditMiddleThenAppend(_), Some(f)) => {
+                    edit_middle_then_append(&f, n);
                 }
                 (Op::Delete(_), Some(f)) => std::fs::remove_file(&f).expect("delete"),
                 (Op::Rename(_), Some(f)) => std::fs::rename(&f, f.with_file_name(format!("r{n}.jsonl"))).expect("rename"),
@@ -511,7 +572,7 @@ fn the_cli_keeps_its_cache_where_it_is_told_and_says_what_it_did() {
         "just written: racy, read again, nothing to write: {err}"
     );
     // A damaged cache: the same answer, and one warning on stderr.
-    std::fs::write(cache_file(&flag_dir), b"pi-session-list\n\x02\0\0\0garbage").expect("damage");
+    std::fs::write(cache_file(&flag_dir), b"pi-session-list\n\x03\0\0\0garbage").expect("damage");
     let damaged = pi_session(&refs(&stats), Some(&env_dir));
     assert!(damaged.status.success());
     assert_eq!(damaged.stdout, out.stdout);

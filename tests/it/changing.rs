@@ -547,3 +547,97 @@ fn a_header_left_unterminated_is_judged_again_by_refresh() {
         assert!(s.find("b1").is_some());
     }
 }
+
+/// A session of about `mb` MB: a header and messages of ~1 KB on one branch.
+fn big_session(path: &Path, mb: usize) {
+    let mut s = header("touched");
+    let filler = "x".repeat(1000);
+    let mut parent = String::new();
+    for i in 0..mb * 1000 {
+        let id = format!("m{i:07}");
+        s.push_str(&e(&id, &parent, &format!("{i} {filler}")));
+        parent = id;
+    }
+    std::fs::write(path, s).expect("write");
+}
+
+/// Set `path`'s mtime to now in a loop (what `touch` does, and what a `write()` does
+/// before the size it adds shows) until `stop`.
+fn toucher(path: PathBuf, stop: std::sync::Arc<std::sync::atomic::AtomicBool>) -> std::thread::JoinHandle<usize> {
+    std::thread::spawn(move || {
+        let f = std::fs::File::options().write(true).open(&path).expect("open");
+        let mut n = 0;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            f.set_modified(std::time::SystemTime::now()).expect("touch");
+            n += 1;
+        }
+        n
+    })
+}
+
+/// The review's touch loop (issue #35): a file whose times move but whose bytes do not
+/// is never "rewritten by another process", in the library (open, verify, refresh, in
+/// both read modes) or in the commands that read one session, and `ls` never drops it.
+#[test]
+fn a_file_only_touched_is_never_taken_for_rewritten() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let project = dir.path().join("sessions").join("--p--");
+    std::fs::create_dir_all(&project).expect("mkdir");
+    let path = project.join("touched.jsonl");
+    big_session(&path, 3);
+    let p = path.to_str().expect("utf-8");
+    let agent = dir.path().to_str().expect("utf-8");
+    let cache = dir.path().join("cache");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(args)
+            .env("PI_SESSION_CACHE_DIR", &cache)
+            .env("PI_CODING_AGENT_DIR", agent)
+            .output()
+            .expect("run pi-session")
+    };
+    let commands: [&[&str]; 6] = [
+        &["tree", p],
+        &["context", p],
+        &["check", p],
+        &["show", "--full", p],
+        &["show", "touched"],
+        &["ls", "--all", "--json"],
+    ];
+    let still: Vec<_> = commands.iter().map(|c| run(c)).collect();
+    for (c, o) in commands.iter().zip(&still) {
+        assert!(o.status.success(), "{c:?} on a still file: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    // (Not `answers`: its Debug of the nested tree recurses 3,000 deep.)
+    let view = |s: &Session| {
+        let leaf = s.leaf().clone();
+        format!("{leaf:?} {} {:?} {:?}", s.entry_count(), s.index(), s.context_entries(&leaf))
+    };
+    let fresh: Vec<_> = MODES
+        .iter()
+        .map(|&m| view(&Session::open_with(&path, opts(m)).expect("open")))
+        .collect();
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let touches = toucher(path.clone(), stop.clone());
+    for round in 0..8 {
+        for (c, before) in commands.iter().zip(&still) {
+            let o = run(c);
+            assert!(
+                o.status.success(),
+                "{c:?}, round {round}, while touched: {}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_eq!(o.stdout, before.stdout, "{c:?}, round {round}");
+        }
+        for (&m, fresh) in MODES.iter().zip(&fresh) {
+            let mut s = Session::open_with(&path, opts(m)).expect("open while touched");
+            s.verify().unwrap_or_else(|e| panic!("{m:?}, round {round}: verify: {e}"));
+            let r = s.refresh().unwrap_or_else(|e| panic!("{m:?}, round {round}: refresh: {e}"));
+            assert!(!r.rebuilt && r.entries == 0, "{m:?}, round {round}: {r:?}");
+            assert_eq!(&view(&s), fresh, "{m:?}, round {round}");
+        }
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    assert!(touches.join().expect("toucher") > 0);
+}

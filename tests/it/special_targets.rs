@@ -217,7 +217,7 @@ fn session_writes_refuse_what_is_not_a_regular_file() {
 
 #[test]
 fn new_sessions_never_land_on_a_special_file() {
-    let (tmp, sp, session) = setup();
+    let (_tmp, sp, session) = setup();
     let s = session.to_str().expect("utf-8");
     // fork into a "folder" that is a link to each special file.
     for (name, _) in sp.all.clone() {
