@@ -1432,7 +1432,7 @@ fn build_parts_then(
             let lo = from + k * chunk;
             let hi = (lo + chunk).min(n);
             if let Some(p) = prints {
-                p[k].store(xxhash_rust::xxh3::xxh3_64(&bytes[lo..hi]), std::sync::atomic::Ordering::Relaxed);
+                p[k].store(crate::source::print::hash(&bytes[lo..hi]), std::sync::atomic::Ordering::Relaxed);
             }
             let start = if lo == from {
                 Some(from)

@@ -26,8 +26,9 @@ pub(crate) struct Print {
     hashes: Vec<u64>,
 }
 
-fn hash(b: &[u8]) -> u64 {
-    xxhash_rust::xxh3::xxh3_64(b)
+/// The hash of one block (what [`Print::from_hashes`] takes, one per block).
+pub(crate) fn hash(b: &[u8]) -> u64 {
+    twox_hash::XxHash3_64::oneshot(b)
 }
 
 impl Print {
