@@ -1432,7 +1432,10 @@ fn build_parts_then(
             let lo = from + k * chunk;
             let hi = (lo + chunk).min(n);
             if let Some(p) = prints {
-                p[k].store(crate::source::print::hash(&bytes[lo..hi]), std::sync::atomic::Ordering::Relaxed);
+                p[k].store(
+                    crate::source::print::hash(&bytes[lo..hi]),
+                    std::sync::atomic::Ordering::Relaxed,
+                );
             }
             let start = if lo == from {
                 Some(from)
@@ -1484,7 +1487,13 @@ pub(crate) fn build_printed(
     let n = bytes.len().div_ceil(printed_chunk(chunk));
     let prints: Vec<std::sync::atomic::AtomicU64> = (0..n).map(|_| std::sync::atomic::AtomicU64::new(0)).collect();
     let index = build_then_printed(bytes, chunk, release, Some(&prints));
-    (index, prints.into_iter().map(std::sync::atomic::AtomicU64::into_inner).collect())
+    (
+        index,
+        prints
+            .into_iter()
+            .map(std::sync::atomic::AtomicU64::into_inner)
+            .collect(),
+    )
 }
 
 /// The size of the chunks (and of a print's blocks) a given chunk size makes.

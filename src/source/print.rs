@@ -180,7 +180,8 @@ impl Print {
 /// The hashes of `file`'s bytes `at .. at + len` in blocks of `block`; `None` when the
 /// file ends sooner.
 fn file_hashes(file: &File, at: u64, len: u64, block: usize) -> std::io::Result<Option<Vec<u64>>> {
-    let n = usize::try_from(len.div_ceil(block as u64)).map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
+    let n = usize::try_from(len.div_ceil(block as u64))
+        .map_err(|_| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
     let one = |k: usize, buf: &mut Vec<u8>| -> std::io::Result<Option<u64>> {
         let off = k as u64 * block as u64;
         let want = (len - off).min(block as u64);
@@ -192,7 +193,10 @@ fn file_hashes(file: &File, at: u64, len: u64, block: usize) -> std::io::Result<
         let mut buf = Vec::new();
         (0..n).map(|k| one(k, &mut buf)).collect()
     } else {
-        (0..n).into_par_iter().map_init(Vec::new, |buf, k| one(k, buf)).collect()
+        (0..n)
+            .into_par_iter()
+            .map_init(Vec::new, |buf, k| one(k, buf))
+            .collect()
     };
     Ok(hashes?.into_iter().collect())
 }

@@ -606,12 +606,21 @@ fn a_file_only_touched_is_never_taken_for_rewritten() {
     ];
     let still: Vec<_> = commands.iter().map(|c| run(c)).collect();
     for (c, o) in commands.iter().zip(&still) {
-        assert!(o.status.success(), "{c:?} on a still file: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(
+            o.status.success(),
+            "{c:?} on a still file: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
     }
     // (Not `answers`: its Debug of the nested tree recurses 3,000 deep.)
     let view = |s: &Session| {
         let leaf = s.leaf().clone();
-        format!("{leaf:?} {} {:?} {:?}", s.entry_count(), s.index(), s.context_entries(&leaf))
+        format!(
+            "{leaf:?} {} {:?} {:?}",
+            s.entry_count(),
+            s.index(),
+            s.context_entries(&leaf)
+        )
     };
     let fresh: Vec<_> = MODES
         .iter()
@@ -632,8 +641,11 @@ fn a_file_only_touched_is_never_taken_for_rewritten() {
         }
         for (&m, fresh) in MODES.iter().zip(&fresh) {
             let mut s = Session::open_with(&path, opts(m)).expect("open while touched");
-            s.verify().unwrap_or_else(|e| panic!("{m:?}, round {round}: verify: {e}"));
-            let r = s.refresh().unwrap_or_else(|e| panic!("{m:?}, round {round}: refresh: {e}"));
+            s.verify()
+                .unwrap_or_else(|e| panic!("{m:?}, round {round}: verify: {e}"));
+            let r = s
+                .refresh()
+                .unwrap_or_else(|e| panic!("{m:?}, round {round}: refresh: {e}"));
             assert!(!r.rebuilt && r.entries == 0, "{m:?}, round {round}: {r:?}");
             assert_eq!(&view(&s), fresh, "{m:?}, round {round}");
         }
