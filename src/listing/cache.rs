@@ -65,7 +65,7 @@ use super::store::{self, Entry, Listed, Outcome, Refused};
 use super::{SessionInfo, SkipFileReason};
 use crate::js::string::JsStr;
 use crate::json::Value;
-use crate::source::{ReadMode, Source, read_upto};
+use crate::source::{RACY_NS, ReadMode, Source, now_ns, read_upto};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -77,8 +77,6 @@ pub struct ListingCache {
     racy_ns: i128,
 }
 
-/// How close to the listing's start a file's ctime makes its entry racy.
-const RACY_NS: i128 = 2_000_000_000;
 
 impl ListingCache {
     /// A cache in `dir` (made when first written, with mode 0700).
@@ -178,14 +176,6 @@ pub(super) struct Open {
     loaded: Option<(Source, store::Sections)>,
     racy_before: i128,
     warning: Option<String>,
-}
-
-/// Nanoseconds since the epoch now.
-pub(crate) fn now_ns() -> i128 {
-    match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
-        Ok(d) => i128::try_from(d.as_nanos()).unwrap_or(i128::MAX),
-        Err(_) => 0,
-    }
 }
 
 impl Open {
