@@ -77,7 +77,6 @@ pub struct ListingCache {
     racy_ns: i128,
 }
 
-
 impl ListingCache {
     /// A cache in `dir` (made when first written, with mode 0700).
     pub fn at(dir: impl Into<PathBuf>) -> Self {
