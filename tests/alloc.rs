@@ -371,3 +371,93 @@ fn context_of_an_image_heavy_session_costs_the_walk() {
     // output, never the whole context (94 MB here; three times that as one value).
     assert!(json_peak < 2 * (32 << 20), "{json_peak} bytes at the peak");
 }
+
+/// A search of one long line that matches everywhere (issue #35 item 6: `search -c a` on a
+/// 300 MB line took 10.5 GB, a range per match): the hit keeps the line and its first
+/// [`MATCHES_KEPT`] matches, and finding the session's name and id for it copies no
+/// message text (`allMessagesText`). The heap holds the file (a small one is read, not
+/// mapped), the session's first message (pi's `firstMessage`) and the hit's line: three
+/// times the line, where a range per match took 16 bytes per byte.
+#[test]
+fn searching_a_line_that_matches_everywhere_keeps_the_line_not_every_match() {
+    use pi_session::search::{MATCHES_KEPT, Pattern, Query, SearchOptions, search_paths};
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("long.jsonl");
+    let n = 4 << 20;
+    let text = "a".repeat(n);
+    std::fs::write(
+        &p,
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n\
+             {{\"type\":\"message\",\"id\":\"m\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"{text}\",\"timestamp\":1}}}}\n"
+        ),
+    )
+    .expect("write");
+    let q = Query::new(Pattern::new("a").compile().expect("pattern"));
+    let base = peak_from_now();
+    let sessions =
+        pi_session::search::sessions_in(std::slice::from_ref(&p), None, ReadMode::Mmap, None).expect("listed");
+    assert_eq!(sessions.sessions.len(), 1);
+    let paths = vec![p.clone()];
+    let mut hits = Vec::new();
+    search_paths(&paths, &q, &mut SearchOptions::default(), |f| {
+        hits.extend(f.result.expect("searched"));
+        std::ops::ControlFlow::Continue(())
+    })
+    .expect("search");
+    let peak = PEAK.load(Ordering::SeqCst) - base;
+    let line = &hits[0].lines[0];
+    assert_eq!((hits.len(), hits[0].lines.len(), line.text.len()), (1, 1, n));
+    assert_eq!(line.matches.len(), MATCHES_KEPT);
+    assert!(line.more_matches);
+    assert!(
+        peak < 3 * n as u64 + (1 << 20),
+        "peak heap {peak} bytes for a line of {n}"
+    );
+}
+
+/// A warm listing that finds nothing changed writes nothing and builds no new entry
+/// (issue #35 item 6: a warm `ls` over 10^5 empty files took 194 MB, 58 MB without the
+/// cache, building every entry of the next cache to find it would be the same).
+#[test]
+fn a_warm_listing_that_changed_nothing_builds_nothing() {
+    use pi_session::listing::{ListOptions, ListingCache, list_dir};
+    let _turn = TURN.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().expect("tempdir");
+    let folder = dir.path().join("s");
+    std::fs::create_dir(&folder).expect("mkdir");
+    let n = 4000;
+    for k in 0..n {
+        // Empty files (not sessions, but remembered as such) and small sessions.
+        let body = if k % 2 == 0 {
+            String::new()
+        } else {
+            session(k).lines().take(3).collect::<Vec<_>>().join("\n") + "\n"
+        };
+        std::fs::write(folder.join(format!("{k:05}.jsonl")), body).expect("write");
+    }
+    let cache = ListingCache::at(dir.path().join("cache")).with_racy_window(std::time::Duration::ZERO);
+    let list = || {
+        let mut o = ListOptions {
+            cache: Some(cache.clone()),
+            ..ListOptions::default()
+        };
+        list_dir(&folder, &mut o).expect("listed")
+    };
+    let cold = list();
+    assert_eq!(cold.sessions.len(), n / 2);
+    let base = peak_from_now();
+    let warm = list();
+    let peak = PEAK.load(Ordering::SeqCst) - base;
+    assert_eq!(warm.sessions.len(), n / 2);
+    assert!(warm.cache.as_ref().is_some_and(|r| !r.written), "{:?}", warm.cache);
+    // The loaded cache's entries (about 400 bytes each), the candidates and the answers
+    // (1,400 bytes a file here); building the next cache's entries to compare them
+    // added 600 more.
+    let per_file = peak / n as u64;
+    assert!(
+        per_file < 1700,
+        "{per_file} bytes per file at the peak of a warm listing"
+    );
+}

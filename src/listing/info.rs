@@ -438,7 +438,13 @@ fn message_text(
         return Ok(());
     }
     if st.first_message.is_none() && is_user {
-        st.first_message = Some(JsStr(all[start..].to_vec().into()));
+        st.first_message = Some(JsStr(if skip_text && start == 0 {
+            // Nothing else is kept: the buffer itself, not a copy (a first message may be
+            // hundreds of megabytes).
+            std::mem::take(all).into()
+        } else {
+            all[start..].to_vec().into()
+        }));
     }
     if skip_text {
         // Only the first user text is wanted: keep nothing else.

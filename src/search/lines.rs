@@ -11,9 +11,16 @@ pub struct TextLine {
     /// Where the line lies in the text, without its `\n` (with `-U`, a match's lines
     /// joined by their `\n`s).
     pub span: Range<usize>,
-    /// The matches, as offsets in the text; empty for a context line.
+    /// The matches, as offsets in the text (the first [`MATCHES_KEPT`]); empty for a
+    /// context line.
     pub matches: Vec<Range<usize>>,
+    /// Whether the line holds more matches than `matches` keeps.
+    pub more_matches: bool,
 }
+
+/// How many matches of one line are kept: a line is shown around its first match, and
+/// a 300 MB line of `a`s searched for `a` would otherwise keep 300 million ranges (4.8 GB).
+pub const MATCHES_KEPT: usize = 1000;
 
 impl TextLine {
     /// Whether this is a matching line (not context).
@@ -30,10 +37,14 @@ fn line_at(text: &str, at: usize) -> Range<usize> {
     start..end
 }
 
-/// Every match of `m` within one line of `text`, as text offsets.
-fn matches_in(m: &Matcher, text: &str, line: &Range<usize>, out: &mut Vec<Range<usize>>) {
+/// The first [`MATCHES_KEPT`] matches of `m` within one line of `text`, as text offsets,
+/// and whether there are more.
+fn matches_in(m: &Matcher, text: &str, line: &Range<usize>) -> (Vec<Range<usize>>, bool) {
     let l = &text[line.clone()];
-    out.extend(m.re.find_iter(l).map(|x| line.start + x.start()..line.start + x.end()));
+    let mut it = m.re.find_iter(l).map(|x| line.start + x.start()..line.start + x.end());
+    let out: Vec<_> = it.by_ref().take(MATCHES_KEPT).collect();
+    let more = out.len() == MATCHES_KEPT && it.next().is_some();
+    (out, more)
 }
 
 /// The matching lines of `text`, each with its matches, in order; `at_most` caps their
@@ -55,7 +66,11 @@ pub(crate) fn matching_lines(m: &Matcher, text: &str, at_most: usize, out: &mut 
             match &mut cur {
                 Some(c) if span.start <= c.span.end => {
                     c.span.end = c.span.end.max(span.end);
-                    c.matches.push(x.start()..x.end());
+                    if c.matches.len() < MATCHES_KEPT {
+                        c.matches.push(x.start()..x.end());
+                    } else {
+                        c.more_matches = true;
+                    }
                 }
                 _ => {
                     if let Some(done) = cur.take() {
@@ -68,6 +83,7 @@ pub(crate) fn matching_lines(m: &Matcher, text: &str, at_most: usize, out: &mut 
                     cur = Some(TextLine {
                         span,
                         matches: std::iter::once(x.start()..x.end()).collect(),
+                        more_matches: false,
                     });
                 }
             }
@@ -83,10 +99,13 @@ pub(crate) fn matching_lines(m: &Matcher, text: &str, at_most: usize, out: &mut 
         for line in text.split('\n') {
             let span = start..start + line.len();
             start = span.end + 1;
-            let mut ms = Vec::new();
-            matches_in(m, text, &span, &mut ms);
+            let (ms, more) = matches_in(m, text, &span);
             if !ms.is_empty() {
-                out.push(TextLine { span, matches: ms });
+                out.push(TextLine {
+                    span,
+                    matches: ms,
+                    more_matches: more,
+                });
                 found += 1;
                 if found == at_most {
                     return;
@@ -102,13 +121,13 @@ pub(crate) fn matching_lines(m: &Matcher, text: &str, at_most: usize, out: &mut 
     while p <= text.len() {
         let Some(x) = m.re.find_at(text, p) else { break };
         let line = line_at(text, x.start());
-        let mut ms = Vec::new();
-        matches_in(m, text, &line, &mut ms);
+        let (ms, more) = matches_in(m, text, &line);
         let next = line.end + 1;
         if !ms.is_empty() {
             out.push(TextLine {
                 span: line,
                 matches: ms,
+                more_matches: more,
             });
             found += 1;
             if found == at_most {
@@ -132,6 +151,7 @@ pub(crate) fn with_context(text: &str, lines: Vec<TextLine>, n: usize) -> Vec<Te
     let ctx = |r: Range<usize>| TextLine {
         span: r,
         matches: Vec::new(),
+        more_matches: false,
     };
     for (k, l) in lines.iter().enumerate() {
         // Before: up to n lines ending right before l, not below `floor`.

@@ -34,7 +34,7 @@ pub(crate) mod store;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
 
-pub use lines::TextLine;
+pub use lines::{MATCHES_KEPT, TextLine};
 pub use pattern::{Case, Matcher, Pattern, PatternError};
 pub use run::{
     FileHits, SearchOptions, SearchReport, Sessions, cwd_within, search, search_paths, sessions_in, sort_newest_first,
@@ -198,8 +198,11 @@ pub struct HitLine {
     pub offset: usize,
     /// The line (with `-U`, the lines a match spans), without its `\n`.
     pub text: String,
-    /// The matches, as offsets in the field's decoded text; empty for a context line.
+    /// The matches, as offsets in the field's decoded text (the line's first
+    /// [`MATCHES_KEPT`]); empty for a context line.
     pub matches: Vec<(usize, usize)>,
+    /// Whether the line holds more matches than `matches` keeps.
+    pub more_matches: bool,
 }
 
 impl HitLine {
@@ -402,6 +405,7 @@ pub(crate) fn text_lines(m: &Matcher, text: &str, at_most: usize, context: usize
             offset: l.span.start,
             text: text[l.span.clone()].to_owned(),
             matches: l.matches.iter().map(|r| (r.start, r.end)).collect(),
+            more_matches: l.more_matches,
         })
         .collect()
 }

@@ -248,6 +248,8 @@ pub fn sessions_in(
 ) -> std::result::Result<Sessions, Cancelled> {
     let mut out = Sessions::default();
     let mut scratch = listing::Scratch::default();
+    // (A search shows no `allMessagesText`: collecting it would copy every message.)
+    scratch.set_collect_text(false);
     for root in roots {
         if root.is_dir() {
             for all in [false, true] {

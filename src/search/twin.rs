@@ -163,7 +163,8 @@ fn naive_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<H
             out.push(HitLine {
                 offset: s,
                 text: text[s..e].to_owned(),
-                matches: ms.clone(),
+                matches: ms.iter().copied().take(super::MATCHES_KEPT).collect(),
+                more_matches: ms.len() > super::MATCHES_KEPT,
             });
             k = b + 1;
         } else if ctx[k] && !shown[k] {
@@ -172,6 +173,7 @@ fn naive_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<H
                 offset: s,
                 text: text[s..e].to_owned(),
                 matches: Vec::new(),
+                more_matches: false,
             });
             k += 1;
         } else {

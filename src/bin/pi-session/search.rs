@@ -488,19 +488,19 @@ impl Printer {
                 }
             }
         }
-        buf.extend_from_slice(s.as_bytes());
+        if buf.is_empty() {
+            *buf = s.into_bytes();
+        } else {
+            buf.extend_from_slice(s.as_bytes());
+        }
     }
 
     fn json_line(&self, head: &str, h: &Hit, l: &HitLine, buf: &mut Vec<u8>) {
         let ty = if l.is_match() { "match" } else { "context" };
-        let matches: Vec<String> = l
-            .matches
-            .iter()
-            .map(|(s, e)| format!("{{\"start\":{s},\"end\":{e}}}"))
-            .collect();
-        let _ = writeln!(
+        // Written straight into `buf`: a line may be hundreds of megabytes.
+        let _ = write!(
             buf,
-            "{{\"type\":\"{ty}\",{head},\"entry\":{},\"line\":{},\"offset\":{},\"role\":\"{}\",\"field\":\"{}\",\"block\":{},\"timestamp\":{},\"onBranch\":{},\"textOffset\":{},\"text\":{},\"matches\":[{}]}}",
+            "{{\"type\":\"{ty}\",{head},\"entry\":{},\"line\":{},\"offset\":{},\"role\":\"{}\",\"field\":\"{}\",\"block\":{},\"timestamp\":{},\"onBranch\":{},\"textOffset\":{},\"text\":",
             h.entry_id.as_deref().map_or("null".into(), js),
             h.line.0,
             h.offset.0,
@@ -510,9 +510,17 @@ impl Printer {
             h.timestamp.as_deref().map_or("null".into(), js),
             h.on_branch,
             l.offset,
-            js(&l.text),
-            matches.join(",")
         );
+        pi_session::Value::str(&l.text).stringify_into(buf);
+        buf.extend_from_slice(b",\"matches\":[");
+        for (k, (s, e)) in l.matches.iter().enumerate() {
+            let _ = write!(buf, "{}{{\"start\":{s},\"end\":{e}}}", if k == 0 { "" } else { "," });
+        }
+        buf.extend_from_slice(if l.more_matches {
+            b"],\"moreMatches\":true}\n"
+        } else {
+            b"]}\n"
+        });
     }
 
     fn text_line(&self, h: &Hit, l: &HitLine, s: &mut String) {
