@@ -212,7 +212,7 @@ impl Open {
     }
 
     fn warn(&mut self, why: &str) {
-        self.warning = Some(format!("the listing cache {} {why}: rebuilt", self.file.display()));
+        self.warning = Some(format!("the listing cache {} {why}", self.file.display()));
     }
 }
 
@@ -241,7 +241,7 @@ impl<'o> View<'o> {
             Some((src, s)) => match store::entries(&src.bytes()[s.meta.clone()], s.count) {
                 Some(e) => e,
                 _ => {
-                    warning = Some(format!("the listing cache {} is damaged: rebuilt", open.file.display()));
+                    warning = Some(format!("the listing cache {} is damaged", open.file.display()));
                     Vec::new()
                 }
             },
@@ -394,7 +394,11 @@ impl<'o> View<'o> {
     /// Write the cache's next version: an entry for every listed file whose outcome can
     /// be stored; nothing when it would hold what the loaded one holds.
     /// `rows` are the candidates' paths, outcomes and sources.
-    pub(super) fn save(&self, cache: &ListingCache, rows: &[Row<'_>], report: &mut CacheReport) {
+    ///
+    /// # Errors
+    /// The cache file cannot be written (a failure to write the texts is a warning in
+    /// `report`, the entries kept without them).
+    pub(super) fn save(&self, cache: &ListingCache, rows: &[Row<'_>], report: &mut CacheReport) -> std::io::Result<()> {
         use rayon::prelude::*;
         // First, whether anything changed: a fresh row's entry is built (in parallel) and
         // compared with the loaded one; a kept row costs nothing yet. A warm run that
@@ -450,7 +454,7 @@ impl<'o> View<'o> {
             }
         }
         if !changed && kept.iter().all(|&k| k) && self.warning.is_none() && !self.texts_damaged() {
-            return;
+            return Ok(());
         }
         drop(kept);
         let next = steps.into_iter().filter_map(|step| match step {
@@ -495,16 +499,9 @@ impl<'o> View<'o> {
             }
         };
         let pieces = store::encode_pieces(&self.open.key, text_gen, &entries);
-        match write_atomically(&cache.dir, &self.open.file, &pieces) {
-            Ok(()) => report.written = true,
-            Err(e) => {
-                let w = format!(
-                    "cannot write the listing cache in {}: {e} (listing without it)",
-                    cache.dir.display()
-                );
-                report.warning.get_or_insert(w);
-            }
-        }
+        let wrote = write_atomically(&cache.dir, &self.open.file, &pieces);
+        report.written = wrote.is_ok();
+        wrote
     }
 
     /// Put `texts` (entry index, bytes, offset in the old log when kept) in the text log and their
@@ -582,7 +579,7 @@ impl<'o> View<'o> {
         }
         self.texts_damaged().then(|| {
             format!(
-                "the texts of the listing cache {} are damaged: rebuilt",
+                "the texts of the listing cache {} are damaged",
                 self.open.file.display()
             )
         })

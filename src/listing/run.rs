@@ -244,8 +244,18 @@ fn build_all<'a>(
                 let src = std::mem::replace(&mut d.2, Origin::None);
                 rows.push((cands[d.0].path.as_path(), &d.1, src));
             }
-            o.save(c, &rows, &mut report);
-            report.warning = o.warning().or(report.warning.take());
+            let wrote = o.save(c, &rows, &mut report);
+            let what = format!("the listing cache in {}", c.dir().display());
+            let w = super::store::cache_warning(
+                o.warning().as_deref(),
+                wrote.as_ref().map(|()| report.written),
+                &what,
+                "listed without it",
+            );
+            report.warning = match (w, report.warning.take()) {
+                (Some(a), Some(texts)) => Some(format!("{a}; {texts}")),
+                (a, texts) => a.or(texts),
+            };
             Some(report)
         }
         _ => None,

@@ -619,3 +619,68 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
         carry,
     })
 }
+
+/// The one warning about a cache: what was wrong with the file found (`problem`, e.g.
+/// "the listing cache F is damaged") and how the write after the run went (`wrote`:
+/// whether a file was written, or why it could not be: `what` names the cache for that
+/// message, `without` says how the run went on). "rebuilt" only when a file was written;
+/// a fact the problem already gives is not repeated.
+pub(crate) fn cache_warning(
+    problem: Option<&str>,
+    wrote: Result<bool, &std::io::Error>,
+    what: &str,
+    without: &str,
+) -> Option<String> {
+    match (problem, wrote) {
+        (None, Ok(_)) => None,
+        (None, Err(e)) => Some(format!("{what} cannot be written ({e}): {without}")),
+        (Some(p), Ok(true)) => Some(format!("{p}: rebuilt")),
+        (Some(p), Ok(false)) => Some(format!("{p}: not used")),
+        (Some(p), Err(e)) => {
+            let e = e.to_string();
+            // (A write's error names the file first: "NAME: not a regular file".)
+            let fact = e.split_once(": ").map_or(e.as_str(), |(_, f)| f);
+            Some(if p.contains(fact) {
+                format!("{p}, and cannot be replaced: {without}")
+            } else {
+                format!("{p}, and cannot be replaced ({e}): {without}")
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod warning_tests {
+    use super::cache_warning;
+
+    #[test]
+    fn rebuilt_only_when_written_and_each_fact_once() {
+        let fifo = std::io::Error::other("c/list-1: not a regular file (a FIFO)");
+        let full = std::io::Error::other("No space left on device");
+        let w = |p, r, what| cache_warning(p, r, what, "listed without it");
+        assert_eq!(w(None, Ok(true), "the listing cache in c"), None);
+        assert_eq!(
+            w(None, Err(&full), "the listing cache in c").as_deref(),
+            Some("the listing cache in c cannot be written (No space left on device): listed without it")
+        );
+        assert_eq!(
+            w(Some("the cache F is damaged"), Ok(true), "x").as_deref(),
+            Some("the cache F is damaged: rebuilt")
+        );
+        assert_eq!(
+            w(
+                Some("the cache c/list-1 cannot be read (c/list-1: not a regular file (a FIFO))"),
+                Err(&fifo),
+                "x"
+            )
+            .as_deref(),
+            Some(
+                "the cache c/list-1 cannot be read (c/list-1: not a regular file (a FIFO)), and cannot be replaced: listed without it"
+            )
+        );
+        assert_eq!(
+            w(Some("the cache F is damaged"), Err(&full), "x").as_deref(),
+            Some("the cache F is damaged, and cannot be replaced (No space left on device): listed without it")
+        );
+    }
+}

@@ -77,16 +77,19 @@ impl<'p> Maps<'p> {
                 per[self.of[i].0].push((self.of[i].1, o));
             }
         }
+        let what = format!("the search cache in {}", dir.display());
         for (f, outcomes) in self.folders.iter().zip(per) {
-            report.cache_warnings.extend(f.warning.clone());
-            if let Err(e) = f.write(dir, &outcomes, racy_before) {
-                let w = format!(
-                    "the search cache in {} cannot be written ({e}): searched without it",
-                    dir.display()
-                );
-                if !report.cache_warnings.contains(&w) {
-                    report.cache_warnings.push(w);
-                }
+            let wrote = f.write(dir, &outcomes, racy_before);
+            let w = crate::listing::store::cache_warning(
+                f.warning.as_deref(),
+                wrote.as_ref().copied(),
+                &what,
+                "searched without it",
+            );
+            if let Some(w) = w
+                && !report.cache_warnings.contains(&w)
+            {
+                report.cache_warnings.push(w);
             }
         }
     }

@@ -91,7 +91,7 @@ impl FolderMaps {
                     Some(e) => m.entries = e,
                     None => {
                         m.warning = Some(format!(
-                            "the {} {} is damaged or of another version: rebuilt",
+                            "the {} {} is damaged or of another version",
                             kind.what,
                             m.file.display()
                         ))

@@ -67,7 +67,7 @@ impl<'p> Stored<'p> {
             per[*k].push((i, o));
         }
         use rayon::prelude::*;
-        let found: Vec<(Option<String>, Option<String>)> = self
+        let found: Vec<Option<String>> = self
             .folders
             .par_iter()
             .zip(per)
@@ -82,21 +82,20 @@ impl<'p> Stored<'p> {
                         (self.of[i].1, o)
                     })
                     .collect();
-                let failed = f.write(dir, &outcomes, racy_before).err().map(|e| {
-                    format!(
-                        "the usage cache in {} cannot be written ({e}): reported without it",
-                        dir.display()
-                    )
-                });
-                (f.warning.clone(), failed)
+                let wrote = f.write(dir, &outcomes, racy_before);
+                let what = format!("the usage cache in {}", dir.display());
+                crate::listing::store::cache_warning(
+                    f.warning.as_deref(),
+                    wrote.as_ref().copied(),
+                    &what,
+                    "reported without it",
+                )
             })
             .collect();
         let mut warnings: Vec<String> = Vec::new();
-        for (loaded, failed) in found {
-            for w in loaded.into_iter().chain(failed) {
-                if !warnings.contains(&w) {
-                    warnings.push(w);
-                }
+        for w in found.into_iter().flatten() {
+            if !warnings.contains(&w) {
+                warnings.push(w);
             }
         }
         warnings
