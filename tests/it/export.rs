@@ -518,3 +518,37 @@ fn real_sessions_export_in_every_format() {
         }
     }
 }
+
+/// A full disk names what could not be written (issue #35, the review's weakness 12:
+/// `pi-session: I/O error: No space left on device`): `/dev/full` fails every write
+/// with ENOSPC, as the output file and as standard output.
+#[test]
+fn a_full_disk_names_the_output_it_could_not_write() {
+    let s = root().join("corpus/valid/branches.jsonl");
+    for format in ["md", "html", "jsonl"] {
+        let o = run(&[
+            s.as_os_str(),
+            "--format".as_ref(),
+            format.as_ref(),
+            "-o".as_ref(),
+            "/dev/full".as_ref(),
+        ]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{format}: {err}");
+        assert_eq!(
+            err, "pi-session: cannot write /dev/full: No space left on device\n",
+            "{format}"
+        );
+        let o = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(["export".as_ref(), s.as_os_str(), "--format".as_ref(), format.as_ref()])
+            .stdout(std::fs::File::create("/dev/full").expect("/dev/full"))
+            .output()
+            .expect("runs");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{format}: {err}");
+        assert_eq!(
+            err, "pi-session: cannot write to standard output: No space left on device\n",
+            "{format}"
+        );
+    }
+}

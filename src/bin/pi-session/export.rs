@@ -155,15 +155,22 @@ pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> 
         }
         None => {
             use std::io::IsTerminal;
+            let stdout_name = Path::new("standard output");
+            let cannot = |e: std::io::Error| Printable::io("cannot write to", stdout_name, e);
+            let mut w = Tagged {
+                out: stdout,
+                failed: None,
+            };
             if std::io::stdout().is_terminal() {
                 let mut t = TerminalSafe {
-                    out: stdout,
+                    out: &mut w,
                     line: Vec::new(),
                 };
-                render(&mut t)?;
-                t.finish()?;
+                let r = render(&mut t).and_then(|()| t.finish().map_err(Into::into));
+                named(r, w.failed, cannot)?;
             } else {
-                render(stdout)?;
+                let r = render(&mut w).and_then(|()| w.flush().map_err(Into::into));
+                named(r, w.failed, cannot)?;
             }
         }
     }
@@ -249,19 +256,73 @@ fn write_output(target: &Path, render: impl FnOnce(&mut dyn Write) -> Result<()>
     let cannot = |e: std::io::Error| Printable::io("cannot write", target, e);
     let mut out = OutputFile::create(target).map_err(cannot)?;
     if out.is_terminal() {
-        let mut t = TerminalSafe {
+        let mut w = Tagged {
             out: &mut out,
+            failed: None,
+        };
+        let mut t = TerminalSafe {
+            out: &mut w,
             line: Vec::new(),
         };
-        render(&mut t)?;
-        t.finish().map_err(cannot)?;
+        let r = render(&mut t);
+        let r = r.and_then(|()| t.finish().map_err(Into::into));
+        named(r, w.failed, cannot)?;
     } else {
-        let mut w = std::io::BufWriter::with_capacity(1 << 16, &mut out);
-        render(&mut w)?;
-        w.flush().map_err(cannot)?;
+        let mut w = Tagged {
+            out: std::io::BufWriter::with_capacity(1 << 16, &mut out),
+            failed: None,
+        };
+        let r = render(&mut w).and_then(|()| w.flush().map_err(Into::into));
+        named(r, w.failed, cannot)?;
     }
     out.finish().map_err(cannot)?;
     Ok(())
+}
+
+/// A writer that remembers its first failure, so that a failed export names the file it
+/// could not write (a full disk) rather than only the system's words.
+struct Tagged<W: Write> {
+    out: W,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> Tagged<W> {
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r
+            && self.failed.is_none()
+        {
+            self.failed = Some(match e.raw_os_error() {
+                Some(code) => std::io::Error::from_raw_os_error(code),
+                None => std::io::Error::new(e.kind(), e.to_string()),
+            });
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for Tagged<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.out.write(buf);
+        self.note(r)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.out.flush();
+        self.note(r)
+    }
+}
+
+/// `r`, where a failure that came from writing the output is the output's error
+/// (`cannot`), not the bare system error.
+fn named(
+    r: Result<()>,
+    failed: Option<std::io::Error>,
+    cannot: impl FnOnce(std::io::Error) -> Printable,
+) -> Result<()> {
+    match (r, failed) {
+        (Err(_), Some(e)) => Err(cannot(e).into()),
+        (r, _) => r,
+    }
 }
 
 /// Standard output on a terminal: each line passed through `text::escape`.
