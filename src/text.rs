@@ -195,6 +195,155 @@ fn push_byte(out: &mut String, b: u8) {
     let _ = write!(out, "\\x{b:02x}");
 }
 
+/// The last line of defence on a terminal: a writer that passes everything through but
+/// the characters a terminal acts on without showing them (C1 controls, DEL, the
+/// invisible and direction characters of the table above), which it writes as `\uNNNN`
+/// (a joiner between two emoji excepted, as [`escape`] keeps it). That form is [`escape`]'s
+/// and also a JSON string escape of the same character, so text and `--json` output stay
+/// what they were, only inert: `JSON.stringify` leaves U+202E or U+009B raw, and a
+/// terminal would reorder the line or start a control sequence. ASCII controls pass as
+/// they are (the output's own newlines, tabs and colours; a string from a session reaches
+/// the writer already escaped, or as JSON).
+///
+/// ```
+/// use std::io::Write;
+/// let mut out = Vec::new();
+/// let mut w = pi_session::text::TerminalWriter::new(&mut out);
+/// w.write_all("{\"name\":\"\u{202e}txt.exe\u{9b}2J\"}\n".as_bytes())?;
+/// drop(w);
+/// assert_eq!(out, br#"{"name":"\u202etxt.exe\u009b2J"}
+/// "#);
+/// # Ok::<(), std::io::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct TerminalWriter<W: std::io::Write> {
+    inner: W,
+    /// The start of a character split between two writes.
+    partial: Vec<u8>,
+    /// The last character written (for a joiner between emoji).
+    last: Option<char>,
+    /// A joiner held until the next character says whether it joins two emoji.
+    held_joiner: bool,
+}
+
+impl<W: std::io::Write> TerminalWriter<W> {
+    /// Guard `inner`.
+    pub fn new(inner: W) -> Self {
+        TerminalWriter {
+            inner,
+            partial: Vec::new(),
+            last: None,
+            held_joiner: false,
+        }
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        if self.held_joiner {
+            self.held_joiner = false;
+            self.inner.write_all(b"\\u200d")?;
+        }
+        if !self.partial.is_empty() {
+            let p = std::mem::take(&mut self.partial);
+            self.inner.write_all(&p)?;
+        }
+        Ok(())
+    }
+
+    fn put_str(&mut self, s: &str) -> std::io::Result<()> {
+        let mut rest = s;
+        while let Some(at) = first_terminal_special(rest.as_bytes()) {
+            if at > 0 {
+                self.release_joiner(rest[..at].chars().next())?;
+                self.inner.write_all(&rest.as_bytes()[..at])?;
+                self.last = rest[..at].chars().next_back();
+            }
+            let mut chars = rest[at..].chars();
+            let c = chars.next().unwrap_or_default();
+            rest = chars.as_str();
+            self.release_joiner(Some(c))?;
+            if c == '\u{200d}' && self.last.is_some_and(is_emoji) {
+                self.held_joiner = true;
+            } else if !c.is_ascii() && is_special(c) || c == '\u{7f}' {
+                write!(self.inner, "\\u{:04x}", u32::from(c))?;
+            } else {
+                let mut b = [0u8; 4];
+                self.inner.write_all(c.encode_utf8(&mut b).as_bytes())?;
+            }
+            self.last = Some(c);
+        }
+        if !rest.is_empty() {
+            self.release_joiner(rest.chars().next())?;
+            self.inner.write_all(rest.as_bytes())?;
+            self.last = rest.chars().next_back();
+        }
+        Ok(())
+    }
+
+    /// Write a held joiner: as it is when `next` is an emoji, else escaped.
+    fn release_joiner(&mut self, next: Option<char>) -> std::io::Result<()> {
+        if self.held_joiner {
+            self.held_joiner = false;
+            if next.is_some_and(is_emoji) {
+                self.inner.write_all("\u{200d}".as_bytes())?;
+            } else {
+                self.inner.write_all(b"\\u200d")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Where the first character [`TerminalWriter`] changes may start (lead bytes as in
+/// [`first_special`], without the ASCII controls and the backslash).
+fn first_terminal_special(b: &[u8]) -> Option<usize> {
+    b.iter()
+        .position(|&c| matches!(c, 0x7f | 0xc2 | 0xd8 | 0xe1 | 0xe2 | 0xef))
+}
+
+impl<W: std::io::Write> std::io::Write for TerminalWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let joined;
+        let bytes = if self.partial.is_empty() {
+            buf
+        } else {
+            let mut j = std::mem::take(&mut self.partial);
+            j.extend_from_slice(buf);
+            joined = j;
+            &joined[..]
+        };
+        for chunk in bytes.utf8_chunks() {
+            self.put_str(chunk.valid())?;
+            let bad = chunk.invalid();
+            if bad.is_empty() {
+                continue;
+            }
+            // An incomplete character at the very end waits for the next write.
+            let at_end = std::ptr::eq(bad.as_ptr_range().end, bytes.as_ptr_range().end);
+            if at_end && bad.len() < 4 && std::str::from_utf8(bad).is_err_and(|e| e.error_len().is_none()) {
+                self.partial.extend_from_slice(bad);
+            } else {
+                self.release_joiner(None)?;
+                self.inner.write_all(bad)?;
+                self.last = None;
+            }
+        }
+        Ok(buf.len())
+    }
+
+    /// (A joiner after an emoji stays held: the next write may be the emoji it joins.)
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// What is held (a split character, a joiner) is written when the writer goes.
+impl<W: std::io::Write> Drop for TerminalWriter<W> {
+    fn drop(&mut self) {
+        let _ = self.finish();
+        let _ = self.inner.flush();
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -368,5 +517,45 @@ mod tests {
                 prop_assert_eq!(escape(s), shown);
             }
         }
+
+        /// The terminal's writer, fed in pieces cut anywhere (inside a character too),
+        /// gives what the obvious per-character rule gives on the whole.
+        #[test]
+        fn the_terminal_writer_is_its_twin_whatever_the_pieces(
+            b in hostile(),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+        ) {
+            let mut at: Vec<usize> = cuts.iter().map(|i| i.index(b.len() + 1)).collect();
+            at.sort_unstable();
+            let mut out = Vec::new();
+            {
+                let mut w = TerminalWriter::new(&mut out);
+                let mut from = 0;
+                for k in at.into_iter().chain([b.len()]) {
+                    std::io::Write::write_all(&mut w, &b[from..k]).expect("write");
+                    from = k;
+                }
+            }
+            prop_assert_eq!(String::from_utf8_lossy(&out), terminal_twin(&b));
+        }
+    }
+
+    /// [`TerminalWriter`] the obvious way: character by character over the whole input.
+    fn terminal_twin(b: &[u8]) -> String {
+        let mut out = String::new();
+        for chunk in b.utf8_chunks() {
+            let cs: Vec<char> = chunk.valid().chars().collect();
+            for (i, &c) in cs.iter().enumerate() {
+                let joins =
+                    c == '\u{200d}' && i > 0 && is_emoji(cs[i - 1]) && cs.get(i + 1).is_some_and(|&n| is_emoji(n));
+                if (c == '\u{7f}' || (!c.is_ascii() && is_special(c))) && !joins {
+                    out.push_str(&format!("\\u{:04x}", u32::from(c)));
+                } else {
+                    out.push(c);
+                }
+            }
+            out.push_str(&String::from_utf8_lossy(chunk.invalid()));
+        }
+        out
     }
 }

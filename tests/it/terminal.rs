@@ -407,3 +407,234 @@ fn write_commands_print_nothing_a_terminal_acts_on() {
     ]);
     run_inert(cmd, b"", false);
 }
+
+/// What a command printed to a pseudo-terminal (standard input, output and error all on
+/// it, 120 columns), and how it ended.
+struct OnTty {
+    out: Vec<u8>,
+    code: Option<i32>,
+}
+
+/// Run `cmd` on a new pseudo-terminal, as a user at a terminal runs it: `TERM` set,
+/// `NO_COLOR` only when `!color`, `PAGER=cat` (the pager sees what the command prints).
+/// Output post-processing is off (`\n` stays `\n`). Killed after 60 s.
+fn on_tty(mut cmd: Command, color: bool) -> OnTty {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use rustix::termios::{OptionalActions, OutputModes, Winsize, tcgetattr, tcsetattr, tcsetwinsize};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .expect("open the terminal");
+    let mut t = tcgetattr(&slave).expect("tcgetattr");
+    t.output_modes.remove(OutputModes::OPOST);
+    tcsetattr(&slave, OptionalActions::Now, &t).expect("tcsetattr");
+    let size = Winsize {
+        ws_row: 40,
+        ws_col: 120,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    tcsetwinsize(&slave, size).expect("winsize");
+    let fd = || Stdio::from(std::fs::File::from(slave.try_clone().expect("dup")));
+    cmd.stdin(fd()).stdout(fd()).stderr(fd());
+    cmd.env("TERM", "xterm-256color").env("PAGER", "cat").env("TZ", "UTC");
+    if color {
+        cmd.env_remove("NO_COLOR");
+    } else {
+        cmd.env("NO_COLOR", "1");
+    }
+    let what = format!("{cmd:?}");
+    let mut child = cmd.spawn().expect("runs");
+    // The terminal's other end must be closed here for the read to end with the child.
+    drop(cmd);
+    drop(slave);
+    let pid = child.id();
+    let (done, watchdog) = std::sync::mpsc::channel::<()>();
+    let dog = std::thread::spawn(move || {
+        if watchdog.recv_timeout(std::time::Duration::from_secs(60)).is_err() {
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(pid as i32).expect("pid"),
+                rustix::process::Signal::KILL,
+            );
+        }
+    });
+    let mut out = Vec::new();
+    let mut buf = [0u8; 1 << 14];
+    loop {
+        match rustix::io::read(&master, &mut buf) {
+            Ok(0) | Err(rustix::io::Errno::IO) => break,
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => panic!("{what}: reading the terminal: {e}"),
+        }
+    }
+    let status = child.wait().expect("wait");
+    let _ = done.send(());
+    dog.join().expect("watchdog");
+    assert!(
+        status.code().is_some(),
+        "{what}: killed ({status:?}), a hang?\n{}",
+        escape_bytes(&out)
+    );
+    OnTty {
+        out,
+        code: status.code(),
+    }
+}
+
+/// The sequences pi-session itself writes taken out of `out`: colours (SGR: bold, dim,
+/// italic, underline, reverse, their resets, the 16 colours and the default) and the
+/// progress bar's redraw (`\r` then erase-line); any other escape sequence is left for
+/// [`attack`] to find. Also returns how many colour sequences were taken out.
+fn without_own_colours(out: &[u8]) -> (Vec<u8>, usize) {
+    let own = |params: &[u8]| {
+        params.split(|&b| b == b';').all(|p| {
+            std::str::from_utf8(p)
+                .ok()
+                .and_then(|p| if p.is_empty() { Some(0) } else { p.parse::<u32>().ok() })
+                .is_some_and(|n| matches!(n, 0..=4 | 7 | 22..=24 | 27 | 30..=37 | 39 | 90..=97))
+        })
+    };
+    let mut clean = Vec::with_capacity(out.len());
+    let mut colours = 0;
+    let mut i = 0;
+    while i < out.len() {
+        if out[i..].starts_with(b"\r\x1b[2K") {
+            i += 5;
+            continue;
+        }
+        if out[i..].starts_with(b"\x1b[") {
+            let end = out[i + 2..]
+                .iter()
+                .position(|b| !(b.is_ascii_digit() || *b == b';'))
+                .map(|k| i + 2 + k);
+            if let Some(e) = end
+                && out[e] == b'm'
+                && own(&out[i + 2..e])
+            {
+                i = e + 1;
+                colours += 1;
+                continue;
+            }
+        }
+        clean.push(out[i]);
+        i += 1;
+    }
+    (clean, colours)
+}
+
+/// Every command, reading and writing, on the hostile session under hostile names, run on
+/// a pseudo-terminal with colours and without (issue #35 item 5): nothing reaches the
+/// terminal that it would act on (no control but `\n` and `\t`, no C1, no invisible or
+/// direction character, no escape sequence but pi-session's own colours, which
+/// `NO_COLOR` turns off too), and every run ends.
+#[test]
+fn every_command_on_a_terminal_prints_nothing_the_terminal_acts_on() {
+    let c = corpus();
+    let out_dir = tempfile::tempdir().expect("tempdir");
+    let cache = tempfile::tempdir().expect("cache");
+    let sessions = c.agent.join("sessions");
+    let o = |s: &str| std::ffi::OsString::from(s);
+    let mut runs: Vec<Vec<std::ffi::OsString>> = vec![
+        vec![o("ls"), o("--all")],
+        vec![o("ls"), o("--all"), o("--long"), o("--show-skipped")],
+        vec![o("ls"), o("--all"), o("--tree")],
+        vec![o("find"), o("s\x1b[2J")],
+        vec![o("search"), o("hello"), sessions.clone().into()],
+        vec![o("search"), o("-C"), o("2"), o("FAKE"), sessions.clone().into()],
+        vec![
+            o("search"),
+            o("-i"),
+            o("evil"),
+            o("--thinking"),
+            sessions.clone().into(),
+        ],
+        vec![o("search"), o("-c"), o("l"), sessions.clone().into()],
+        vec![o("search"), o("-l"), o("name"), sessions.clone().into()],
+        vec![o("search"), o("--json"), o("hello"), sessions.clone().into()],
+        vec![o("usage"), sessions.clone().into()],
+        vec![o("usage"), o("session"), sessions.clone().into()],
+        vec![o("usage"), o("model"), sessions.clone().into()],
+        vec![o("usage"), o("monthly"), o("--json"), sessions.clone().into()],
+    ];
+    for a in &mut runs {
+        if a[0] == "ls" || a[0] == "find" {
+            a.extend([o("--agent-dir"), c.agent.clone().into()]);
+        }
+    }
+    let files: Vec<PathBuf> = NAMES[..3]
+        .iter()
+        .map(|n| c.folder.join(name(n)))
+        .chain([c.cycle.clone()])
+        .collect();
+    for f in &files {
+        let with = |args: &[&str]| -> Vec<std::ffi::OsString> {
+            let mut v = vec![o(args[0]), f.clone().into()];
+            v.extend(args[1..].iter().map(|a| o(a)));
+            v
+        };
+        runs.extend([
+            with(&["tree"]),
+            with(&["tree", "--json"]),
+            with(&["context"]),
+            with(&["check"]),
+            with(&["check", "--json"]),
+            with(&["show"]),
+            with(&["show", "--no-pager", "--thinking"]),
+            with(&["export", "--format", "md"]),
+            with(&["export", "--format", "html"]),
+            with(&["export", "--format", "jsonl"]),
+            with(&["dump"]),
+            with(&["recover"]),
+            with(&["label", "m1\x1b[31m", "new\x1b]0;L\x07\u{202e}"]),
+            with(&["label", "no\x1b[2J", "x"]),
+            with(&["name", "again\x1b]0;N\x07\u{200b}"]),
+            with(&[
+                "append",
+                r#"{"role":"user","content":"more \u001b[2J \u200b","timestamp":3}"#,
+            ]),
+            with(&["append", "not json \x1b[2J"]),
+            with(&["branch", "m1\x1b[31m"]),
+            with(&["migrate"]),
+        ]);
+        let mut fork = with(&["fork", "--cwd", "/f\x1b]0;T\x07"]);
+        fork.extend([o("--session-dir"), out_dir.path().into()]);
+        runs.push(fork);
+    }
+    runs.push(vec![
+        o("gen"),
+        o("session"),
+        out_dir.path().join(name(b"g\x1b]0;G\x07\xe2\x80\xae.jsonl")).into(),
+        o("--size"),
+        o("8K"),
+    ]);
+    let mut seen_colour = false;
+    for args in &runs {
+        for color in [true, false] {
+            let mut cmd = bin();
+            cmd.args(args).env("PI_SESSION_CACHE_DIR", cache.path());
+            let t = on_tty(cmd, color);
+            let what = format!("{args:?} (colour {color}, exit {:?})", t.code);
+            let (clean, colours) = without_own_colours(&t.out);
+            seen_colour |= color && colours > 0;
+            assert!(
+                color || colours == 0,
+                "{what}: colours with NO_COLOR:\n{}",
+                escape_bytes(&t.out)
+            );
+            if let Some(a) = attack(&clean) {
+                panic!("{what}: {a}:\n{}", escape_bytes(&t.out));
+            }
+        }
+    }
+    assert!(
+        seen_colour,
+        "colours were drawn on the terminal (the check above sees them)"
+    );
+}

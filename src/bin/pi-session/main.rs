@@ -524,7 +524,15 @@ fn run(mut cli: Cli) -> Result<i32> {
         v1_ids: pi_session::V1Ids::Stable,
     };
     write::set_lock_wait(cli.wait);
-    let mut out = io::BufWriter::with_capacity(1 << 16, stdout());
+    // On a terminal, the last line of defence: what a terminal acts on without showing it
+    // (C1 controls, direction and invisible characters, which `--json` output keeps raw
+    // as `JSON.stringify` does) is written as `\uNNNN`.
+    let raw: Box<dyn Write> = if std::io::IsTerminal::is_terminal(&io::stdout()) {
+        Box::new(pi_session::text::TerminalWriter::new(stdout()))
+    } else {
+        Box::new(stdout())
+    };
+    let mut out = io::BufWriter::with_capacity(1 << 16, raw);
     let code = match cli.cmd {
         Cmd::Dump {
             file,
