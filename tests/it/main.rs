@@ -29,6 +29,7 @@ mod robustness;
 mod search;
 mod session_ids;
 mod show;
+mod soak;
 mod special_targets;
 #[cfg(unix)]
 mod terminal;
