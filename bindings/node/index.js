@@ -56,17 +56,15 @@ function wrap(n) {
   })
 }
 
-/** The native side's error for a file that is no session (its text names no file). */
-const NOT_A_SESSION = 'Error: Session file is not a valid pi session: <session-file>'
+/** The native side's error for a file that is no session, as pi words it (then its path). */
+const NOT_A_SESSION = 'Error: Session file is not a valid pi session: '
 
 /** A file opened read-only, or `null` when it is no session (no header). */
 function openNative(file, sessionDir, cwd) {
   try {
     return wrap(native.NativeSession.open(file, sessionDir, cwd))
   } catch (e) {
-    if (e && e.message === NOT_A_SESSION) return null
-    // (The library names the file `<session-file>` in pi's messages, as the oracle does.)
-    if (e && typeof e.message === 'string') e.message = e.message.replaceAll('<session-file>', file)
+    if (typeof e?.message === 'string' && e.message.startsWith(NOT_A_SESSION)) return null
     throw piError(e)
   }
 }
@@ -237,8 +235,8 @@ function messageOf(projection, e, edit) {
     case 0:
       m = e.message
       // A stored message without content gets empty content, on a copy.
-      if (m.role === 'system' && m.content == null) m = { ...m, content: '' }
-      else if ((m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult') && m.content == null) {
+      if (m.role === 'system' && lacks(m, 'content')) m = { ...m, content: '' }
+      else if ((m.role === 'user' || m.role === 'assistant' || m.role === 'toolResult') && lacks(m, 'content')) {
         m = { ...m, content: [] }
       }
       break
@@ -275,6 +273,16 @@ function messageOf(projection, e, edit) {
   return { ...m, content }
 }
 
+/**
+ * `object[key] == null`, without reading a string left in the file (`deferString`), which
+ * is not `null`: the context hands the message on, and its string stays there until read.
+ */
+function lacks(object, key) {
+  const get = Object.getOwnPropertyDescriptor(object, key)?.get
+  if (get && LEFT_IN_FILE.has(get)) return false
+  return object[key] == null
+}
+
 /** `buildSessionContext()` from the native side's plan (`ContextValue` in src/lib.rs). */
 function contextOf({ settings, projections, entries, edits }, entryAt) {
   const messages = new Array(projections.length)
@@ -295,15 +303,82 @@ function contextOf({ settings, projections, entries, edits }, entryAt) {
  * tell it apart before it is read.
  */
 function deferString(object, key, texts, offset, length) {
+  const get = () => settle(object, key, texts.at(offset, length))
+  LEFT_IN_FILE.add(get)
+  HOLDS_LEFT_IN_FILE.add(object)
   Object.defineProperty(object, key, {
     enumerable: true,
     configurable: true,
-    get() {
-      return settle(object, key, texts.at(offset, length))
-    },
+    get,
     set(value) {
       settle(object, key, value)
     },
+  })
+}
+
+/** The getters `deferString` defined, and the objects it defined them on. */
+const LEFT_IN_FILE = new WeakSet()
+const HOLDS_LEFT_IN_FILE = new WeakSet()
+
+/**
+ * The members a session's answers are computed from (ids and links, types and roles, labels,
+ * names, times, the model and thinking level): read even when their string was left in the
+ * file. Any other string left there (a text, an image) counts only as a string that is not
+ * empty, which is all those answers ask of it.
+ */
+const READ_FOR_ANSWERS = new Set([
+  'type',
+  'id',
+  'parentId',
+  'targetId',
+  'firstKeptEntryId',
+  'fromId',
+  'role',
+  'timestamp',
+  'label',
+  'name',
+  'thinkingLevel',
+  'provider',
+  'modelId',
+  'model',
+])
+
+/** What stands for a string left in the file in `heldLine`. */
+const UNREAD = '[a string left in the session file]'
+
+/**
+ * How deep `heldLine` copies an entry: its members (depth 1: `message`, `replacement`,
+ * ...), theirs (depth 2: `role`, `content`, ...), and the kind of value below (an
+ * object or an array, empty). The answers read nothing deeper.
+ */
+const HELD_DEPTH = 3
+
+/**
+ * An entry object held, as a JSON line for the answers the session gives (see
+ * `#reader()`): as `JSON.stringify` writes it, down to `HELD_DEPTH`; a string still left
+ * in the file (`deferString`) that no answer reads (see `READ_FOR_ANSWERS`) is not read
+ * (the file may no longer hold it) and stands as `UNREAD`.
+ */
+function heldLine(entry) {
+  // (A line of its own that is a number too large for a double, which JSON has no text
+  // for: `null` would be a line the reader skips.)
+  if (entry === Infinity || entry === -Infinity) return entry > 0 ? '1e400' : '-1e400'
+  const depth = new WeakMap()
+  return JSON.stringify(entry, function (_, value) {
+    if (value === null || typeof value !== 'object') return value
+    const d = (depth.get(this) ?? -1) + 1
+    if (d >= HELD_DEPTH) return Array.isArray(value) ? [] : {}
+    let held = value
+    if (HOLDS_LEFT_IN_FILE.has(value)) {
+      held = {}
+      for (const k of Object.keys(value)) {
+        const get = Object.getOwnPropertyDescriptor(value, k)?.get
+        const v = get && LEFT_IN_FILE.has(get) && !READ_FOR_ANSWERS.has(k) ? UNREAD : value[k]
+        Object.defineProperty(held, k, { value: v, writable: true, enumerable: true, configurable: true })
+      }
+    }
+    depth.set(held, d)
+    return held
   })
 }
 
@@ -419,6 +494,11 @@ class SessionManager {
   #dir
   #cwd
   #persist
+  /**
+   * After another process cut the file short under its mapping, the entries held, as a
+   * session of their own (`n`), for the array `#entries` of that length: see `#reader()`.
+   */
+  #frozen = null
 
   /**
    * pi's constructor: `sessionFile` opened (a new session at that path if there is no
@@ -551,8 +631,76 @@ class SessionManager {
   }
 
   #has(id) {
-    if (typeof id === 'string') return this.#native.entryNumber(id) != null
+    if (typeof id === 'string') return this.#keys().entryNumber(id) != null
     return this.#byId().has(id)
+  }
+
+  /**
+   * The native session that answers what is read from the file (ids and links, labels,
+   * names, the context, the tree). pi holds every entry in memory and answers from there
+   * whatever becomes of the file; here a session file of 1 MiB or more is mapped, and
+   * entries are read from it when asked for. If another process cuts the file short under
+   * the mapping, its bytes are gone: then, if every entry has been made (handed out) and
+   * is held, they answer, as a session of their own, until `refresh()` or an append takes
+   * in the file as it is now. Otherwise the error says that the file changed. (A file read
+   * whole, one under 1 MiB, is held in memory and answers as before.)
+   */
+  #reader() {
+    const frozen = this.#frozenNow()
+    if (frozen) return frozen
+    try {
+      this.#native.checkFile()
+      return this.#native
+    } catch (e) {
+      if (!/the file changed while it was open/.test(e?.message)) throw e
+      return this.#freeze(e)
+    }
+  }
+
+  /** The session of the entries held, if the answers come from there now. */
+  #frozenNow() {
+    const f = this.#frozen
+    return f && f.entries === this.#entries && f.len === this.#entries.length ? f.n : null
+  }
+
+  /** The native session that knows the ids for an append: that of `#reader()` if it has one. */
+  #keys() {
+    return this.#frozenNow() ?? this.#native
+  }
+
+  /** The entries held as a session of their own, its leaf the leaf now; `changed` if not all are held. */
+  #freeze(changed) {
+    const entries = this.#entries
+    const lines = [SCRATCH_HEADER]
+    // (An array on a line of its own of a version-1 file has an id here that its JSON
+    // cannot hold: the entries after it would lose their parent.)
+    const v1 = this.#native.migratedFromV1()
+    try {
+      for (let k = 0; k < entries.length; k++) {
+        if (entries[k] === undefined || (v1 && Array.isArray(entries[k]))) throw changed
+        lines.push(heldLine(entries[k]))
+      }
+    } catch {
+      // (An entry not made, or one whose id, type, ... was left in the file.)
+      throw changed
+    }
+    const n = made(() => native.NativeSession.ofLines(`${lines.join('\n')}\n`, undefined))
+    if (n.entryLen() !== entries.length) throw changed
+    const unique = this.#native.leafNumberIfUnique()
+    if (unique != null) n.setLeafToIdOf(unique)
+    else n.setLeaf(this.#native.leafIdIsUndefined() ? undefined : JSON.stringify(this.#native.leafId()))
+    this.#frozen = { n, entries, len: entries.length }
+    return n
+  }
+
+  /** Move the leaf to `id` (`null`: before the first entry) on `n`, and on the file's session. */
+  #moveLeaf(id, n) {
+    if (id === null) n.resetLeaf()
+    else n.branch(id)
+    if (n !== this.#native) {
+      if (id === null) this.#native.resetLeaf()
+      else this.#native.setLeaf(JSON.stringify(id))
+    }
   }
 
   #newId() {
@@ -656,8 +804,11 @@ class SessionManager {
 
   /** What defines the members of long strings left in the file (`deferString`), if they can be. */
   #definer() {
-    const texts = this.#native.texts()
-    return texts === null ? undefined : (object, key, offset, length) => deferString(object, key, texts, offset, length)
+    const found = this.#native.texts()
+    if (found === null) return undefined
+    // (Its errors as pi-shaped as the session's: `Error: the session file changed ...`.)
+    const texts = wrap(found)
+    return (object, key, offset, length) => deferString(object, key, texts, offset, length)
   }
 
   /**
@@ -706,32 +857,41 @@ class SessionManager {
     return this.#header
   }
   getEntryCount() {
-    return this.#native.entryCount()
+    return this.#keys().entryCount()
   }
   getEntries() {
     return this.#list(Array.from(this.#entries, (_, k) => k))
   }
   getEntry(id) {
     if (typeof id !== 'string') return this.#byId().get(id)
-    const k = this.#native.entryNumber(id)
+    const k = this.#reader().entryNumber(id)
     return k == null ? undefined : this.#entry(k)
   }
   getLeafId() {
-    return this.#native.leafIdIsUndefined() ? undefined : this.#native.leafId()
+    // (Held in memory; only an id that is an object or an array is read from the file.)
+    let n = this.#keys()
+    if (n.leafIdIsUndefined()) return undefined
+    try {
+      return n.leafId()
+    } catch (e) {
+      if (n !== this.#native || !/the file changed while it was open/.test(e?.message)) throw e
+      n = this.#reader()
+      return n.leafIdIsUndefined() ? undefined : n.leafId()
+    }
   }
   getLeafEntry() {
-    const k = this.#native.leafNumber()
+    const k = this.#reader().leafNumber()
     return k == null ? undefined : this.#entry(k)
   }
   getChildren(parentId) {
     if (parentId === null || typeof parentId === 'string') {
-      return this.#list(this.#native.childrenNumbers(parentId))
+      return this.#list(this.#reader().childrenNumbers(parentId))
     }
     return [...this.#byId().values()].filter((e) => e.parentId === parentId)
   }
   getLabel(id) {
     if (typeof id !== 'string') return undefined
-    return this.#native.label(id) ?? undefined
+    return this.#reader().label(id) ?? undefined
   }
   getBranch(fromId) {
     if (fromId != null && typeof fromId !== 'string') {
@@ -741,18 +901,18 @@ class SessionManager {
       for (let e = byId.get(fromId); e; e = e.parentId ? byId.get(e.parentId) : undefined) path.push(e)
       return path.reverse()
     }
-    return this.#list(this.#native.branchNumbers(fromId ?? undefined))
+    return this.#list(this.#reader().branchNumbers(fromId ?? undefined))
   }
   buildContextEntries() {
-    return this.#list(this.#native.contextEntryNumbers())
+    return this.#list(this.#reader().contextEntryNumbers())
   }
   buildSessionContext() {
-    const plan = this.#native.context()
+    const plan = this.#reader().context()
     this.#prefetch(plan.edits.length ? [...plan.entries, ...plan.edits] : plan.entries)
     return contextOf(plan, (k) => this.#entry(k))
   }
   getTree() {
-    const flat = this.#native.tree()
+    const flat = this.#reader().tree()
     const nodes = new Array(flat.length)
     const roots = []
     for (let i = 0; i < flat.length; i++) {
@@ -765,14 +925,14 @@ class SessionManager {
     return roots
   }
   getSessionName() {
-    return this.#native.sessionName() ?? undefined
+    return this.#reader().sessionName() ?? undefined
   }
   branch(branchFromId) {
     if (typeof branchFromId !== 'string') throw new Error(`Entry ${branchFromId} not found`)
-    this.#native.branch(branchFromId)
+    this.#moveLeaf(branchFromId, this.#reader())
   }
   resetLeaf() {
-    this.#native.resetLeaf()
+    this.#moveLeaf(null, this.#keys())
   }
 
   /**
@@ -782,6 +942,8 @@ class SessionManager {
    */
   refresh() {
     const { added, rebuilt } = this.#native.refresh()
+    // The file's session answers again (see `#reader()`).
+    this.#frozen = null
     // A file replaced or rewritten is read anew: the objects held are let go.
     if (rebuilt) this.#entries = new Array(this.#native.entryLen())
     else this.#entries.length = this.#native.entryLen()
@@ -899,8 +1061,7 @@ class SessionManager {
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
     if (branchFromId !== null && !this.#has(branchFromId)) throw new Error(`Entry ${branchFromId} not found`)
     const fromId = this.getLeafId() ?? 'root'
-    if (branchFromId === null) this.#native.resetLeaf()
-    else this.#native.branch(branchFromId)
+    this.#moveLeaf(branchFromId, this.#keys())
     const entry = {
       type: 'branch_summary',
       id: this.#newId(),

@@ -33,6 +33,15 @@ pub(crate) fn js_error(e: pi_session::Error) -> napi::Error {
     {
         return napi::Error::from_reason(format!("{code}: {text}, {syscall} '{}'", path.display()));
     }
+    // pi names the file in this one (`Session file is not a valid pi session: ${path}`,
+    // the path as given, resolved); the library's pi text has a placeholder there, which
+    // its oracle comparisons print for a temporary copy's path.
+    if let pi_session::ErrorKind::NotASession { path: Some(path) } = e.kind() {
+        return napi::Error::from_reason(format!(
+            "Error: Session file is not a valid pi session: {}",
+            path.to_string_lossy()
+        ));
+    }
     napi::Error::from_reason(e.pi_text())
 }
 
@@ -543,10 +552,15 @@ impl NativeSession {
         self.s().entry_by_id(&Key::str(&id)).map(|p| self.number[p.0 as usize])
     }
 
-    /// `getLeafId()` (see [`NativeSession::leaf_id_is_undefined`]).
+    /// `getLeafId()` (see [`NativeSession::leaf_id_is_undefined`]). An id that is an
+    /// object or an array is read from the file: the file changed if it no longer holds it.
     #[napi]
-    pub fn leaf_id(&self) -> Js<'_> {
-        Js(self.s().leaf_id_value())
+    pub fn leaf_id(&self) -> Result<Js<'_>> {
+        let v = self.s().leaf_id_value();
+        if matches!(self.s().leaf(), Key::Unique(_)) {
+            self.check_file()?;
+        }
+        Ok(Js(v))
     }
 
     /// Whether `getLeafId()` is `undefined` (the last entry has no id), not a value.
@@ -693,6 +707,71 @@ impl NativeSession {
     #[napi]
     pub fn reset_leaf(&mut self) {
         self.s_mut().reset_leaf();
+    }
+
+    /// Put the leaf on the id whose JSON text is `leaf_json` (none: `undefined`), unchecked:
+    /// for `index.js` keeping the leaf of a session whose answers it gives from the entries
+    /// it holds (see [`NativeSession::check_file`]).
+    #[napi]
+    pub fn set_leaf(&mut self, leaf_json: Option<String>) -> Result<()> {
+        let leaf = match &leaf_json {
+            Some(j) => Some(Value::parse(j.as_bytes()).map_err(|e| napi::Error::from_reason(e.to_string()))?),
+            None => None,
+        };
+        let key = pi_session::key_from_value(leaf.as_ref());
+        self.s_mut().set_leaf_raw(key);
+        Ok(())
+    }
+
+    /// The number of the entry whose id is the leaf, when that id is an object or an
+    /// array (unique, as pi's `Map` keys by identity), which JSON cannot carry over.
+    /// (Such keys are held in memory, not read from the file: found by comparing them.)
+    #[napi]
+    pub fn leaf_number_if_unique(&self) -> Option<u32> {
+        let s = self.s();
+        let leaf = s.leaf();
+        if !matches!(leaf, Key::Unique(_)) {
+            return None;
+        }
+        (0..s.entries_len())
+            .rev()
+            .find(|&k| s.entry_at(k).is_some_and(|p| s.record(p).id.to_key() == *leaf))
+            .map(|k| k as u32)
+    }
+
+    /// Whether the entries were migrated in memory from version 1, which gave each an id:
+    /// an array on a line of its own too, which its JSON cannot carry.
+    #[napi]
+    pub fn migrated_from_v1(&self) -> bool {
+        self.s().migration() == pi_session::Migration::FromV1
+    }
+
+    /// Put the leaf on the id of entry `k` (whatever kind of value that id is).
+    #[napi]
+    pub fn set_leaf_to_id_of(&mut self, k: u32) -> Result<()> {
+        let p = self
+            .s()
+            .entry_at(k as usize)
+            .ok_or_else(|| napi::Error::from_reason(format!("no entry {k}")))?;
+        let key = self.s().record(p).id.to_key();
+        self.s_mut().set_leaf_raw(key);
+        Ok(())
+    }
+
+    /// Fails with the library's "the file changed" error (naming the file) when the
+    /// session's bytes are a mapping of its file and the file is now shorter than they
+    /// are (another process cut it short), or a read of the mapping met the cut. Every
+    /// answer read from the mapping would then fail, or, for the ids of lines indexed after
+    /// the open (whose keys are read from the file), be wrong. One `fstat` and the header's
+    /// line; nothing to check for bytes held in memory. (A rewrite in place that leaves
+    /// the file as long shows only in its bytes: see `Session::verify`.)
+    #[napi]
+    pub fn check_file(&self) -> Result<()> {
+        let s = self.s();
+        if !s.is_mapped() {
+            return Ok(());
+        }
+        s.header().map(drop).map_err(js_error)
     }
 }
 
