@@ -447,7 +447,38 @@ fn open_options(o: FileOptions) -> OpenOptions {
 /// The file cannot be read or is not a session ([`Session::open`]'s errors); it changed
 /// while it was read.
 pub fn search_path(path: &Path, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
+    search_path_with_id(path, q, o).map(|(hits, _)| hits)
+}
+
+/// [`search_path`], with the `id` of the header of the bytes searched (`None` when there
+/// are no hits): a file replaced after it was listed is another session.
+pub(crate) fn search_path_with_id(path: &Path, q: &Query, o: FileOptions) -> Result<(Vec<Hit>, Option<String>)> {
     with_source(path, o.read_mode, |source| search_in(source, q, o))?
+}
+
+/// A header's `id` as a search shows it: a string (U+FFFD for what is not UTF-8), else
+/// `None`.
+fn header_id(header: &Value<'_>) -> Option<String> {
+    match header.get("id") {
+        Some(Value::String(s)) => Some(s.to_str_lossy().into_owned()),
+        _ => None,
+    }
+}
+
+/// The `id` of the header line of `file`, read from its start (a header line is small:
+/// past 1 MiB it is not looked for).
+fn header_id_in(file: &std::fs::File) -> Option<String> {
+    let mut line = vec![0u8; 4096];
+    loop {
+        let n = crate::source::read_at_most(file, 0, &mut line).ok()?;
+        if let Some(end) = memchr::memchr(b'\n', &line[..n]) {
+            return header_id(&crate::json::value::parse(&line[..end]).ok()?);
+        }
+        if n < line.len() || line.len() >= 1 << 20 {
+            return None;
+        }
+        line.resize(line.len() * 4, 0);
+    }
 }
 
 /// Take this thread's read buffer (empty).
@@ -480,7 +511,7 @@ const READ_GAP: usize = 8 << 10;
 /// searched strings and timestamps, nearby ones in one `pread`). `None` when the map does
 /// not hold for the file as it is now (another stamp, before or after the reads; a map
 /// that does not fit): then one is built.
-fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<Vec<Hit>> {
+fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<(Vec<Hit>, Option<String>)> {
     let file = crate::source::open_for_reading(path).ok()?;
     let same = |f: &std::fs::File| f.metadata().is_ok_and(|meta| Stamp::of(&meta) == stamp);
     if !same(&file) {
@@ -506,7 +537,8 @@ fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<Vec<H
             rest = more;
         }
         let hits = plan.search(q, &chunks)?;
-        same(&file).then_some(hits)
+        let id = if hits.is_empty() { None } else { header_id_in(&file) };
+        same(&file).then_some((hits, id))
     })();
     crate::source::give_thread_buffer(buf);
     hits
@@ -520,11 +552,11 @@ pub(crate) fn search_path_mapped(
     q: &Query,
     o: FileOptions,
     stored: Option<(Stamp, &[u8])>,
-) -> (Result<Vec<Hit>>, store::Outcome) {
+) -> (Result<(Vec<Hit>, Option<String>)>, store::Outcome) {
     if let Some((stamp, m)) = stored
-        && let Some(hits) = search_stored(path, q, stamp, m)
+        && let Some(found) = search_stored(path, q, stamp, m)
     {
-        return (Ok(hits), store::Outcome::Reused);
+        return (Ok(found), store::Outcome::Reused);
     }
     let r = with_source(path, o.read_mode, |source| {
         let placeholder = Source::from_bytes(Vec::new());
@@ -539,10 +571,11 @@ pub(crate) fn search_path_mapped(
             s.verify()?;
             Ok((hits, m))
         });
+        let id = s.header().ok().as_ref().and_then(header_id);
         *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
         match (r, stamp) {
-            (Ok((hits, m)), Some(stamp)) => (Ok(hits), store::Outcome::Built(stamp, m)),
-            (Ok((hits, _)), None) => (Ok(hits), store::Outcome::Dropped),
+            (Ok((hits, m)), Some(stamp)) => (Ok((hits, id)), store::Outcome::Built(stamp, m)),
+            (Ok((hits, _)), None) => (Ok((hits, id)), store::Outcome::Dropped),
             (Err(e), _) => (Err(e.with_path(path)), store::Outcome::Dropped),
         }
     });
@@ -554,22 +587,27 @@ pub(crate) fn search_path_mapped(
 /// # Errors
 /// As [`search_path`].
 pub fn search_source(mut source: Source, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
-    search_in(&mut source, q, o)
+    search_in(&mut source, q, o).map(|(hits, _)| hits)
 }
 
-/// [`search_source`], leaving the source's buffer to the caller.
-fn search_in(source: &mut Source, q: &Query, o: FileOptions) -> Result<Vec<Hit>> {
+/// [`search_source`], leaving the source's buffer to the caller; with the header's id
+/// when there are hits.
+fn search_in(source: &mut Source, q: &Query, o: FileOptions) -> Result<(Vec<Hit>, Option<String>)> {
     let candidates = q.matcher.candidate_lines(source.bytes());
     if candidates.as_ref().is_some_and(Vec::is_empty) {
         // Nothing can match: the file is not even indexed (nor checked to be a session:
         // the listing that named it did that).
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
     let placeholder = Source::from_bytes(Vec::new());
     let mut s = Session::from_source(std::mem::replace(source, placeholder), open_options(o))?;
     let hits = hits_in(&s, q, candidates.as_deref());
+    let id = match &hits {
+        Ok(h) if !h.is_empty() => s.header().ok().as_ref().and_then(header_id),
+        _ => None,
+    };
     *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
-    hits
+    hits.map(|h| (h, id))
 }
 
 fn hits_in(s: &Session, q: &Query, candidates: Option<&[u64]>) -> Result<Vec<Hit>> {

@@ -2,7 +2,7 @@
 //! parallel run over them, results handed over in the order given.
 
 use super::store::{FolderMaps, Outcome};
-use super::{FileOptions, Hit, Query, search_path, search_path_mapped};
+use super::{FileOptions, Hit, Query, search_path_mapped, search_path_with_id};
 use crate::error::Result;
 use crate::listing::{self, CancelToken, Cancelled, ListOptions, ListingCache, SessionInfo, SkippedFile};
 use crate::source::ReadMode;
@@ -104,6 +104,9 @@ pub struct FileHits {
     pub path: PathBuf,
     /// Its hits, in file order, or why it could not be searched.
     pub result: Result<Vec<Hit>>,
+    /// The `id` of the header of the bytes searched, when there are hits: the session the
+    /// hits are in, which is not the one listed when the file was replaced since.
+    pub session_id: Option<String>,
 }
 
 /// Search `paths` in parallel; `sink` gets each file's result in the order of `paths`
@@ -168,12 +171,17 @@ pub fn search_paths(
                                         let (r, o) = search_path_mapped(path, q, fo, m.stored(i));
                                         (r, Some(o))
                                     }
-                                    None => (search_path(path, q, fo), None),
+                                    None => (search_path_with_id(path, q, fo), None),
+                                };
+                                let (result, session_id) = match result {
+                                    Ok((h, id)) => (Ok(h), id),
+                                    Err(e) => (Err(e), None),
                                 };
                                 let hits = FileHits {
                                     index: i,
                                     path: path.clone(),
                                     result,
+                                    session_id,
                                 };
                                 done.push((hits, outcome));
                             }

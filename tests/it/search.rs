@@ -332,3 +332,49 @@ fn hits_are_in_the_decoded_text_of_their_entry() {
         assert!(checked > 0, "{root}: no hits to check");
     }
 }
+
+/// A file replaced by another session between the listing and the search (found by the
+/// soak of issue #35: the hits of the new session were printed under the old one's id):
+/// each file's result names the session its hits are in, with and without the cache.
+#[test]
+fn a_file_replaced_after_it_was_listed_names_the_session_searched() {
+    use pi_session::listing::ListingCache;
+    use pi_session::search::{Pattern, Query, SearchOptions, search_paths, sessions_in};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("s.jsonl");
+    let session = |id: &str| {
+        format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"{id}\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}}\n\
+             {{\"type\":\"message\",\"id\":\"m\",\"parentId\":null,\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"needle of {id}\",\"timestamp\":1}}}}\n"
+        )
+    };
+    let q = Query::new(Pattern::new("needle").compile().expect("pattern"));
+    for cache in [None, Some(ListingCache::at(dir.path().join("cache")))] {
+        std::fs::write(&p, session("old")).expect("write");
+        let listed = sessions_in(std::slice::from_ref(&p), cache.clone(), Default::default(), None).expect("listed");
+        assert_eq!(listed.sessions[0].id, Some(pi_session::Value::string("old".to_owned())));
+        // Replaced by rename, as a writer of whole files does.
+        let tmp = dir.path().join("new.tmp");
+        std::fs::write(&tmp, session("new")).expect("write");
+        std::fs::rename(&tmp, &p).expect("rename");
+        let mut found = Vec::new();
+        let mut opts = SearchOptions {
+            cache: cache.clone(),
+            ..SearchOptions::default()
+        };
+        search_paths(std::slice::from_ref(&p), &q, &mut opts, |f| {
+            found.push((
+                f.session_id.clone(),
+                f.result.expect("searched")[0].lines[0].text.clone(),
+            ));
+            std::ops::ControlFlow::Continue(())
+        })
+        .expect("searched");
+        assert_eq!(
+            found,
+            vec![(Some("new".to_string()), "needle of new".to_string())],
+            "cache: {}",
+            cache.is_some()
+        );
+    }
+}

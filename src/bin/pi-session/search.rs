@@ -339,6 +339,15 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
             Ok(hits) => {
                 totals.sessions += 1;
                 totals.lines += hits.iter().map(Hit::match_count).sum::<usize>();
+                // The file was replaced by another session since it was listed: the hits
+                // are that session's, so are the id and name shown.
+                let replaced;
+                let info = if f.session_id.is_some() && f.session_id != session_id(info) {
+                    replaced = fresh_info(info, f.session_id.as_deref(), read_mode);
+                    &replaced
+                } else {
+                    info
+                };
                 let mut buf = Vec::new();
                 printer.session(info, &hits, first, &mut buf);
                 first = false;
@@ -408,6 +417,23 @@ struct Printer {
 
 fn js(s: &str) -> String {
     pi_session::Value::str(s).stringify()
+}
+
+/// The listing's answer for the file of `listed` read again now, when its header's id is
+/// `id` (the session searched); else the listed answer with that id and no name (the file
+/// was replaced again since).
+fn fresh_info(listed: &SessionInfo, id: Option<&str>, read_mode: pi_session::ReadMode) -> SessionInfo {
+    let mut scratch = listing::Scratch::default();
+    scratch.set_collect_text(false);
+    match listing::read_session_info(&listed.path, read_mode, &mut scratch) {
+        Ok(i) if session_id(&i).as_deref() == id => i,
+        _ => {
+            let mut i = listed.clone();
+            i.id = id.map(|s| pi_session::Value::string(s.to_owned()));
+            i.name = None;
+            i
+        }
+    }
 }
 
 fn session_id(info: &SessionInfo) -> Option<String> {
