@@ -322,12 +322,20 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
         let info = &sessions[f.index];
         totals.searched += 1;
         match f.result {
+            // Gone since it was listed (removed or renamed away): a listing now would not
+            // have it either.
+            Err(e) if matches!(e.kind(), pi_session::ErrorKind::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound) => {
+                ControlFlow::Continue(())
+            }
             Err(e) => {
-                let msg = format!(
-                    "pi-session: {}: {}",
-                    escape_path(&f.path),
-                    crate::message(&anyhow::Error::new(e))
-                );
+                // (The error names the file itself, mostly: once.)
+                let text = crate::message(&anyhow::Error::new(e));
+                let path = escape_path(&f.path);
+                let msg = if text.starts_with(&format!("{path}: ")) {
+                    format!("pi-session: {text}")
+                } else {
+                    format!("pi-session: {path}: {text}")
+                };
                 match &bar {
                     Some(b) => b.suspend(|| eprintln!("{msg}")),
                     None => eprintln!("{msg}"),
