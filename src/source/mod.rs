@@ -674,10 +674,16 @@ impl Source {
         if *verified == Some(now) {
             return Ok(Some(now));
         }
-        let held = match &self.print {
-            Some(p) => held_at(f, stamp, &now, p)?,
+        let held = match (&self.print, &self.inner) {
+            // A mapping of the same file shows its bytes as they are now: hashed where they
+            // are, without copying them out with `pread` (1 GiB: 0.15 s against 0.05 s). A
+            // cut under the hash reads zeros and is counted as a fault: not held.
+            (Some(p), Inner::Mapped(_, m)) if !(now == *stamp && !stamp.racy) => {
+                now.same_file(stamp) && now.size >= p.len() && p.holds_in(m) && !self.faulted()
+            }
+            (Some(p), _) => held_at(f, stamp, &now, p)?,
             // No print yet: only an unchanged, trusted stamp vouches.
-            None => now == *stamp && !stamp.racy,
+            (None, _) => now == *stamp && !stamp.racy,
         };
         if held {
             // (A racy stamp is compared again each time: a write in its tick shows only
@@ -713,7 +719,23 @@ impl Source {
         let Some(mut print) = self.print.take() else {
             return Ok(Update::Rewritten);
         };
+        // A mapping grown in place keeps its pages mapped (see `mmap::grow`).
+        let grown = match &mut self.inner {
+            Inner::Mapped(watch, m) => {
+                let ok = usize::try_from(now.size).is_ok_and(|len| mmap::grow(m, len).is_ok());
+                if ok {
+                    watch.set(m.as_ptr(), m.len());
+                }
+                ok
+            }
+            Inner::Owned(_) => false,
+        };
         match &mut self.inner {
+            Inner::Mapped(_, m) if grown => {
+                // The new bytes are hashed before they are used (a rewrite of the old ones
+                // since the check shows in the next one).
+                print.extend(m);
+            }
             Inner::Mapped(..) => {
                 let Some((watch, m)) = map_watched(file, now.size) else {
                     // No mapping or no free watch slot: the whole file is read instead, and
