@@ -174,7 +174,8 @@ pub fn search_paths(
                                     None => (search_path_with_id(path, q, fo), None),
                                 };
                                 let (result, session_id) = match result {
-                                    Ok((h, id)) => (Ok(h), id),
+                                    Ok((h, id)) if !h.is_empty() => (Ok(h), id),
+                                    Ok((h, _)) => (Ok(h), None),
                                     Err(e) => (Err(e), None),
                                 };
                                 let hits = FileHits {

@@ -513,6 +513,7 @@ enum Op {
     EditMiddleThenAppend(usize),
     Delete(usize),
     Rename(usize),
+    Truncate(usize),
     Add,
 }
 
@@ -525,6 +526,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0usize..8).prop_map(Op::EditMiddleThenAppend),
         1 => (0usize..8).prop_map(Op::Delete),
         1 => (0usize..8).prop_map(Op::Rename),
+        1 => (0usize..8).prop_map(Op::Truncate),
         1 => Just(Op::Add),
     ]
 }
@@ -560,7 +562,7 @@ proptest! {
             tick(tmp.path());
             let fs = files(&root);
             let pick = |i: usize| fs.get(i % fs.len().max(1)).cloned();
-            match (op, pick(match op { Op::Append(i, _) | Op::Rewrite(i) | Op::SameSizeRewrite(i) | Op::Pad(i) | Op::EditMiddleThenAppend(i) | Op::Delete(i) | Op::Rename(i) => *i, Op::Add => 0 })) {
+            match (op, pick(match op { Op::Append(i, _) | Op::Rewrite(i) | Op::SameSizeRewrite(i) | Op::Pad(i) | Op::EditMiddleThenAppend(i) | Op::Delete(i) | Op::Rename(i) | Op::Truncate(i) => *i, Op::Add => 0 })) {
                 (Op::Append(_, true), Some(f)) => append(&f, &format!("{}\n", assistant(&format!("step {n}")))),
                 (Op::Append(_, false), Some(f)) => append(&f, &user("torn")[..20]),
                 (Op::Rewrite(_), Some(f)) => std::fs::write(&f, session("rw", &format!("rewritten {n}"))).expect("rewrite"),
@@ -573,14 +575,79 @@ proptest! {
                 }
                 (Op::Delete(_), Some(f)) => std::fs::remove_file(&f).expect("delete"),
                 (Op::Rename(_), Some(f)) => std::fs::rename(&f, f.with_file_name(format!("r{n}.jsonl"))).expect("rename"),
+                (Op::Truncate(_), Some(f)) => truncate_at_a_line(&f),
                 (Op::Add, _) => std::fs::write(root.join(format!("--p{}--/add{n}.jsonl", n % 2)), session("add", &format!("hello {n}"))).expect("add"),
                 _ => {}
             }
             let cached = list(&root, Some(&cache), text);
             let plain = list(&root, None, text);
             prop_assert_eq!(shown(&cached), shown(&plain), "after {:?}", &ops[..=n]);
+            // The search and usage caches, in the same folder, held to the same rule.
+            let (a, b) = (searched(&root, Some(&cache)), searched(&root, None));
+            let differ: Vec<(&str, &str)> = a.lines().zip(b.lines()).filter(|(x, y)| x != y).collect();
+            prop_assert!(a == b, "search after {:?}: {:#?}", &ops[..=n], differ);
+            prop_assert_eq!(usage_of(&root, Some(&cache)), usage_of(&root, None), "usage after {:?}", &ops[..=n]);
         }
     }
+}
+
+/// Cut a file to the first half of its lines (at a line's end), as no pi does but another
+/// tool may.
+fn truncate_at_a_line(f: &Path) {
+    let b = std::fs::read(f).expect("read");
+    let lines = b.iter().filter(|&&c| c == b'\n').count();
+    let end = b
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| **c == b'\n')
+        .nth(lines / 2)
+        .map_or(0, |(i, _)| i + 1);
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(f)
+        .expect("open")
+        .set_len(end as u64)
+        .expect("truncate");
+}
+
+/// What a search of every file under `root` finds (through `cache`'s folder or not), as
+/// text: each file's hits or error, and the id of the session searched.
+fn searched(root: &Path, cache: Option<&ListingCache>) -> String {
+    use pi_session::search::{Pattern, Query, SearchOptions, search_paths};
+    let q = Query::new(
+        Pattern::new("(?i)hello|step|torn|rewritten")
+            .compile()
+            .expect("pattern"),
+    );
+    let paths = files(root);
+    let mut out = String::new();
+    let mut opts = SearchOptions {
+        cache: cache.cloned(),
+        ..SearchOptions::default()
+    };
+    search_paths(&paths, &q, &mut opts, |f| {
+        out.push_str(&format!(
+            "{:?} {:?} {:?}\n",
+            f.path,
+            f.session_id,
+            f.result.map_err(|e| e.to_string())
+        ));
+        std::ops::ControlFlow::Continue(())
+    })
+    .expect("searched");
+    out
+}
+
+/// The usage report of `root` (through `cache`'s folder or not), without the count of
+/// files the cache answered.
+fn usage_of(root: &Path, cache: Option<&ListingCache>) -> String {
+    let mut opts = pi_session::usage::CollectOptions {
+        cache: cache.cloned(),
+        ..Default::default()
+    };
+    let mut r = pi_session::usage::collect(&[root.to_path_buf()], &Default::default(), &mut opts).expect("collected");
+    r.cached = 0;
+    format!("{r:?}")
 }
 
 fn refs(v: &[std::ffi::OsString]) -> Vec<&std::ffi::OsStr> {
