@@ -421,3 +421,15 @@ pub fn run_cli(subcommand: &str, args: &[&str]) -> std::process::Output {
         .output()
         .expect("run pi-session")
 }
+
+/// Make a FIFO at `path` (mode 0600).
+pub fn mkfifo(path: &std::path::Path) {
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        path,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .expect("mkfifo");
+}

@@ -364,14 +364,7 @@ fn a_damaged_foreign_or_unreadable_cache_is_rebuilt_with_one_warning() {
     assert!(r.warning.is_some() && !r.written, "{r:?}");
     // "rebuilt" only when it was (the review's weakness 12): a FIFO in its place, once.
     std::fs::remove_dir(&file).expect("rmdir");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &file,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .expect("mkfifo");
+    crate::common::mkfifo(&file);
     let r = check_warned(&root, &cache, false, "a FIFO in its place");
     let w = r.warning.expect("a warning");
     assert!(

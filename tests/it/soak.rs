@@ -175,14 +175,7 @@ impl Store {
         if self.fifo {
             std::fs::remove_file(&p).expect("rm fifo");
         } else {
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                &p,
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o600),
-                0,
-            )
-            .expect("mkfifo");
+            crate::common::mkfifo(&p);
         }
         self.fifo = !self.fifo;
     }
@@ -217,14 +210,7 @@ fn snapshot(live: &Path, to: &Path) {
         } else if t.is_file() {
             std::fs::copy(e.path(), target).expect("copy");
         } else {
-            rustix::fs::mknodat(
-                rustix::fs::CWD,
-                &target,
-                rustix::fs::FileType::Fifo,
-                rustix::fs::Mode::from_raw_mode(0o600),
-                0,
-            )
-            .expect("mkfifo");
+            crate::common::mkfifo(&target);
         }
     }
 }
