@@ -357,6 +357,103 @@ fn says_changed(a: &Answer) -> bool {
             .any(|w| a.err.contains(w))
 }
 
+/// The reference answers: each reader's answer with no cache on a version's snapshot,
+/// made once for each set of bytes the reader reads.
+struct References<'a> {
+    readers: &'a [Vec<String>],
+    snaps: &'a Path,
+    /// (reader, version) → the key of the bytes it reads there.
+    keys: Mutex<HashMap<(usize, u64), u64>>,
+    answers: Mutex<HashMap<(usize, u64), Answer>>,
+}
+
+impl<'a> References<'a> {
+    fn new(readers: &'a [Vec<String>], snaps: &'a Path) -> Self {
+        References {
+            readers,
+            snaps,
+            keys: Mutex::default(),
+            answers: Mutex::default(),
+        }
+    }
+
+    fn snap(&self, v: u64) -> PathBuf {
+        self.snaps.join(format!("v{v}"))
+    }
+
+    /// What reader `r` reads in version `v`, hashed: the one file it names, else the
+    /// whole folder (names, types, link targets, bytes).
+    fn key(&self, r: usize, v: u64) -> u64 {
+        use std::hash::{Hash, Hasher};
+        if let Some(&k) = self.keys.lock().expect("lock").get(&(r, v)) {
+            return k;
+        }
+        let folder = self.snap(v).join(FOLDER);
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        let mut add = |p: &Path| {
+            p.file_name().hash(&mut h);
+            match std::fs::symlink_metadata(p) {
+                Err(_) => "missing".hash(&mut h),
+                Ok(m) if m.file_type().is_symlink() => {
+                    std::fs::read_link(p).expect("link").hash(&mut h);
+                    std::fs::read(p).ok().hash(&mut h);
+                }
+                Ok(m) if m.is_file() => std::fs::read(p).expect("read").hash(&mut h),
+                Ok(_) => "special".hash(&mut h),
+            }
+        };
+        match self.readers[r].iter().find(|a| a.ends_with(".jsonl")) {
+            Some(file) => add(&folder.join(Path::new(file).file_name().expect("name"))),
+            None => {
+                let mut names: Vec<PathBuf> = std::fs::read_dir(&folder)
+                    .expect("read_dir")
+                    .map(|e| e.expect("entry").path())
+                    .collect();
+                names.sort();
+                names.iter().for_each(|p| add(p));
+            }
+        }
+        let k = h.finish();
+        self.keys.lock().expect("lock").insert((r, v), k);
+        k
+    }
+
+    /// Make the references of `wanted` not made yet, on a pool of threads.
+    fn make(&self, wanted: impl Iterator<Item = (usize, u64)>) {
+        let mut jobs: Vec<(usize, u64, u64)> = Vec::new();
+        let mut queued = std::collections::HashSet::new();
+        for (r, v) in wanted {
+            let k = self.key(r, v);
+            if queued.insert((r, k)) && !self.answers.lock().expect("lock").contains_key(&(r, k)) {
+                jobs.push((r, v, k));
+            }
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|sc| {
+            for _ in 0..4 {
+                sc.spawn(|| {
+                    while let Some(&(r, v, k)) = jobs.get(next.fetch_add(1, Ordering::SeqCst)) {
+                        let root = self.snap(v);
+                        let mut a = run(&self.readers[r], &root, None);
+                        a.out = a.out.replace(root.to_str().expect("UTF-8"), "{root}");
+                        a.err = a.err.replace(root.to_str().expect("UTF-8"), "{root}");
+                        self.answers.lock().expect("lock").insert((r, k), a);
+                    }
+                });
+            }
+        });
+    }
+
+    fn get(&self, r: usize, v: u64) -> Answer {
+        let k = self.key(r, v);
+        if let Some(a) = self.answers.lock().expect("lock").get(&(r, k)) {
+            return a.clone();
+        }
+        self.make(std::iter::once((r, v)));
+        self.answers.lock().expect("lock")[&(r, k)].clone()
+    }
+}
+
 #[derive(Default, Debug)]
 struct Counts {
     stable_equal: u64,
@@ -467,21 +564,20 @@ fn readers_agree_with_a_fresh_run_while_the_store_changes_in_every_way() {
         }
         stop.store(true, Ordering::SeqCst);
     });
-    // Check every answer against the reference runs of the versions it may have seen.
-    let mut refs: HashMap<(usize, u64), Answer> = HashMap::new();
-    let mut reference = |r: usize, v: u64| -> Answer {
-        refs.entry((r, v))
-            .or_insert_with(|| {
-                let root = versions.snaps.join(format!("v{v}"));
-                let mut a = run(&readers[r], &root, None);
-                a.out = a.out.replace(root.to_str().expect("UTF-8"), "{root}");
-                a.err = a.err.replace(root.to_str().expect("UTF-8"), "{root}");
-                a
-            })
-            .clone()
-    };
+    // Check every answer against the reference runs of the versions it may have seen. A
+    // reference depends only on the bytes its reader reads, so versions that hold the same
+    // bytes share one run, and the runs are made by a pool: first each answer's first
+    // version (all a stable answer needs), then the rest for the answers that differ.
     let seen = seen.into_inner().expect("lock");
     assert!(seen.len() > 20, "the readers ran: {}", seen.len());
+    let refs = References::new(&readers, &versions.snaps);
+    refs.make(seen.iter().map(|(r, before, ..)| (*r, before / 2)));
+    refs.make(seen.iter().flat_map(|(r, before, after, a)| {
+        let (first, last) = (before / 2, after.div_ceil(2));
+        let differs = refs.get(*r, first) != *a;
+        (first + 1..=last).filter(move |_| differs).map(move |v| (*r, v))
+    }));
+    let reference = |r: usize, v: u64| refs.get(r, v);
     let mut runs = vec![0u64; readers.len()];
     for (r, ..) in &seen {
         runs[*r] += 1;
@@ -530,6 +626,11 @@ fn readers_agree_with_a_fresh_run_while_the_store_changes_in_every_way() {
         }
     }
     eprintln!("soak ({secs} s): {counts:?}");
+    eprintln!(
+        "  {} reference runs for {} answers",
+        refs.answers.lock().expect("lock").len(),
+        runs.iter().sum::<u64>()
+    );
     for (r, n) in readers.iter().zip(&runs) {
         eprintln!("  {n:>6} runs of {}", r.join(" "));
     }
