@@ -40,7 +40,8 @@
 //! # Files
 //! `line.rs` the recording walk over one line, `info.rs` a [`SessionInfo`] from bytes,
 //! `read.rs` one file (open, stat, read or map), `run.rs` the listings (candidates,
-//! rayon, progress, sort), `find.rs` the header-only lookups, `dirs.rs` pi's folders.
+//! rayon, progress, sort), `find.rs` the header-only lookups, `dirs.rs` pi's folders, `place.rs` a run's folders
+//! resolved once ([`Place`]).
 
 pub(crate) mod cache;
 #[cfg(any(test, feature = "internals"))]
@@ -49,6 +50,7 @@ pub mod dirs;
 mod find;
 mod info;
 pub(crate) mod line;
+mod place;
 mod read;
 mod run;
 pub(crate) mod store;
@@ -57,6 +59,7 @@ mod twins;
 
 pub use cache::{CacheReport, ListingCache};
 pub use find::{IdMatch, find_by_id, find_by_id_in, find_by_id_prefix, find_most_recent, read_session_header};
+pub use place::Place;
 pub use read::{Scratch, read_session_info, session_info_from_bytes};
 pub use run::{list, list_all, list_dir, list_project, project_dir};
 

@@ -137,3 +137,59 @@ fn the_current_project_comes_first_and_a_file_is_always_the_file() {
         text(&out.stdout)
     );
 }
+
+#[test]
+fn every_verb_that_takes_a_session_takes_the_folder_flags_of_ls() {
+    // `ls --all --agent-dir D` then `show ID --agent-dir D`: the README's own flow (#36:
+    // `show` refused `--agent-dir`). The environment names no agent dir here.
+    let p = place(&["7a7a0000-0000-7000-8000-000000000001"], &[]);
+    let agent = p.agent.to_str().expect("UTF-8");
+    let id = "7a7a0000";
+    let leaf = "aa000001";
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["show", id, "--no-pager"],
+        vec!["tree", id],
+        vec!["export", id, "--format", "md"],
+        vec!["context", id],
+        vec!["check", id],
+        vec!["dump", id, "--compact"],
+        vec!["recover", id],
+        vec!["label", id, leaf, "checked"],
+        vec!["name", id, "the name"],
+        vec!["append", id, r#"{"role":"user","content":"more"}"#],
+        vec!["migrate", id],
+        vec!["branch", id, leaf],
+        vec!["fork", id, "--cwd", "/tmp/elsewhere"],
+        vec!["find", id],
+    ];
+    for args in cases {
+        let mut all = args.clone();
+        all.extend(["--agent-dir", agent, "--flavor", "pi"]);
+        let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .current_dir(&p.here)
+            .env("PI_CODING_AGENT_DIR", "/nonexistent/agent")
+            .env_remove("PI_CODING_AGENT_SESSION_DIR")
+            .args(&all)
+            .output()
+            .expect("run pi-session");
+        assert_eq!(out.status.code(), Some(0), "{all:?}: {}", text(&out.stderr));
+    }
+    // Without the flag the id names nothing (the environment's agent dir is empty).
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .current_dir(&p.here)
+        .env("PI_CODING_AGENT_DIR", "/nonexistent/agent")
+        .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .args(["show", id])
+        .output()
+        .expect("run pi-session");
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    // `--session-dir` names a flat folder to look in.
+    let folder = pi_session::dirs::Env::default().default_session_dir(&p.here, &p.agent);
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .current_dir(&p.here)
+        .env("PI_CODING_AGENT_DIR", "/nonexistent/agent")
+        .args(["context", id, "--session-dir", folder.to_str().expect("UTF-8")])
+        .output()
+        .expect("run pi-session");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}

@@ -184,11 +184,33 @@ fn filters_zones_and_exit_codes() {
     assert_eq!(v["report"]["skippedFiles"], 1);
     assert_eq!(v["totals"]["records"], all["totals"]["records"]);
 
-    // An agent dir without sessions yet: an empty report.
+    // An agent dir without a sessions folder fails as `ls --all` does (#36: it was an
+    // empty $0.00 report); one whose sessions folder is empty gives an empty report.
     let empty = tempfile::tempdir().unwrap();
+    let o = run(&["--agent-dir", empty.path().to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("/sessions: no such folder"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    std::fs::create_dir(empty.path().join("sessions")).unwrap();
     let o = run(&["--agent-dir", empty.path().to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(String::from_utf8_lossy(&o.stdout).contains("(no usage records)"));
+    // The same with the agent dir from the environment, and for `search`.
+    for cmd in ["usage", "search"] {
+        let o = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args([cmd, "x"].iter().take(if cmd == "usage" { 1 } else { 2 }))
+            .env("PI_CODING_AGENT_DIR", "/nonexistent/agent")
+            .env_remove("PI_CODING_AGENT_SESSION_DIR")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{cmd}");
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            "pi-session: /nonexistent/agent/sessions: no such folder\n",
+            "{cmd}"
+        );
+    }
     // --strict: a record without a time of its own.
     let dir = tempfile::tempdir().unwrap();
     let f = dir.path().join("t.jsonl");

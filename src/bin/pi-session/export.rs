@@ -68,9 +68,8 @@ pub(crate) enum Format {
     after_help = "The format is --format's, else the extension of -o's file (.md, .html/.htm, .jsonl), else md.\nExamples:\n  pi-session export s.jsonl -o s.md\n  pi-session export s.jsonl --format html --images -o s.html\n  pi-session export s.jsonl --leaf 4bd0512f -o branch.jsonl"
 )]
 pub(crate) struct ExportArgs {
-    /// The session: its file, or its id or a unique prefix of one.
-    #[arg(value_name = "SESSION")]
-    pub(crate) file: PathBuf,
+    #[command(flatten)]
+    pub(crate) session: crate::flags::SessionArg,
     /// md, html or jsonl.
     #[arg(short, long, value_enum)]
     format: Option<Format>,
@@ -119,13 +118,13 @@ impl ExportArgs {
 /// Run `pi-session export`.
 pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> Result<i32> {
     let format = a.format();
-    let (s, branch) = open_branch(&a.file, open, a.leaf.as_deref())?;
+    let (s, branch) = open_branch(&a.session.file, open, a.leaf.as_deref())?;
     let render = |out: &mut dyn Write| -> Result<()> {
         match format {
             Format::Md => {
                 walk(
                     &s,
-                    &a.file,
+                    &a.session.file,
                     &branch,
                     &mut Markdown {
                         out,
@@ -140,17 +139,17 @@ pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> 
                     images: a.images,
                     open: false,
                 };
-                walk(&s, &a.file, &branch, &mut h)?;
+                walk(&s, &a.session.file, &branch, &mut h)?;
             }
             Format::Jsonl => jsonl(&s, &branch, out)?,
         }
         // The bytes read were the file's (a mapping that changed is an error, not an export).
-        s.verify().map_err(crate::show::at(&a.file))?;
+        s.verify().map_err(crate::show::at(&a.session.file))?;
         Ok(())
     };
     match a.output() {
         Some(target) => {
-            refuse_input(&a.file, target)?;
+            refuse_input(&a.session.file, target)?;
             write_output(target, render)?;
         }
         None => {
@@ -177,7 +176,7 @@ pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> 
     if format == Format::Jsonl && !s.skipped().is_empty() {
         eprintln!(
             "pi-session: {}: {} could not be read and {} left out (`pi-session check` says why)",
-            escape_path(&a.file),
+            escape_path(&a.session.file),
             lines_text(s.skipped().len()),
             if s.skipped().len() == 1 { "is" } else { "are" }
         );

@@ -12,8 +12,7 @@
 
 use crate::show::{Kind, Printable};
 use anyhow::{Result, bail};
-use pi_session::dirs::{Env, Flavor};
-use pi_session::listing::{self, IdMatch};
+use pi_session::listing::{IdMatch, Place};
 use pi_session::text::{escape, escape_path};
 use std::path::{Path, PathBuf};
 
@@ -23,18 +22,16 @@ const MIN_PREFIX: usize = 4;
 /// How many candidates an ambiguous prefix lists.
 const SHOWN: usize = 10;
 
-/// The file `arg` names (see the module doc).
-pub fn session(arg: &Path) -> Result<PathBuf> {
+/// The file `arg` names (see the module doc); `place` says where ids are looked up, and is
+/// resolved only for an argument that is an id.
+pub fn session(arg: &Path, place: impl FnOnce() -> Result<Place>) -> Result<PathBuf> {
     let Some(text) = arg.to_str() else {
         return Ok(arg.to_path_buf());
     };
     if std::fs::symlink_metadata(arg).is_ok() || !looks_like_id(text) {
         return Ok(arg.to_path_buf());
     }
-    let env = Env::from_process(Flavor::Pi)?;
-    let agent_dir = env.agent_dir(None);
-    let custom = env.custom_session_dir(None, &agent_dir);
-    by_id(&env, &env.cwd, &agent_dir, custom.as_deref(), text).map_err(|e| {
+    by_id(&place()?, text).map_err(|e| {
         if Kind::of_chain(&e) == Kind::NotFound {
             anyhow::anyhow!(Printable::kind(
                 format!("{}: no such file, and no session's id begins with it", escape(text)),
@@ -46,23 +43,9 @@ pub fn session(arg: &Path) -> Result<PathBuf> {
     })
 }
 
-/// The session whose id is `text` or begins with it (see the module doc), in the project
-/// of `cwd` first, then in every project of `agent_dir`, or only in `custom` when a custom
-/// flat session dir is set.
-pub fn by_id(env: &Env, cwd: &Path, agent_dir: &Path, custom: Option<&Path>, text: &str) -> Result<PathBuf> {
-    let found = match custom {
-        Some(dir) => listing::find_by_id_prefix(&[env.normalize_path(dir)], text),
-        None => {
-            let project = env.default_session_dir(cwd, agent_dir);
-            let here = listing::find_by_id_prefix(std::slice::from_ref(&project), text);
-            if here.is_empty() {
-                listing::find_by_id_prefix(&project_dirs(&pi_session::dirs::sessions_root(agent_dir)), text)
-            } else {
-                here
-            }
-        }
-    };
-    pick(text, found)
+/// The session whose id is `text` or begins with it (see the module doc).
+pub fn by_id(place: &Place, text: &str) -> Result<PathBuf> {
+    pick(text, place.sessions_with_id_prefix(text))
 }
 
 /// Whether `text` could be a session id or a prefix of one (pi's id characters, and
@@ -73,21 +56,6 @@ fn looks_like_id(text: &str) -> bool {
         && text
             .bytes()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'-' | b'_' | b'.'))
-}
-
-/// The project folders of a sessions root, in name order.
-fn project_dirs(root: &Path) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                // A symlinked project folder counts, as in pi's listAll.
-                .filter(|p| p.is_dir())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
 }
 
 /// The one session `found` holds for `text`, or why there is none.

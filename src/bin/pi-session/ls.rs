@@ -20,22 +20,14 @@
 //! (`pi_session::text`): a file name by its exact bytes, `\xe9` for a byte that is not
 //! UTF-8, which `printf '%b'` turns back into the name.
 
+use crate::flags::{CacheArgs, PlaceArgs};
 use anyhow::Result;
 use clap::{Args, ValueEnum};
-use pi_session::dirs::{Env, Flavor};
-use pi_session::listing::{self, ListOptions, Listing, Progress};
+use pi_session::dirs::Env;
+use pi_session::listing::{self, ListOptions, Listing, Place, Progress};
 use pi_session::text::{escape, escape_path};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-
-/// Which program's directories and variables to follow.
-#[derive(Clone, Copy, ValueEnum)]
-pub enum FlavorArg {
-    /// pi: ~/.pi/agent, PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR.
-    Pi,
-    /// PiG: ~/.pig/agent, PIG_CODING_AGENT_DIR, PIG_CODING_AGENT_SESSION_DIR.
-    Pig,
-}
 
 /// Where to look (shared by `ls` and `find`).
 #[derive(Args)]
@@ -43,36 +35,8 @@ pub struct WhereArgs {
     /// The project's working directory (default: the current directory).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
-    /// The agent dir; its `sessions/` is listed (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
-    #[arg(long, value_name = "DIR")]
-    agent_dir: Option<PathBuf>,
-    /// A custom flat session dir (default: $PI_CODING_AGENT_SESSION_DIR, else `sessionDir`
-    /// in the agent dir's settings.json).
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<PathBuf>,
-    /// Follow pi's or PiG's conventions.
-    #[arg(long, value_enum, default_value_t = FlavorArg::Pi)]
-    flavor: FlavorArg,
-    /// Where the listing cache is kept (default: $PI_SESSION_CACHE_DIR, else
-    /// $XDG_CACHE_HOME/pi-session, else ~/.cache/pi-session).
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Read every session file, without the listing cache (neither read nor written).
-    #[arg(long, conflicts_with = "cache_dir")]
-    no_cache: bool,
-}
-
-impl WhereArgs {
-    /// The listing cache these options ask for (`None`: `--no-cache`, or no home folder).
-    fn cache(&self) -> Option<listing::ListingCache> {
-        if self.no_cache {
-            return None;
-        }
-        self.cache_dir
-            .clone()
-            .or_else(listing::ListingCache::default_dir)
-            .map(listing::ListingCache::at)
-    }
+    #[command(flatten)]
+    place: PlaceArgs,
 }
 
 /// `ls --sort`: the order of the rows.
@@ -98,6 +62,8 @@ pub enum SortKey {
 pub struct LsArgs {
     #[command(flatten)]
     place: WhereArgs,
+    #[command(flatten)]
+    cache: CacheArgs,
     /// Every project's sessions (pi's listAll), not only the current project's.
     #[arg(short, long)]
     all: bool,
@@ -151,9 +117,8 @@ pub struct LsArgs {
     /// No header row, even on a terminal.
     #[arg(long, overrides_with = "header")]
     no_header: bool,
-    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
-    #[arg(long, value_enum, default_value_t = crate::ColorChoice::Auto)]
-    color: crate::ColorChoice,
+    #[command(flatten)]
+    color: crate::flags::ColorArgs,
     /// Also list the files that were skipped, and why, on stderr.
     #[arg(long)]
     show_skipped: bool,
@@ -168,13 +133,6 @@ pub struct FindArgs {
     place: WhereArgs,
 }
 
-struct Resolved {
-    env: Env,
-    cwd: PathBuf,
-    agent_dir: PathBuf,
-    custom: Option<PathBuf>,
-}
-
 impl LsArgs {
     /// Whether `--json` was given.
     pub fn json(&self) -> bool {
@@ -182,33 +140,8 @@ impl LsArgs {
     }
 }
 
-/// A folder named on the command line must exist: a missing one is an error (exit 2), not
-/// an empty answer.
-fn named_dirs_exist(w: &WhereArgs) -> Result<()> {
-    for d in [&w.agent_dir, &w.session_dir].into_iter().flatten() {
-        if let Err(e) = std::fs::read_dir(d) {
-            anyhow::bail!(crate::show::Printable::io("cannot read", d, e));
-        }
-    }
-    Ok(())
-}
-
-fn resolve(w: &WhereArgs) -> Result<Resolved> {
-    named_dirs_exist(w)?;
-    let flavor = match w.flavor {
-        FlavorArg::Pi => Flavor::Pi,
-        FlavorArg::Pig => Flavor::Pig,
-    };
-    let env = Env::from_process(flavor)?;
-    let agent_dir = env.agent_dir(w.agent_dir.as_deref());
-    let custom = env.custom_session_dir(w.session_dir.as_deref(), &agent_dir);
-    let cwd = w.cwd.clone().unwrap_or_else(|| env.cwd.clone());
-    Ok(Resolved {
-        env,
-        cwd,
-        agent_dir,
-        custom,
-    })
+fn resolve(w: &WhereArgs) -> Result<Place> {
+    w.place.resolve(w.cwd.as_deref())
 }
 
 /// Run `pi-session ls`; returns the exit code.
@@ -239,7 +172,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         on_progress: bar.is_some().then_some(&mut cb as &mut listing::ProgressFn<'_>),
         read_mode,
         skip_text: !(a.json && a.text),
-        cache: a.place.cache(),
+        cache: a.cache.cache(),
         ..ListOptions::default()
     };
     let (what, listing) = if a.all {
@@ -251,7 +184,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
             }
         }
     } else {
-        let (dir, _) = listing::project_dir(&r.env, &r.cwd, r.custom.as_deref(), &r.agent_dir);
+        let (dir, _) = r.project();
         let l = listing::list_project(&r.env, &r.cwd, r.custom.as_deref(), &r.agent_dir, &mut opts);
         (dir, l)
     };
@@ -339,7 +272,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
                 stdout_tty
             },
             long: a.long,
-            color: a.color.enabled(stdout_tty),
+            color: a.color.on_stdout(),
         };
         let home = (r.env.home.as_os_str().len() > 1).then_some(r.env.home.as_path());
         table::write(&rows, &zone, now, home, &look, out)?;
@@ -542,7 +475,7 @@ pub fn run_find(a: &FindArgs, out: &mut impl Write) -> Result<i32> {
         });
     let path = match exact {
         Some(p) => p,
-        None => crate::locate::by_id(&r.env, &r.cwd, &r.agent_dir, r.custom.as_deref(), &a.id)?,
+        None => crate::locate::by_id(&r, &a.id)?,
     };
     writeln!(out, "{}", escape_path(&path))?;
     Ok(0)

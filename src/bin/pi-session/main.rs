@@ -13,6 +13,7 @@
 
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
+use flags::{ColorArgs, SessionArg};
 use pi_session::dump::{DumpOptions, LeafChoice, TreeMode};
 use pi_session::text::{escape, escape_path};
 use pi_session::{OpenOptions, ReadMode};
@@ -25,6 +26,7 @@ use std::path::PathBuf;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 mod export;
+mod flags;
 mod generate;
 mod locate;
 mod ls;
@@ -75,29 +77,6 @@ enum TreeArg {
     None,
 }
 
-/// When to colour output.
-#[derive(Clone, Copy, Debug, ValueEnum)]
-enum ColorChoice {
-    /// On a terminal, unless NO_COLOR is set.
-    Auto,
-    /// Always.
-    Always,
-    /// Never.
-    Never,
-}
-
-impl ColorChoice {
-    /// Whether to colour, `tty` saying whether the output is a terminal: `auto` colours a
-    /// terminal unless NO_COLOR is set (non-empty).
-    pub(crate) fn enabled(self, tty: bool) -> bool {
-        match self {
-            ColorChoice::Always => true,
-            ColorChoice::Never => false,
-            ColorChoice::Auto => tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
-        }
-    }
-}
-
 #[derive(Subcommand)]
 enum Cmd {
     /// List sessions as pi's /resume does, newest first (--all: every project).
@@ -121,9 +100,8 @@ enum Cmd {
         after_help = "Each message gets a header line (role, model, local time (--utc: UTC), entry id, label); tool calls are one line each, tool results and summaries are cut to their first lines, images show as their type and size, thinking is hidden.\n\nExample: pi-session show s.jsonl --leaf 4bd0512f --full"
     )]
     Show {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// Show the branch ending at this entry instead of the current leaf.
         #[arg(short, long)]
         leaf: Option<String>,
@@ -136,9 +114,8 @@ enum Cmd {
         /// Never page, even on a terminal.
         #[arg(long)]
         no_pager: bool,
-        /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
-        #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-        color: ColorChoice,
+        #[command(flatten)]
+        color: ColorArgs,
         /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
         #[arg(long)]
         utc: bool,
@@ -152,9 +129,8 @@ enum Cmd {
     Export(export::ExportArgs),
     /// Print the model context for the current leaf (or --leaf).
     Context {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// Compute the context for this entry (an id or a unique prefix of one) instead of
         /// the current leaf.
         #[arg(short, long)]
@@ -170,9 +146,8 @@ enum Cmd {
     /// Validate every line of a session, build its tree and context, and say what pi's open
     /// would change (--json for scripts, --strict to fail on problems).
     Check {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// Print the summary as JSON.
         #[arg(short, long)]
         json: bool,
@@ -190,9 +165,8 @@ enum Cmd {
         after_help = "The message must be one pi writes: a role of user, assistant, toolResult, bashExecution, custom, branchSummary, compactionSummary or system, with the fields of that role (content of the right shape); a missing timestamp is filled in with the current time in milliseconds. --raw appends any JSON object as it is.\n\nExample: pi-session append s.jsonl '{\"role\":\"user\",\"content\":\"hi\"}'"
     )]
     Append {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// The message; `-` or none: read it from stdin.
         message: Option<String>,
         /// Append the message as it is: any JSON object, no timestamp filled in.
@@ -205,9 +179,8 @@ enum Cmd {
     },
     /// Set (or, with an empty LABEL, clear) the label of entry ID.
     Label {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// The entry to label (its id, or a unique prefix of four characters or more).
         id: String,
         /// The label; empty clears it.
@@ -215,50 +188,41 @@ enum Cmd {
     },
     /// Set the session's display name.
     Name {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// The name (newlines become spaces, trimmed).
         name: String,
     },
     /// Write a new session holding only the path to LEAF_ID (pi's createBranchedSession);
     /// prints the new file.
     Branch {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// The last entry of the path to keep (an id or a unique prefix of one).
         leaf_id: String,
     },
     /// Copy a session into another project's folder (pi's forkFrom); prints the new file.
+    #[command(
+        after_help = "The new file goes to --session-dir when it is given, else to the folder of --cwd's project under the agent dir's sessions/."
+    )]
     Fork {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// The working directory of the new session.
         #[arg(long)]
         cwd: PathBuf,
-        /// Put the new file here instead of the project's default folder.
-        #[arg(long)]
-        session_dir: Option<PathBuf>,
-        /// The agent dir whose sessions/ holds the project folders (default:
-        /// $PI_CODING_AGENT_DIR or ~/.pi/agent).
-        #[arg(long)]
-        agent_dir: Option<PathBuf>,
     },
     /// Migrate an old-format file to version 3 in place, atomically (what pi's open does).
     Migrate {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
     },
     /// Finish or undo an append that a crash interrupted.
     ///
     /// Every write command does this first: a torn last line is cut back to the old file; anything else is left alone.
     Recover {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// Print what was done as JSON (`action`: clean, not-written, completed, truncated,
         /// stale, busy).
         #[arg(short, long)]
@@ -267,9 +231,8 @@ enum Cmd {
     /// Print what pi computes for a session as JSON: header, entries, leaf, branch, context, tree
     /// and name, keys sorted.
     Dump {
-        /// The session: its file, or its id or a unique prefix of one.
-        #[arg(value_name = "SESSION")]
-        file: PathBuf,
+        #[command(flatten)]
+        session: SessionArg,
         /// Navigate to this entry first (pi's /tree); `null` resets the leaf.
         #[arg(short, long, conflicts_with = "leaf_raw")]
         leaf: Option<String>,
@@ -306,21 +269,21 @@ enum Cmd {
 impl Cmd {
     /// The SESSION argument, for the commands that take one: a path, a session id or a
     /// unique prefix of one ([`locate`]).
-    fn session_mut(&mut self) -> Option<&mut PathBuf> {
+    fn session_mut(&mut self) -> Option<&mut SessionArg> {
         match self {
-            Cmd::Dump { file, .. }
-            | Cmd::Check { file, .. }
-            | Cmd::Context { file, .. }
-            | Cmd::Show { file, .. }
-            | Cmd::Append { file, .. }
-            | Cmd::Label { file, .. }
-            | Cmd::Name { file, .. }
-            | Cmd::Fork { file, .. }
-            | Cmd::Branch { file, .. }
-            | Cmd::Recover { file, .. }
-            | Cmd::Migrate { file, .. } => Some(file),
-            Cmd::Export(a) => Some(&mut a.file),
-            Cmd::Tree(a) => Some(&mut a.file),
+            Cmd::Dump { session, .. }
+            | Cmd::Check { session, .. }
+            | Cmd::Context { session, .. }
+            | Cmd::Show { session, .. }
+            | Cmd::Append { session, .. }
+            | Cmd::Label { session, .. }
+            | Cmd::Name { session, .. }
+            | Cmd::Fork { session, .. }
+            | Cmd::Branch { session, .. }
+            | Cmd::Recover { session, .. }
+            | Cmd::Migrate { session, .. } => Some(session),
+            Cmd::Export(a) => Some(&mut a.session),
+            Cmd::Tree(a) => Some(&mut a.session),
             Cmd::Ls(_)
             | Cmd::Find(_)
             | Cmd::Search(_)
@@ -337,7 +300,9 @@ impl Cmd {
     /// with the file for `check` (whose object names it).
     fn json_errors(&self) -> Option<Option<PathBuf>> {
         match self {
-            Cmd::Check { json: true, file, .. } => Some(Some(file.clone())),
+            Cmd::Check {
+                json: true, session, ..
+            } => Some(Some(session.file.clone())),
             Cmd::Context { json: true, .. } | Cmd::Recover { json: true, .. } => Some(None),
             Cmd::Ls(a) if a.json() => Some(None),
             Cmd::Tree(a) if a.json => Some(None),
@@ -508,8 +473,8 @@ fn message(e: &anyhow::Error) -> String {
 }
 
 fn run(mut cli: Cli) -> Result<i32> {
-    if let Some(file) = cli.cmd.session_mut() {
-        *file = locate::session(file)?;
+    if let Some(session) = cli.cmd.session_mut() {
+        session.locate()?;
     }
     let open = OpenOptions {
         read_mode: match cli.read_mode {
@@ -535,7 +500,7 @@ fn run(mut cli: Cli) -> Result<i32> {
     let mut out = io::BufWriter::with_capacity(1 << 16, raw);
     let code = match cli.cmd {
         Cmd::Dump {
-            file,
+            session: SessionArg { file, .. },
             leaf,
             leaf_raw,
             tree,
@@ -577,20 +542,20 @@ fn run(mut cli: Cli) -> Result<i32> {
             0
         }
         Cmd::Check {
-            file,
+            session: SessionArg { file, .. },
             json,
             strict,
             timings,
         } => read::check(&file, open, read::CheckFlags { json, strict, timings }, &mut out)?,
         Cmd::Context {
-            file,
+            session: SessionArg { file, .. },
             leaf,
             json,
             retained_tail,
         } => read::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
         Cmd::Tree(a) => tree::run(&a, open, &mut out)?,
         Cmd::Show {
-            file,
+            session: SessionArg { file, .. },
             leaf,
             full,
             thinking,
@@ -600,7 +565,7 @@ fn run(mut cli: Cli) -> Result<i32> {
         } => {
             when::set_transcript_zone(utc);
             let mut pager = (!no_pager).then(transcript::Pager::start).flatten();
-            let color = color.enabled(std::io::IsTerminal::is_terminal(&io::stdout()));
+            let color = color.on_stdout();
             let flags = transcript::ShowFlags { full, thinking, color };
             let code = match &mut pager {
                 Some(p) => transcript::show(&file, open, leaf.as_deref(), flags, p.input()),
@@ -623,22 +588,35 @@ fn run(mut cli: Cli) -> Result<i32> {
         Cmd::ExportParquet(a) => parquet::run(&a, open.read_mode, &mut out)?,
         Cmd::Gen(g) => generate::generate(g, &mut out)?,
         Cmd::Append {
-            file,
+            session: SessionArg { file, .. },
             message,
             raw,
             parent,
         } => write::append(&file, message.as_deref(), raw, parent.as_deref(), &mut out)?,
-        Cmd::Label { file, id, label } => write::label(&file, &id, &label, &mut out)?,
-        Cmd::Name { file, name } => write::name(&file, &name, &mut out)?,
+        Cmd::Label {
+            session: SessionArg { file, .. },
+            id,
+            label,
+        } => write::label(&file, &id, &label, &mut out)?,
+        Cmd::Name {
+            session: SessionArg { file, .. },
+            name,
+        } => write::name(&file, &name, &mut out)?,
         Cmd::Fork {
-            file,
+            session: SessionArg { file, place },
             cwd,
-            session_dir,
-            agent_dir,
-        } => write::fork(&file, &cwd, session_dir.as_deref(), agent_dir.as_deref(), &mut out)?,
-        Cmd::Branch { file, leaf_id } => write::branch(&file, &leaf_id, &mut out)?,
-        Cmd::Migrate { file } => write::migrate(&file, &mut out)?,
-        Cmd::Recover { file, json } => write::recover(&file, json, &mut out)?,
+        } => write::fork(&file, &cwd, &place, &mut out)?,
+        Cmd::Branch {
+            session: SessionArg { file, .. },
+            leaf_id,
+        } => write::branch(&file, &leaf_id, &mut out)?,
+        Cmd::Migrate {
+            session: SessionArg { file, .. },
+        } => write::migrate(&file, &mut out)?,
+        Cmd::Recover {
+            session: SessionArg { file, .. },
+            json,
+        } => write::recover(&file, json, &mut out)?,
         Cmd::Completions { shell } => {
             use clap::CommandFactory as _;
             clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut out);

@@ -31,19 +31,13 @@ pub struct ExportParquetArgs {
     /// Print what was done as JSON.
     #[arg(short, long)]
     pub json: bool,
-    /// The agent dir whose sessions/ is read (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
-    #[arg(long, value_name = "DIR")]
-    agent_dir: Option<PathBuf>,
-    /// A custom flat session dir to read (default: $PI_CODING_AGENT_SESSION_DIR, else
-    /// `sessionDir` in the agent dir's settings.json).
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<PathBuf>,
+    #[command(flatten)]
+    place: crate::flags::PlaceArgs,
 }
 
 /// Run it: the summary on stdout, skipped files on stderr.
 pub fn run(a: &ExportParquetArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
-    let (roots, _) =
-        crate::search::roots_and_cache(&a.roots, a.agent_dir.as_deref(), a.session_dir.as_deref(), None, true)?;
+    let roots = a.place.roots(&a.roots)?;
     let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal(), 0);
     let progress = |done: usize, total: usize| {
         if let Some(b) = &bar {

@@ -11,11 +11,11 @@
 //! `--json`: one object per line (docs/cli.md, "search"): `match` and `context` lines,
 //! `session` lines with `-l`, `count` lines with `-c`, and a closing `summary`.
 
+use crate::flags::{CacheArgs, PlaceArgs};
 use crate::show::{Kind, Printable};
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
 use clap::Args;
-use pi_session::dirs::{Env, Flavor};
 use pi_session::listing::{self, SessionInfo};
 use pi_session::search::{self, Case, FieldKind, Fields, Hit, HitLine, Pattern, Query, SearchOptions};
 use pi_session::text::{escape, escape_path};
@@ -101,9 +101,8 @@ pub struct SearchArgs {
     /// One JSON object per line (docs/cli.md).
     #[arg(short, long)]
     pub json: bool,
-    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
-    #[arg(long, value_enum, default_value_t = crate::ColorChoice::Auto)]
-    color: crate::ColorChoice,
+    #[command(flatten)]
+    color: crate::flags::ColorArgs,
     /// Times in UTC instead of the local time zone.
     #[arg(long)]
     utc: bool,
@@ -111,19 +110,10 @@ pub struct SearchArgs {
     /// is not cut). 0: never cut.
     #[arg(long, value_name = "N")]
     width: Option<usize>,
-    /// The agent dir whose sessions/ is searched (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
-    #[arg(long, value_name = "DIR")]
-    agent_dir: Option<PathBuf>,
-    /// A custom flat session dir to search (default: $PI_CODING_AGENT_SESSION_DIR, else
-    /// `sessionDir` in the agent dir's settings.json).
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<PathBuf>,
-    /// Where the listing cache and the search maps are kept (as `ls`).
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Read every session file whole, without the listing cache or the search maps.
-    #[arg(long, conflicts_with = "cache_dir")]
-    no_cache: bool,
+    #[command(flatten)]
+    place: PlaceArgs,
+    #[command(flatten)]
+    cache: CacheArgs,
 }
 
 fn usage(text: String) -> anyhow::Error {
@@ -197,59 +187,6 @@ impl SearchArgs {
     }
 }
 
-/// The default roots: the custom session dir when one is set, else the agent dir's
-/// sessions root.
-fn default_roots(agent_dir: Option<&std::path::Path>, session_dir: Option<&std::path::Path>) -> Result<Vec<PathBuf>> {
-    for d in [agent_dir, session_dir].into_iter().flatten() {
-        if let Err(e) = std::fs::read_dir(d) {
-            anyhow::bail!(Printable::io("cannot read", d, e));
-        }
-    }
-    let env = Env::from_process(Flavor::Pi)?;
-    let agent_dir = env.agent_dir(agent_dir);
-    Ok(vec![match env.custom_session_dir(session_dir, &agent_dir) {
-        Some(d) => d,
-        None => pi_session::dirs::sessions_root(&agent_dir),
-    }])
-}
-
-/// The roots a run over sessions covers (the `named` sessions and folders, each checked,
-/// else the default roots) and the listing cache it uses (`--cache-dir`, else the default
-/// one; none with `--no-cache`): what `search` and `usage` share.
-///
-/// # Errors
-/// A named session or folder that cannot be read; an agent or session dir that cannot.
-pub(crate) fn roots_and_cache(
-    named: &[PathBuf],
-    agent_dir: Option<&std::path::Path>,
-    session_dir: Option<&std::path::Path>,
-    cache_dir: Option<&PathBuf>,
-    no_cache: bool,
-) -> Result<(Vec<PathBuf>, Option<listing::ListingCache>)> {
-    let roots = if named.is_empty() {
-        default_roots(agent_dir, session_dir)?
-    } else {
-        let mut v = Vec::with_capacity(named.len());
-        for p in named {
-            let p = crate::locate::session(p)?;
-            if let Err(e) = std::fs::metadata(&p) {
-                anyhow::bail!(Printable::io("cannot read", &p, e));
-            }
-            v.push(p);
-        }
-        v
-    };
-    let cache = if no_cache {
-        None
-    } else {
-        cache_dir
-            .cloned()
-            .or_else(listing::ListingCache::default_dir)
-            .map(listing::ListingCache::at)
-    };
-    Ok((roots, cache))
-}
-
 /// Run `pi-session search`; returns the exit code.
 ///
 /// # Errors
@@ -258,13 +195,8 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     let zone = crate::when::Zone::new(a.utc);
     let (pattern, named) = a.pattern();
     let q = a.query(&pattern, &zone)?;
-    let (roots, cache) = roots_and_cache(
-        &named,
-        a.agent_dir.as_deref(),
-        a.session_dir.as_deref(),
-        a.cache_dir.as_ref(),
-        a.no_cache,
-    )?;
+    let roots = a.place.roots(&named)?;
+    let cache = a.cache.cache();
     let found = search::sessions_in(&roots, cache.clone(), read_mode, None)?;
     for p in &found.problems {
         eprintln!("pi-session: {}: {}", escape_path(&p.path), escape(&p.what));
@@ -289,9 +221,8 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     }
     let paths: Vec<PathBuf> = sessions.iter().map(|s| s.path.clone()).collect();
 
-    let tty = std::io::stdout().is_terminal();
     let printer = Printer {
-        color: a.color.enabled(tty),
+        color: a.color.on_stdout(),
         width: crate::ls::terminal_width(a.width),
         zone,
         json: a.json,

@@ -56,7 +56,6 @@ use pi_session::{EntryPos, EntryType, KeyRef, OpenOptions, Role, Session, Value}
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::Write;
-use std::path::PathBuf;
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 /// `pi-session tree`'s arguments.
@@ -65,9 +64,8 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
     after_help = "Each line: ID, the tree's gutter, `*` on the current branch (`@` its leaf), [label], [N branches] at a fork, then the entry as pi's /tree shows it. Deep forks draw at most 16 levels of gutter (fewer on a narrow terminal); `…N` stands for N levels not drawn.\n\nExample: pi-session tree s.jsonl --filter no-tools --fold"
 )]
 pub(crate) struct TreeArgs {
-    /// The session: its file, or its id or a unique prefix of one.
-    #[arg(value_name = "SESSION")]
-    pub(crate) file: PathBuf,
+    #[command(flatten)]
+    pub(crate) session: crate::flags::SessionArg,
     /// Mark the branch ending at this entry (an id or a unique prefix of one) instead of
     /// the current leaf's.
     #[arg(short, long, value_name = "ID")]
@@ -89,9 +87,8 @@ pub(crate) struct TreeArgs {
     /// Never page, even on a terminal.
     #[arg(long)]
     pub(crate) no_pager: bool,
-    /// Colour: auto (on a terminal, unless NO_COLOR is set), always, never.
-    #[arg(long, value_enum, default_value_t = crate::ColorChoice::Auto)]
-    pub(crate) color: crate::ColorChoice,
+    #[command(flatten)]
+    pub(crate) color: crate::flags::ColorArgs,
 }
 
 /// pi's `/tree` filters.
@@ -301,7 +298,7 @@ impl Bits {
 }
 
 fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
-    let path = a.file.as_path();
+    let path = a.session.file.as_path();
     let at = || crate::show::at(path);
     let s = crate::read::open(path, open)?.map_err(at())?;
     crate::show::note_old_format(path, &s);
@@ -431,7 +428,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
         }
     } else {
         let width = width(a.width);
-        let color = a.color.enabled(std::io::IsTerminal::is_terminal(&std::io::stdout()));
+        let color = a.color.on_stdout();
         let draw = Draw {
             s: &s,
             infos: &infos,

@@ -62,19 +62,10 @@ pub struct UsageArgs {
     /// output is not cut). 0: never cut.
     #[arg(long, value_name = "N")]
     width: Option<usize>,
-    /// The agent dir whose sessions/ is read (default: $PI_CODING_AGENT_DIR or ~/.pi/agent).
-    #[arg(long, value_name = "DIR")]
-    agent_dir: Option<PathBuf>,
-    /// A custom flat session dir to read (default: $PI_CODING_AGENT_SESSION_DIR, else
-    /// `sessionDir` in the agent dir's settings.json).
-    #[arg(long, value_name = "DIR")]
-    session_dir: Option<PathBuf>,
-    /// Where the listing cache and each file's usage records are kept (as `ls`).
-    #[arg(long, value_name = "DIR")]
-    cache_dir: Option<PathBuf>,
-    /// Read every session file, without the listing cache or the usage cache.
-    #[arg(long, conflicts_with = "cache_dir")]
-    no_cache: bool,
+    #[command(flatten)]
+    place: crate::flags::PlaceArgs,
+    #[command(flatten)]
+    cache: crate::flags::CacheArgs,
 }
 
 /// Row order.
@@ -166,13 +157,8 @@ impl UsageArgs {
 pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let (period, named) = a.split();
     let (filter, zone_name) = a.filter(period)?;
-    let (roots, cache) = crate::search::roots_and_cache(
-        &named,
-        a.agent_dir.as_deref(),
-        a.session_dir.as_deref(),
-        a.cache_dir.as_ref(),
-        a.no_cache,
-    )?;
+    let roots = a.place.roots(&named)?;
+    let cache = a.cache.cache();
     let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal(), 0);
     let mut progress = |done: usize, total: usize| {
         if let Some(b) = &bar {

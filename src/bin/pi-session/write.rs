@@ -276,21 +276,15 @@ pub fn name(file: &Path, name: &str, out: &mut impl Write) -> Result<i32> {
     Ok(0)
 }
 
-/// `pi-session fork FILE --cwd DIR [--session-dir D]`: prints the new file.
-pub fn fork(
-    file: &Path,
-    cwd: &Path,
-    session_dir: Option<&Path>,
-    agent_dir: Option<&Path>,
-    out: &mut impl Write,
-) -> Result<i32> {
+/// `pi-session fork FILE --cwd DIR [--session-dir D]`: prints the new file, made in
+/// `--session-dir` (created when missing, as pi does) or the project folder of DIR.
+pub fn fork(file: &Path, cwd: &Path, place: &crate::flags::PlaceArgs, out: &mut impl Write) -> Result<i32> {
     must_exist(file)?;
-    let env =
-        pi_session::dirs::Env::from_process(pi_session::dirs::Flavor::Pi).context("cannot read the environment")?;
+    let env = place.env()?;
     let cwd_abs = env.resolve_path(cwd);
-    let dir: PathBuf = match session_dir {
+    let dir: PathBuf = match &place.session_dir {
         Some(d) => env.normalize_path(d),
-        None => env.default_session_dir(&cwd_abs, &env.agent_dir(agent_dir)),
+        None => env.default_session_dir(&cwd_abs, &env.agent_dir(place.agent_dir.as_deref())),
     };
     let w = Writer::fork_from(file, &cwd_abs.display().to_string(), &dir, None, Entropy::default())
         .map_err(crate::show::doing("cannot fork", file))?;
