@@ -282,7 +282,7 @@ impl Pattern {
             .build()
             .parse(&source)
             .map_err(|e| PatternError(e.to_string().replace('\n', " ")))?;
-        if !self.multiline && matches_only_newline_literal(&hir) {
+        if !self.multiline && names_a_line_break(&hir) {
             return Err(PatternError(
                 "the pattern contains a line break (\\n), which no single line holds: add -U to let matches span lines"
                     .into(),
@@ -321,13 +321,26 @@ impl Pattern {
     }
 }
 
-/// Whether every literal the pattern requires holds a line break (`a\nb`): then no
-/// single line can match. Checked through the literal extractor, so `[\s\S]` or `\s`
-/// (which may match other characters) are allowed.
-fn matches_only_newline_literal(hir: &Hir) -> bool {
-    let seq = Extractor::new().kind(ExtractKind::Prefix).extract(hir);
-    let Some(lits) = seq.literals() else { return false };
-    !lits.is_empty() && lits.iter().all(|l| l.is_exact() && l.as_bytes().contains(&b'\n'))
+/// Whether the pattern names a line break itself: a literal holding `\n` (`a\nb`, also
+/// under `(?i)`), or a class of that one character, anywhere in it (ripgrep's rule). A
+/// class that also matches other characters (`\s`, `[\s\S]`, `[^a]`) is allowed.
+fn names_a_line_break(hir: &Hir) -> bool {
+    use regex_syntax::hir::{Class, HirKind};
+    match hir.kind() {
+        HirKind::Empty | HirKind::Look(_) => false,
+        HirKind::Literal(l) => l.0.contains(&b'\n'),
+        HirKind::Class(Class::Unicode(c)) => {
+            let r = c.ranges();
+            r.len() == 1 && r[0].start() == '\n' && r[0].end() == '\n'
+        }
+        HirKind::Class(Class::Bytes(c)) => {
+            let r = c.ranges();
+            r.len() == 1 && r[0].start() == b'\n' && r[0].end() == b'\n'
+        }
+        HirKind::Repetition(r) => names_a_line_break(&r.sub),
+        HirKind::Capture(c) => names_a_line_break(&c.sub),
+        HirKind::Concat(xs) | HirKind::Alternation(xs) => xs.iter().any(names_a_line_break),
+    }
 }
 
 impl Matcher {
@@ -440,6 +453,21 @@ mod tests {
         p.multiline = true;
         assert!(p.compile().is_ok());
         assert!(Pattern::new(r"a\sb").compile().is_ok());
+        // Written as an escape, lower case (smart case: case-insensitive), in a group or
+        // an alternation, as a class of one (#36: these matched nothing, exit 1).
+        for bad in [
+            r#"she said "ship it\nthen"#,
+            r"ship it\nthen",
+            r"(a|b\n)",
+            r"x[\n]y",
+            r"(?i)A\nB",
+            r"\x0a",
+        ] {
+            assert!(Pattern::new(bad).compile().is_err(), "{bad}");
+        }
+        for ok in [r"a[\s\S]b", r"[^a]+", r"\s+", r"a.b"] {
+            assert!(Pattern::new(ok).compile().is_ok(), "{ok}");
+        }
     }
 
     #[test]

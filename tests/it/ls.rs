@@ -117,13 +117,27 @@ fn rows_fit_the_width_and_columns_align() {
     ] {
         assert!(t.contains(part), "{part}: {t}");
     }
-    // Piped, with no width: nothing is cut.
+    // Piped, with no width: only a title is cut, to 100 columns (#36: a row of `ls --all
+    // | head` was ~2,500 characters); --wide (or --width 0) cuts nothing.
     let piped = table("UTC", &["--all"]);
-    assert!(
-        !piped.contains('…') && piped.contains("then add tests for wide characters"),
-        "{piped}"
-    );
     assert!(!piped.starts_with("ID"), "no header when piped");
+    let long = piped
+        .lines()
+        .find(|l| l.contains("Refactor the listing code"))
+        .expect("the long title's row");
+    assert!(
+        long.contains('…') && !long.contains("then add tests for wide characters"),
+        "{long}"
+    );
+    let title = &long[long.find("Refactor").expect("title")..long.rfind("  ").expect("cwd")];
+    assert_eq!(title.width(), 100, "{title}");
+    for wide in [&["--all", "--wide"][..], &["--all", "--width", "0"]] {
+        let whole = table("UTC", wide);
+        assert!(
+            !whole.contains('…') && whole.contains("then add tests for wide characters"),
+            "{whole}"
+        );
+    }
 }
 
 #[test]

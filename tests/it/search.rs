@@ -54,8 +54,24 @@ fn exit_codes_are_ripgreps() {
         assert_eq!(o.status.code(), Some(2));
         assert!(stdout(&o).contains("Write a parser"));
     }
-    // A line break needs -U, as in ripgrep.
+    // A line break needs -U, as in ripgrep: a real one, or written as `\n` (#36: that
+    // matched nothing, exit 1, without a word).
     assert_eq!(run(&["-F", "a\nb", &branches()]).status.code(), Some(2));
+    let o = run(&[r#"she said "ship it\nthen"#, &branches()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("add -U"), "{o:?}");
+    assert_ne!(run(&["-U", r"parser\nthen", &branches()]).status.code(), Some(2));
+    // -q: nothing printed, 0 at the first match, 1 without one (#36).
+    let o = run(&["-q", "parser", &branches()]);
+    assert_eq!((o.status.code(), o.stdout.len(), o.stderr.len()), (Some(0), 0, 0));
+    let o = run(&["-q", "--json", "parser", &branches()]);
+    assert_eq!((o.status.code(), o.stdout.len()), (Some(0), 0));
+    let o = run(&["-q", "no such words anywhere", &branches()]);
+    assert_eq!((o.status.code(), o.stdout.len()), (Some(1), 0));
+    // An error and a match: still 0, the error on stderr (ripgrep's -q).
+    let o = run(&["-q", "parser", &branches(), &not.display().to_string()]);
+    assert_eq!((o.status.code(), o.stdout.len()), (Some(0), 0));
+    assert!(!o.stderr.is_empty());
     assert_eq!(run(&["--role", "robot", "x", &branches()]).status.code(), Some(2));
 }
 

@@ -638,3 +638,35 @@ fn every_command_on_a_terminal_prints_nothing_the_terminal_acts_on() {
         "colours were drawn on the terminal (the check above sees them)"
     );
 }
+
+/// A run over a few sessions is over before a progress bar would help: none is drawn on
+/// the terminal (#36: a bar flashed for 6 files, and `search` drew it again under its
+/// results).
+#[test]
+fn a_quick_run_draws_no_progress_bar() {
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/demo");
+    let cache = tempfile::tempdir().expect("cache");
+    let sessions = demo.join("sessions");
+    let runs: Vec<Vec<&std::ffi::OsStr>> = vec![
+        vec![
+            "ls".as_ref(),
+            "--all".as_ref(),
+            "--agent-dir".as_ref(),
+            demo.as_os_str(),
+        ],
+        vec!["search".as_ref(), "the".as_ref(), sessions.as_os_str()],
+        vec!["usage".as_ref(), sessions.as_os_str()],
+    ];
+    for args in runs {
+        let mut cmd = bin();
+        cmd.args(&args).env("PI_SESSION_CACHE_DIR", cache.path());
+        let t = on_tty(cmd, false);
+        assert_eq!(t.code, Some(0), "{args:?}");
+        let out = String::from_utf8_lossy(&t.out);
+        assert!(
+            !out.contains("\x1b[2K") && !out.contains(" sessions ") && !out.contains('█'),
+            "{args:?} drew a bar: {}",
+            escape_bytes(&t.out)
+        );
+    }
+}

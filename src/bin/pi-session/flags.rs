@@ -155,6 +155,14 @@ impl SessionArg {
     }
 }
 
+/// `--quiet`: no progress bar.
+#[derive(Args, Clone, Copy, Default)]
+pub struct QuietArgs {
+    /// No progress bar (one shows on a terminal when a run takes over 0.3 s).
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
 /// When to colour output.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 pub enum ColorChoice {

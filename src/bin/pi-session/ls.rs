@@ -57,13 +57,15 @@ pub enum SortKey {
 /// `pi-session ls`.
 #[derive(Args)]
 #[command(
-    after_help = "Columns: ID (the session id's first 8 characters), MODIFIED (local time; --utc), AGE (as pi's /resume picker), MSGS, SIZE, TITLE (a name is marked `*`, else the first message), CWD; PATH with --long. On a terminal: a header row, and rows cut to its width by display width; piped: no header and nothing cut (--header, --width N).\n\nExamples:\n  pi-session ls --all --since 2d --sort size\n  pi-session ls --cwd ~/src/app --named --long\n  pi-session ls --all --tree --limit 20"
+    after_help = "Columns: ID (the session id's first 8 characters), MODIFIED (local time; --utc), AGE (as pi's /resume picker), MSGS, SIZE, TITLE (a name is marked `*`, else the first message), CWD; PATH with --long. On a terminal: a header row, and rows cut to its width by display width; piped: no header, and titles cut to 100 columns (--header, --width N, --wide).\n\nExamples:\n  pi-session ls --all --since 2d --sort size\n  pi-session ls --cwd ~/src/app --named --long\n  pi-session ls --all --tree --limit 20"
 )]
 pub struct LsArgs {
     #[command(flatten)]
     place: WhereArgs,
     #[command(flatten)]
     cache: CacheArgs,
+    #[command(flatten)]
+    quiet: crate::flags::QuietArgs,
     /// Every project's sessions (pi's listAll), not only the current project's.
     #[arg(short, long)]
     all: bool,
@@ -107,10 +109,14 @@ pub struct LsArgs {
     /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
     #[arg(long)]
     utc: bool,
-    /// Fit rows into N columns (default: $COLUMNS, else the terminal's width; piped
-    /// output is not cut). 0: never cut.
+    /// Fit rows into N columns (default, on a terminal: $COLUMNS, else its width; piped:
+    /// only titles are cut, to 100 columns). 0: never cut.
     #[arg(short, long, value_name = "N")]
     width: Option<usize>,
+    /// Never cut a title, even piped (where titles are cut to 100 columns): the same as
+    /// --width 0.
+    #[arg(long, conflicts_with = "width")]
+    wide: bool,
     /// Print the header row even when stdout is no terminal.
     #[arg(long, overrides_with = "no_header")]
     header: bool,
@@ -161,15 +167,10 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         })
     };
     let (since, until) = (bound(&a.since, false)?, bound(&a.until, true)?);
-    let bar = sessions_bar(std::io::stderr().is_terminal(), 0);
-    let mut cb = |p: &Progress<'_>| {
-        if let Some(b) = &bar {
-            b.set_length(p.total as u64);
-            b.set_position(p.loaded as u64);
-        }
-    };
+    let bar = crate::term::Bar::sessions(a.quiet.quiet);
+    let mut cb = |p: &Progress<'_>| bar.set(p.loaded, Some(p.total));
     let mut opts = ListOptions {
-        on_progress: bar.is_some().then_some(&mut cb as &mut listing::ProgressFn<'_>),
+        on_progress: bar.active().then_some(&mut cb as &mut listing::ProgressFn<'_>),
         read_mode,
         skip_text: !(a.json && a.text),
         cache: a.cache.cache(),
@@ -188,9 +189,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         let l = listing::list_project(&r.env, &r.cwd, r.custom.as_deref(), &r.agent_dir, &mut opts);
         (dir, l)
     };
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.clear();
     let listing: Listing = listing?;
     if let Some(c) = &listing.cache {
         if let Some(w) = &c.warning {
@@ -263,7 +262,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     } else if !rows.is_empty() {
         let stdout_tty = std::io::stdout().is_terminal();
         let look = table::Look {
-            width: terminal_width(a.width),
+            width: crate::term::width(a.width),
             header: if a.header {
                 true
             } else if a.no_header {
@@ -273,6 +272,7 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
             },
             long: a.long,
             color: a.color.on_stdout(),
+            title_cap: (!a.wide && a.width != Some(0)).then_some(table::PIPED_TITLE),
         };
         let home = (r.env.home.as_os_str().len() > 1).then_some(r.env.home.as_path());
         table::write(&rows, &zone, now, home, &look, out)?;
@@ -421,44 +421,6 @@ fn sort_rows(rows: &mut [Listed<'_>], key: Option<SortKey>, reverse: bool) {
     }
 }
 
-/// The width to fit rows into: `--width` (0: none), else `$COLUMNS`, else the width of
-/// the terminal on stdout; `None` (nothing cut) when piped.
-/// The progress bar of a run over sessions (`None` unless `show`, stderr being a terminal).
-pub(crate) fn sessions_bar(show: bool, len: u64) -> Option<indicatif::ProgressBar> {
-    show.then(|| {
-        let b = indicatif::ProgressBar::new(len);
-        b.set_style(
-            indicatif::ProgressStyle::with_template("{bar:40} {pos}/{len} sessions {elapsed}")
-                .expect("the template is valid"),
-        );
-        b
-    })
-}
-
-pub(crate) fn terminal_width(arg: Option<usize>) -> Option<usize> {
-    if let Some(w) = arg {
-        return (w > 0).then_some(w);
-    }
-    if let Some(c) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|v| v.trim().parse::<usize>().ok())
-        .filter(|&c| c > 0)
-    {
-        return Some(c);
-    }
-    #[cfg(unix)]
-    {
-        let fd = std::io::stdout();
-        if rustix::termios::isatty(&fd)
-            && let Ok(ws) = rustix::termios::tcgetwinsize(&fd)
-            && ws.ws_col > 0
-        {
-            return Some(usize::from(ws.ws_col));
-        }
-    }
-    None
-}
-
 /// Run `pi-session find ID`: pi's `findById` in the project's folder, then every folder
 /// of the sessions root (or the custom dir); prints the path.
 ///
@@ -507,7 +469,7 @@ fn find_anywhere(env: &Env, root: &Path, id: &str) -> Option<PathBuf> {
 
 /// The `ls` table: columns fitted to a width by display width.
 pub(crate) mod table {
-    use super::width::{Cell, fit, measure};
+    use crate::term::{Cell, fit, measure};
     use crate::when::{Zone, age};
     use pi_session::listing::SessionInfo;
     use pi_session::text::{escape, escape_path};
@@ -526,11 +488,17 @@ pub(crate) mod table {
         pub long: bool,
         /// Names in colour, the header in bold.
         pub color: bool,
+        /// Without a width: the widest a title is printed (`None`: whole).
+        pub title_cap: Option<usize>,
     }
 
     /// A title column without a known width is padded to at most this many columns (a
     /// longer title pushes the rest of its row to the right, and is printed whole).
     const UNCUT_TITLE: usize = 60;
+
+    /// Piped, a title is cut to this many columns (`--wide`: never), so that a session
+    /// is one line of a reasonable length (a first message may be thousands of characters).
+    pub const PIPED_TITLE: usize = 100;
     /// The narrowest a title is cut to.
     const MIN_TITLE: usize = 10;
     /// Between two columns.
@@ -795,7 +763,10 @@ pub(crate) mod table {
                     buf.push_str(r.prefix);
                     buf.push_str(if r.named { "* " } else { "  " });
                     let room = w_title.saturating_sub(2 + r.prefix.width());
-                    let t = fit(&r.title, room, cut);
+                    let t = match look.title_cap {
+                        Some(c) if !cut => fit(&r.title, c, true),
+                        _ => fit(&r.title, room, cut),
+                    };
                     match yellow {
                         Some(y) if r.named => {
                             buf.push_str(&format!("{y}{}{y:#}", t.text));
@@ -804,7 +775,7 @@ pub(crate) mod table {
                         _ => push_cell(&mut buf, &t, room, false),
                     }
                     buf.push_str(GAP);
-                    let c = super::width::fit_left(&r.cwd, w_cwd, cut);
+                    let c = crate::term::fit_left(&r.cwd, w_cwd, cut);
                     push_cell(&mut buf, &c, w_cwd, !look.long);
                     if look.long {
                         buf.push_str(GAP);
@@ -850,199 +821,9 @@ pub(crate) mod table {
     }
 }
 
-/// Display width: what a terminal gives a text, counted in clusters.
-///
-/// A cluster is a character with the zero-width characters after it (combining marks,
-/// variation selectors, ZWJ and the character a ZWJ joins, emoji modifiers, a second
-/// regional indicator), measured whole by `unicode-width`, so an emoji ZWJ sequence
-/// (`👩‍💻`) is 2 columns, `e` + U+0301 is 1 and a CJK character 2, and a cut never splits
-/// one. Text is measured and cut in its escaped form (`pi_session::text::escape`: a C1
-/// control or a bidi override prints as `\u009b`, 6 columns), escaped cluster by cluster.
-pub(crate) mod width {
-    use pi_session::text::escape;
-    use std::borrow::Cow;
-    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
-
-    /// A text fitted to a width.
-    pub struct Cell<'a> {
-        /// What to print (escaped; the text itself when nothing needed escaping or cutting).
-        pub text: Cow<'a, str>,
-        /// Its display width.
-        pub width: usize,
-    }
-
-    fn is_ri(c: char) -> bool {
-        ('\u{1f1e6}'..='\u{1f1ff}').contains(&c)
-    }
-
-    /// Calls `f` with each cluster of `s` (escaped) and its width, until `f` says stop.
-    fn clusters(s: &str, mut f: impl FnMut(&str, usize) -> bool) {
-        let mut start = 0;
-        let mut prev: Option<char> = None;
-        // A cluster that is one regional indicator so far (a flag takes two).
-        let mut lone_ri = false;
-        let flush = |from: usize, to: usize, f: &mut dyn FnMut(&str, usize) -> bool| {
-            let e = escape(&s[from..to]);
-            let w = e.width();
-            f(&e, w)
-        };
-        for (i, c) in s.char_indices() {
-            let joins = match prev {
-                None => true,
-                Some(p) => {
-                    c.width() == Some(0)
-                        || p == '\u{200d}'
-                        || ('\u{1f3fb}'..='\u{1f3ff}').contains(&c)
-                        || (lone_ri && is_ri(c))
-                }
-            };
-            if !joins {
-                if !flush(start, i, &mut f) {
-                    return;
-                }
-                start = i;
-                lone_ri = is_ri(c);
-            } else if prev.is_none() {
-                lone_ri = is_ri(c);
-            } else {
-                lone_ri = false;
-            }
-            prev = Some(c);
-        }
-        if start < s.len() {
-            flush(start, s.len(), &mut f);
-        }
-    }
-
-    /// The display width of `s` escaped, counted up to `cap + 1` (a text wider than
-    /// `cap` gives more than `cap`, without being read to its end).
-    pub fn measure(s: &str, cap: usize) -> usize {
-        // Printable ASCII without a backslash is one column a byte.
-        let head = &s.as_bytes()[..s.len().min(cap.saturating_add(1))];
-        if head.iter().all(|&b| (b' '..0x7f).contains(&b) && b != b'\\') && (head.len() == s.len() || head.len() > cap)
-        {
-            return head.len();
-        }
-        let mut total = 0usize;
-        clusters(s, |_, w| {
-            total += w;
-            total <= cap
-        });
-        total
-    }
-
-    /// `s` escaped, cut to `w` columns with `…` at the end when it is wider and `cut`.
-    pub fn fit(s: &str, w: usize, cut: bool) -> Cell<'_> {
-        let full = measure(s, w);
-        if full <= w || !cut {
-            // (Past `w`, `full` is only known to be more: nothing pads such a cell.)
-            return Cell {
-                text: escape(s),
-                width: full,
-            };
-        }
-        let mut text = String::new();
-        let mut width = 0;
-        let room = w.saturating_sub(1);
-        clusters(s, |e, cw| {
-            if width + cw > room {
-                return false;
-            }
-            text.push_str(e);
-            width += cw;
-            true
-        });
-        if w > 0 {
-            text.push('…');
-            width += 1;
-        }
-        Cell {
-            text: Cow::Owned(text),
-            width,
-        }
-    }
-
-    /// `s` escaped, cut to `w` columns at its start, `…` first, when it is wider and
-    /// `cut`: the end of a path names the project.
-    pub fn fit_left(s: &str, w: usize, cut: bool) -> Cell<'_> {
-        let full = measure(s, w);
-        if full <= w || !cut {
-            return Cell {
-                text: escape(s),
-                width: full,
-            };
-        }
-        let mut all: Vec<(String, usize)> = Vec::new();
-        clusters(s, |e, cw| {
-            all.push((e.to_owned(), cw));
-            true
-        });
-        let room = w.saturating_sub(1);
-        let mut width = 0;
-        let mut from = all.len();
-        while from > 0 && width + all[from - 1].1 <= room {
-            from -= 1;
-            width += all[from].1;
-        }
-        let mut text = String::from(if w > 0 { "…" } else { "" });
-        for (e, _) in &all[from..] {
-            text.push_str(e);
-        }
-        Cell {
-            text: Cow::Owned(text),
-            width: width + usize::from(w > 0),
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::table::human_size;
-    use super::width::{fit, fit_left, measure};
-
-    #[test]
-    fn display_widths_of_wide_combining_and_joined_text() {
-        assert_eq!(measure("abc", usize::MAX), 3);
-        assert_eq!(measure("日本語", usize::MAX), 6, "CJK: 2 columns each");
-        assert_eq!(measure("e\u{301}te\u{301}", usize::MAX), 3, "combining accents: none");
-        assert_eq!(measure("👩\u{200d}💻", usize::MAX), 2, "a ZWJ sequence is one emoji");
-        assert_eq!(measure("👨\u{200d}👩\u{200d}👧", usize::MAX), 2);
-        assert_eq!(measure("👍\u{1f3fd}", usize::MAX), 2, "a skin tone joins its emoji");
-        assert_eq!(measure("\u{1f1ef}\u{1f1f5}", usize::MAX), 2, "a flag");
-        assert_eq!(measure("☺\u{fe0f}", usize::MAX), 2, "emoji presentation");
-        // Escaped as printed: a bidi override is `\u202e`, a backslash `\\`.
-        assert_eq!(measure("\u{202e}x", usize::MAX), 7);
-        assert_eq!(measure("a\\b", usize::MAX), 4);
-        // Counting stops past the cap.
-        assert_eq!(measure(&"x".repeat(10_000), 5), 6);
-    }
-
-    #[test]
-    fn cuts_never_split_a_character_or_a_sequence() {
-        let c = fit("日本語のテキスト", 7, true);
-        assert_eq!((&*c.text, c.width), ("日本語…", 7));
-        let c = fit("日本語のテキスト", 8, true);
-        assert_eq!((&*c.text, c.width), ("日本語…", 7), "no room for half a character");
-        let c = fit("Cafe\u{301} au lait", 6, true);
-        assert_eq!((&*c.text, c.width), ("Cafe\u{301} …", 6), "the accent stays on its e");
-        let c = fit("ab👩\u{200d}💻cd", 5, true);
-        assert_eq!((&*c.text, c.width), ("ab👩\u{200d}💻…", 5));
-        let c = fit("ab👩\u{200d}💻cd", 4, true);
-        assert_eq!((&*c.text, c.width), ("ab…", 3), "the sequence is cut whole");
-        let c = fit("\u{1f1ef}\u{1f1f5}\u{1f1eb}\u{1f1f7}", 3, true);
-        assert_eq!((&*c.text, c.width), ("\u{1f1ef}\u{1f1f5}…", 3), "flags in pairs");
-        let c = fit("short", 10, true);
-        assert_eq!((&*c.text, c.width), ("short", 5));
-        let c = fit("long text", 4, false);
-        assert_eq!(c.text, "long text", "not cut without a width");
-        assert!(c.width > 4, "measured as far as padding needs");
-        let c = fit("x\u{1b}y\u{202e}", 20, true);
-        assert_eq!(c.text, "x\\x1by\\u202e", "escaped");
-        let c = fit_left("/home/u/src/project", 9, true);
-        assert_eq!((&*c.text, c.width), ("…/project", 9));
-        let c = fit_left("/srv/日本語", 6, true);
-        assert_eq!((&*c.text, c.width), ("…本語", 5));
-    }
 
     #[test]
     fn sizes_as_people_read_them() {

@@ -36,6 +36,7 @@ mod parquet;
 mod read;
 mod search;
 mod show;
+mod term;
 mod transcript;
 mod tree;
 mod usage;
@@ -564,7 +565,7 @@ fn run(mut cli: Cli) -> Result<i32> {
             utc,
         } => {
             when::set_transcript_zone(utc);
-            let mut pager = (!no_pager).then(transcript::Pager::start).flatten();
+            let mut pager = (!no_pager).then(term::Pager::start).flatten();
             let color = color.on_stdout();
             let flags = transcript::ShowFlags { full, thinking, color };
             let code = match &mut pager {
@@ -681,4 +682,14 @@ fn stdout() -> RawStdout {
 #[cfg(not(unix))]
 fn stdout() -> io::StdoutLock<'static> {
     io::stdout().lock()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_command_line_is_well_formed() {
+        use clap::CommandFactory as _;
+        // (Clap's own checks: no two flags of a command share a name or a short.)
+        super::Cli::command().debug_assert();
+    }
 }

@@ -33,18 +33,15 @@ pub struct ExportParquetArgs {
     pub json: bool,
     #[command(flatten)]
     place: crate::flags::PlaceArgs,
+    #[command(flatten)]
+    quiet: crate::flags::QuietArgs,
 }
 
 /// Run it: the summary on stdout, skipped files on stderr.
 pub fn run(a: &ExportParquetArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let roots = a.place.roots(&a.roots)?;
-    let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal(), 0);
-    let progress = |done: usize, total: usize| {
-        if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
-    };
+    let bar = crate::term::Bar::sessions(a.quiet.quiet);
+    let progress = |done: usize, total: usize| bar.set(done, Some(total));
     let opts = ExportOptions {
         with_text: a.with_text,
         full: a.full,
@@ -52,9 +49,7 @@ pub fn run(a: &ExportParquetArgs, read_mode: pi_session::ReadMode, out: &mut imp
         on_progress: Some(&progress),
     };
     let report = export(&roots, &a.out, &opts);
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.clear();
     let report = report.map_err(|e| anyhow::anyhow!("export-parquet: {e}"))?;
     let mut err = std::io::stderr().lock();
     for (p, why) in &report.skipped {

@@ -19,7 +19,7 @@ use clap::Args;
 use pi_session::listing::{self, SessionInfo};
 use pi_session::search::{self, Case, FieldKind, Fields, Hit, HitLine, Pattern, Query, SearchOptions};
 use pi_session::text::{escape, escape_path};
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::ops::ControlFlow;
 use std::path::PathBuf;
 use unicode_width::UnicodeWidthChar;
@@ -62,6 +62,10 @@ pub struct SearchArgs {
     /// Print only the sessions that have a match.
     #[arg(short = 'l', long, conflicts_with = "count")]
     files_with_matches: bool,
+    /// Print nothing (no progress bar either), stop at the first match, and exit 0 when
+    /// there was one, even after errors (ripgrep's -q).
+    #[arg(short = 'q', long)]
+    quiet: bool,
     /// Print the number of matching lines of each session that has one.
     #[arg(short = 'c', long)]
     count: bool,
@@ -223,7 +227,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
 
     let printer = Printer {
         color: a.color.on_stdout(),
-        width: crate::ls::terminal_width(a.width),
+        width: crate::term::width(a.width),
         zone,
         json: a.json,
         mode: if a.files_with_matches {
@@ -234,12 +238,8 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
             Mode::Lines
         },
     };
-    let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal() && paths.len() > 1, paths.len() as u64);
-    let mut progress = |done: usize, _total: usize| {
-        if let Some(b) = &bar {
-            b.set_position(done as u64);
-        }
-    };
+    let bar = crate::term::Bar::sessions(a.quiet || paths.len() < 2);
+    let mut progress = |done: usize, total: usize| bar.set(done, Some(total));
     let mut opts = SearchOptions {
         on_progress: Some(&mut progress),
         read_mode,
@@ -267,14 +267,15 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
                 } else {
                     format!("pi-session: {path}: {text}")
                 };
-                match &bar {
-                    Some(b) => b.suspend(|| eprintln!("{msg}")),
-                    None => eprintln!("{msg}"),
-                }
+                bar.suspend(|| eprintln!("{msg}"));
                 totals.errors += 1;
                 ControlFlow::Continue(())
             }
             Ok(hits) if hits.is_empty() => ControlFlow::Continue(()),
+            Ok(_) if a.quiet => {
+                totals.sessions += 1;
+                ControlFlow::Break(())
+            }
             Ok(hits) => {
                 totals.sessions += 1;
                 totals.lines += hits.iter().map(Hit::match_count).sum::<usize>();
@@ -290,10 +291,8 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
                 let mut buf = Vec::new();
                 printer.session(info, &hits, first, &mut buf);
                 first = false;
-                let r = match &bar {
-                    Some(b) => b.suspend(|| out.write_all(&buf).and_then(|()| out.flush())),
-                    None => out.write_all(&buf),
-                };
+                bar.before_output();
+                let r = bar.suspend(|| out.write_all(&buf).and_then(|()| out.flush()));
                 match r {
                     Ok(()) => ControlFlow::Continue(()),
                     Err(e) => {
@@ -305,9 +304,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
         }
     })
     .map_err(anyhow::Error::new)?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.clear();
     for w in &report.cache_warnings {
         eprintln!("pi-session: warning: {}", escape(w));
     }
@@ -315,6 +312,15 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
         return Err(e.into());
     }
     errors += totals.errors;
+    if a.quiet {
+        return Ok(if totals.sessions > 0 {
+            0
+        } else if errors > 0 {
+            2
+        } else {
+            1
+        });
+    }
     if a.json {
         let _ = writeln!(
             out,

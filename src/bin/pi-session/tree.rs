@@ -56,7 +56,7 @@ use pi_session::{EntryPos, EntryType, KeyRef, OpenOptions, Role, Session, Value}
 use rayon::prelude::*;
 use std::borrow::Cow;
 use std::io::Write;
-use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+use unicode_width::UnicodeWidthStr;
 
 /// `pi-session tree`'s arguments.
 #[derive(clap::Args)]
@@ -111,7 +111,7 @@ pub(crate) fn run(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Resul
     if a.json {
         return tree(a, open, out);
     }
-    let mut pager = (!a.no_pager).then(crate::transcript::Pager::start).flatten();
+    let mut pager = (!a.no_pager).then(crate::term::Pager::start).flatten();
     let r = match &mut pager {
         Some(p) => tree(a, open, p.input()),
         None => tree(a, open, out),
@@ -427,7 +427,7 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
             }
         }
     } else {
-        let width = width(a.width);
+        let width = crate::term::width(a.width);
         let color = a.color.on_stdout();
         let draw = Draw {
             s: &s,
@@ -469,31 +469,6 @@ fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
 fn push_children(stack: &mut Vec<(EntryPos, u32, u32)>, kids: &[EntryPos], on: &Bits, depth: u32, row: u32) {
     stack.extend(kids.iter().rev().filter(|&&k| !on.has(k)).map(|&k| (k, depth, row)));
     stack.extend(kids.iter().rev().filter(|&&k| on.has(k)).map(|&k| (k, depth, row)));
-}
-
-/// `--width`, else the terminal's (`$COLUMNS` first) when stdout is one; `None`: no cut.
-fn width(arg: Option<usize>) -> Option<usize> {
-    use std::io::IsTerminal;
-    if let Some(w) = arg {
-        return (w > 0).then_some(w);
-    }
-    if !std::io::stdout().is_terminal() {
-        return None;
-    }
-    if let Some(w) = std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.trim().parse::<usize>().ok())
-        .filter(|&w| w > 0)
-    {
-        return Some(w);
-    }
-    #[cfg(unix)]
-    if let Ok(ws) = rustix::termios::tcgetwinsize(std::io::stdout())
-        && ws.ws_col > 0
-    {
-        return Some(ws.ws_col.into());
-    }
-    Some(80)
 }
 
 /// The most gutter levels drawn: a third of the width at three columns a level, 4 to 16
@@ -1022,7 +997,7 @@ impl Line {
     fn render(&self, width: Option<usize>, color: bool) -> String {
         let plain: String = self.parts.iter().map(|(t, _)| t.as_str()).collect();
         let keep = match width {
-            Some(w) if plain.width() > w => Some(cut_at(&plain, w.saturating_sub(1))),
+            Some(w) if plain.width() > w => Some(crate::term::cut_at(&plain, w.saturating_sub(1))),
             _ => None,
         };
         let mut out = String::new();
@@ -1049,27 +1024,6 @@ fn paint(out: &mut String, text: &str, tone: Tone, color: bool) {
     } else {
         out.push_str(text);
     }
-}
-
-/// The length in bytes of the longest start of `s` at most `w` columns wide (a
-/// character boundary; zero-width characters stay with the one before them).
-fn cut_at(s: &str, w: usize) -> usize {
-    let mut cols = 0usize;
-    let mut end = 0usize;
-    for (i, c) in s.char_indices() {
-        let cw = c.width().unwrap_or(0);
-        if cols + cw > w {
-            break;
-        }
-        cols += cw;
-        end = i + c.len_utf8();
-    }
-    // Sequences (an emoji with U+FE0F) can be wider than their characters: step back
-    // until the whole start fits.
-    while end > 0 && s[..end].width() > w {
-        end = s[..end].char_indices().next_back().map_or(0, |(i, _)| i);
-    }
-    end
 }
 
 /// The text printer: layout as pi's `recalculateVisualStructure`, then one line a row.
@@ -1322,20 +1276,6 @@ impl Draw<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cut_at_measures_display_width() {
-        assert_eq!(cut_at("abc", 2), 2);
-        // Wide characters are two columns: one fits in 3, not two.
-        assert_eq!(cut_at("漢字", 3), "漢".len());
-        // A combining mark stays with its letter.
-        assert_eq!(cut_at("e\u{301}x", 1), "e\u{301}".len());
-        // Red heart + VS16 is two columns wide though its characters count one: in one
-        // column the heart stays without its selector.
-        assert_eq!(cut_at("\u{2764}\u{fe0f}", 1), "\u{2764}".len());
-        assert_eq!(cut_at("\u{2764}\u{fe0f}x", 2), "\u{2764}\u{fe0f}".len());
-        assert_eq!(cut_at("", 5), 0);
-    }
 
     #[test]
     fn a_cut_line_never_exceeds_its_width() {

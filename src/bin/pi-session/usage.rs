@@ -8,7 +8,7 @@ use clap::Args;
 use pi_session::text::{escape, escape_path};
 use pi_session::usage::{self, Breakdown, CollectOptions, Filter, Period, Report, Row, Source, Sums};
 use std::fmt::Write as _;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 use unicode_width::UnicodeWidthStr;
 
@@ -66,6 +66,8 @@ pub struct UsageArgs {
     place: crate::flags::PlaceArgs,
     #[command(flatten)]
     cache: crate::flags::CacheArgs,
+    #[command(flatten)]
+    quiet: crate::flags::QuietArgs,
 }
 
 /// Row order.
@@ -159,13 +161,8 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     let (filter, zone_name) = a.filter(period)?;
     let roots = a.place.roots(&named)?;
     let cache = a.cache.cache();
-    let bar = crate::ls::sessions_bar(std::io::stderr().is_terminal(), 0);
-    let mut progress = |done: usize, total: usize| {
-        if let Some(b) = &bar {
-            b.set_length(total as u64);
-            b.set_position(done as u64);
-        }
-    };
+    let bar = crate::term::Bar::sessions(a.quiet.quiet);
+    let mut progress = |done: usize, total: usize| bar.set(done, Some(total));
     let mut opts = CollectOptions {
         on_progress: Some(&mut progress),
         read_mode,
@@ -173,9 +170,7 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         ..CollectOptions::default()
     };
     let mut report = usage::collect(&roots, &filter, &mut opts).map_err(anyhow::Error::new)?;
-    if let Some(b) = &bar {
-        b.finish_and_clear();
-    }
+    bar.clear();
     for w in &report.cache_warnings {
         eprintln!("pi-session: warning: {}", escape(w));
     }
@@ -207,7 +202,7 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     if a.json {
         out.write_all(json(&report, &zone_name, a.breakdown).as_bytes())?;
     } else {
-        let width = crate::ls::terminal_width(a.width);
+        let width = crate::term::width(a.width);
         out.write_all(table(&report, a.breakdown, width).as_bytes())?;
         let untimed = report.time_from_entry + report.time_from_header;
         if untimed + report.undated > 0 {
@@ -284,25 +279,6 @@ fn label(r: &Row, period: Period) -> String {
         (Period::Model, _) if r.key.is_empty() => "(not recorded)".to_string(),
         _ => escape(&r.key).into_owned(),
     }
-}
-
-/// Cut `s` to `w` display columns, with `…` when cut.
-fn cut(s: &str, w: usize) -> String {
-    if s.width() <= w {
-        return s.to_string();
-    }
-    let mut out = String::new();
-    let mut used = 0;
-    for c in s.chars() {
-        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
-        if used + cw + 1 > w {
-            break;
-        }
-        used += cw;
-        out.push(c);
-    }
-    out.push('…');
-    out
 }
 
 fn numbers(s: &Sums) -> [String; 6] {
@@ -389,10 +365,10 @@ fn table(r: &Report, breakdown: bool, width: Option<usize>) -> String {
     }
     let mut out = String::new();
     let put = |a: &str, m: &str, n: &[String; 6], out: &mut String| {
-        let a = cut(a, first_w);
+        let a = crate::term::cut(a, first_w);
         let _ = write!(out, "{a}{}", " ".repeat(first_w - a.width()));
         if with_models {
-            let m = cut(m, models_w);
+            let m = crate::term::cut(m, models_w);
             let _ = write!(out, "  {m}{}", " ".repeat(models_w - m.width()));
         }
         for (x, w) in n.iter().zip(num_w) {
