@@ -24,6 +24,20 @@ pub fn read_session_header(path: &Path) -> Option<Value<'static>> {
     header_from(f, HEADER_LIMIT, 4096)
 }
 
+/// What can be said of a session that pi's listing drops (its `buildSessionInfo` throws on
+/// it: [`super::SkipFileReason::PiThrows`]) but pi opens all the same: the header's fields
+/// (`id`, `cwd`, `parentSessionPath`, `created`), `modified` the file's mtime, no message
+/// counted. `None` when the file has no header (or cannot be read). A search reads such a
+/// session; a listing never shows it.
+pub fn header_session_info(path: &Path) -> Option<super::SessionInfo> {
+    let h = read_session_header(path)?;
+    let meta = std::fs::metadata(path).ok()?;
+    let mut info = super::info::from_header(path, &h);
+    info.modified = mtime_ms(&meta).unwrap_or(f64::NAN);
+    info.bytes = meta.len();
+    Some(info)
+}
+
 /// How far pi looks for the header: its first MiB.
 pub(crate) const HEADER_LIMIT: usize = 1 << 20;
 

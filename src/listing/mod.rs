@@ -58,7 +58,9 @@ pub(crate) mod store;
 mod twins;
 
 pub use cache::{CacheReport, ListingCache};
-pub use find::{IdMatch, find_by_id, find_by_id_in, find_by_id_prefix, find_most_recent, read_session_header};
+pub use find::{
+    IdMatch, find_by_id, find_by_id_in, find_by_id_prefix, find_most_recent, header_session_info, read_session_header,
+};
 pub use place::Place;
 pub use read::{Scratch, read_session_info, session_info_from_bytes};
 pub use run::{list, list_all, list_dir, list_project, project_dir};

@@ -4,7 +4,9 @@
 use super::store::{FolderMaps, Outcome};
 use super::{FileOptions, Hit, Query, search_path_mapped, search_path_with_id};
 use crate::error::Result;
-use crate::listing::{self, CancelToken, Cancelled, ListOptions, ListingCache, SessionInfo, SkippedFile};
+use crate::listing::{
+    self, CancelToken, Cancelled, ListOptions, ListingCache, SessionInfo, SkipFileReason, SkippedFile,
+};
 use crate::source::ReadMode;
 use std::collections::BTreeMap;
 use std::ops::ControlFlow;
@@ -242,6 +244,11 @@ pub struct Sessions {
     pub skipped: Vec<SkippedFile>,
     /// Folders that could not be read.
     pub problems: Vec<listing::DirProblem>,
+    /// Sessions that pi's listing (its `/resume`) drops, because its `buildSessionInfo`
+    /// throws on them, while pi opens them: they are in [`Sessions::sessions`] all the
+    /// same (with what their header says: [`listing::header_session_info`]), since what
+    /// was said in them can be searched.
+    pub unlisted: Vec<SkippedFile>,
     /// What [`search`] did with its cache (empty after [`sessions_in`]).
     pub report: SearchReport,
 }
@@ -291,6 +298,20 @@ pub fn sessions_in(
                     reason,
                 }),
             }
+        }
+    }
+    // What pi drops from its listing but opens is searched too.
+    let (unlisted, skipped): (Vec<SkippedFile>, Vec<SkippedFile>) = std::mem::take(&mut out.skipped)
+        .into_iter()
+        .partition(|s| matches!(s.reason, SkipFileReason::PiThrows(_)));
+    out.skipped = skipped;
+    for s in unlisted {
+        match listing::header_session_info(&s.path) {
+            Some(info) => {
+                out.sessions.push(info);
+                out.unlisted.push(s);
+            }
+            None => out.skipped.push(s),
         }
     }
     sort_newest_first(&mut out.sessions);

@@ -394,3 +394,43 @@ fn a_file_replaced_after_it_was_listed_names_the_session_searched() {
         );
     }
 }
+
+/// A session pi's listing drops (a message whose content is `null` makes pi's
+/// `buildSessionInfo` throw) is still a session pi opens: its other messages are searched,
+/// and a note says pi's `/resume` does not list it (#36: the whole file was refused).
+#[test]
+fn a_session_pi_does_not_list_is_searched_with_a_note() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.jsonl");
+    std::fs::write(
+        &f,
+        concat!(
+            r#"{"type":"session","version":3,"id":"nc1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"find the timeout here","timestamp":1}}"#,
+            "\n",
+            r#"{"type":"message","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z","message":{"role":"user","content":null,"timestamp":2}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let note = "searched, though pi's /resume does not list it (message content is not a string or array)";
+    for target in [&f, dir.path()] {
+        let o = run(&["-F", "timeout", "--json", target.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+        let lines = json_lines(&o);
+        assert_eq!(lines[0]["type"], "match", "{lines:?}");
+        assert_eq!(lines[0]["entry"], "a1", "{lines:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.matches(note).count(), 1, "{err}");
+    }
+    // Found in a folder without a match: no note.
+    let o = run(&["-F", "nothing like it", dir.path().to_str().unwrap()]);
+    assert_eq!((o.status.code(), o.stderr.len()), (Some(1), 0));
+    // `ls` still leaves it out, as pi does.
+    let o = crate::common::run_cli(
+        "ls",
+        &["--session-dir", dir.path().to_str().unwrap(), "--all", "--json"],
+    );
+    assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+}

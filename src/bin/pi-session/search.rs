@@ -218,6 +218,24 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
             errors += 1;
         }
     }
+    // A session pi's listing drops but pi opens is searched; a note says so, for a file
+    // named here at once, for one found in a folder with its matches.
+    let unlisted_note = |s: &pi_session::listing::SkippedFile| {
+        let why = s.reason.to_string();
+        format!(
+            "pi-session: {}: searched, though pi's /resume does not list it ({})",
+            escape_path(&s.path),
+            escape(why.strip_prefix("pi drops it: ").unwrap_or(&why))
+        )
+    };
+    let mut unlisted: std::collections::HashMap<PathBuf, String> = std::collections::HashMap::new();
+    for s in &found.unlisted {
+        if roots.contains(&s.path) {
+            eprintln!("{}", unlisted_note(s));
+        } else {
+            unlisted.insert(s.path.clone(), unlisted_note(s));
+        }
+    }
     let mut sessions = found.sessions;
     if let Some(dir) = &a.cwd {
         let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.clone());
@@ -277,6 +295,9 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
                 ControlFlow::Break(())
             }
             Ok(hits) => {
+                if let Some(note) = unlisted.get(&f.path) {
+                    bar.suspend(|| eprintln!("{note}"));
+                }
                 totals.sessions += 1;
                 totals.lines += hits.iter().map(Hit::match_count).sum::<usize>();
                 // The file was replaced by another session since it was listed: the hits
