@@ -27,8 +27,10 @@ const LAYERS: &[(&str, u32)] = &[
     ("search", 7),
     ("usage", 8),
     ("analytics", 9),
-    ("internals", 10),
-    ("lib", 11),
+    // What a person sees: pi's view rules, over everything that reads; under the faces.
+    ("view", 10),
+    ("internals", 11),
+    ("lib", 12),
 ];
 
 fn rank(top: &str) -> u32 {

@@ -95,6 +95,7 @@ mod session;
 mod source;
 pub mod text;
 pub mod usage;
+pub mod view;
 mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};

@@ -35,7 +35,9 @@ mod scan;
 mod store;
 pub mod twin;
 
-pub use report::{Breakdown, CollectOptions, Filter, Period, Report, Row, Sums, collect, report_files, session_files};
+pub use report::{
+    Bound, Breakdown, CollectOptions, Filter, Period, Report, Row, Sums, collect, report_files, session_files,
+};
 
 use crate::json::Value;
 

@@ -27,6 +27,33 @@ pub enum Period {
     Model,
 }
 
+/// One end of the time a report covers.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Bound {
+    /// A day in the report's time zone, all of it.
+    Day(Date),
+    /// An instant, Unix ms (`--since 2d`, `--until "2025-11-01 14:00"`).
+    At(f64),
+}
+
+impl Bound {
+    /// Whether a record of `date` (in the report's zone) at `ms` is not before `self`.
+    pub fn admits_after(self, date: Date, ms: f64) -> bool {
+        match self {
+            Bound::Day(d) => date >= d,
+            Bound::At(t) => ms >= t,
+        }
+    }
+
+    /// Whether a record of `date` at `ms` is not after `self`.
+    pub fn admits_before(self, date: Date, ms: f64) -> bool {
+        match self {
+            Bound::Day(d) => date <= d,
+            Bound::At(t) => ms <= t,
+        }
+    }
+}
+
 /// What a report counts and how it groups it.
 #[derive(Clone, Debug)]
 pub struct Filter {
@@ -34,10 +61,10 @@ pub struct Filter {
     pub period: Period,
     /// The time zone of days and months (and of `since`/`until`).
     pub tz: TimeZone,
-    /// Only records on or after this day.
-    pub since: Option<Date>,
-    /// Only records on or before this day.
-    pub until: Option<Date>,
+    /// Only records on or after this day or instant.
+    pub since: Option<Bound>,
+    /// Only records on or before this day (all of it) or instant.
+    pub until: Option<Bound>,
     /// Only sessions started in this folder or below it (the header's `cwd`).
     pub cwd: Option<PathBuf>,
     /// Only these sources (empty: all).
@@ -560,8 +587,8 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
             };
             let wanted = in_cwd
                 && (filter.sources.is_empty() || filter.sources.contains(&rec.source))
-                && filter.since.is_none_or(|d| date >= d)
-                && filter.until.is_none_or(|d| date <= d);
+                && filter.since.is_none_or(|b| b.admits_after(date, rec.time.ms))
+                && filter.until.is_none_or(|b| b.admits_before(date, rec.time.ms));
             if !wanted {
                 r.filtered += 1;
                 continue;

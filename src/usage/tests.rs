@@ -188,8 +188,8 @@ fn the_report_equals_the_twin_in_every_grouping_and_zone() {
         // Filters: dates, sources, cwd.
         let f = Filter {
             tz: tz.clone(),
-            since: Some(jiff::civil::date(2025, 1, 15)),
-            until: Some(jiff::civil::date(2025, 11, 2)),
+            since: Some(super::Bound::Day(jiff::civil::date(2025, 1, 15))),
+            until: Some(super::Bound::Day(jiff::civil::date(2025, 11, 2))),
             sources: vec![Source::Assistant, Source::Summary, Source::Entry],
             ..Filter::default()
         };

@@ -168,8 +168,8 @@ pub fn report_bytes(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) -> (Ve
                 continue;
             };
             let date = t.to_zoned_datetime(tz.clone()).date();
-            if filter.since.is_some_and(|d| date < d)
-                || filter.until.is_some_and(|d| date > d)
+            if filter.since.is_some_and(|b| !b.admits_after(date, r.ms))
+                || filter.until.is_some_and(|b| !b.admits_before(date, r.ms))
                 || !(filter.sources.is_empty() || filter.sources.contains(&r.source))
                 || filter
                     .cwd
@@ -407,8 +407,16 @@ pub mod hostile {
             tz,
             dedup: !b.next().is_multiple_of(4),
             sources,
-            since: b.next().is_multiple_of(3).then(|| jiff::civil::date(2025, 3, 30)),
-            until: b.next().is_multiple_of(3).then(|| jiff::civil::date(2025, 10, 26)),
+            since: match b.next() % 6 {
+                0 | 3 => Some(crate::usage::Bound::Day(jiff::civil::date(2025, 3, 30))),
+                1 => Some(crate::usage::Bound::At(1_743_300_000_000.0)),
+                _ => None,
+            },
+            until: match b.next() % 6 {
+                0 | 3 => Some(crate::usage::Bound::Day(jiff::civil::date(2025, 10, 26))),
+                1 => Some(crate::usage::Bound::At(1_761_400_000_000.0)),
+                _ => None,
+            },
             ..Filter::default()
         };
         let n = 1 + usize::from(b.next() % 3);

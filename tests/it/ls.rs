@@ -293,7 +293,7 @@ fn nothing_listed_is_the_answer_no() {
     // A date that is none: a usage error.
     let out = ls("UTC", &["--all", "--since", "last tuesday"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is no date"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains(": not a date ("));
 }
 
 #[test]

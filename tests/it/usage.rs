@@ -273,3 +273,73 @@ fn the_table_fits_the_width_and_escapes_names() {
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
     assert!(text.contains(r"\x1b]0;PWN"), "{text:?}");
 }
+
+/// The rough edges of `usage` a new user hit (#36), each on the demo corpus.
+#[test]
+fn reports_dates_costs_and_session_rows_as_a_user_expects() {
+    // An unknown report is a usage error that lists the reports, not an id lookup.
+    for r in ["blocks", "weekly", "statusline"] {
+        let o = run(&[r]);
+        assert_eq!(o.status.code(), Some(2), "{r}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(
+            err,
+            format!("pi-session: no report {r} (the reports: daily, monthly, session, model)\n")
+        );
+    }
+    // One date grammar: ages and times as `ls` and `search` take them, ccusage's YYYYMMDD.
+    let d = demo();
+    for since in ["2d", "2025-01-09 12:00", "20250109", "2025-01-09"] {
+        let o = run(&["--no-cache", "--utc", "--since", since, &d]);
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{since}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let day = json(&run(&["--json", "--no-cache", "--utc", "--since", "20250109", &d]));
+    let same = json(&run(&["--json", "--no-cache", "--utc", "--since", "2025-01-09", &d]));
+    assert_eq!(day["totals"], same["totals"]);
+    let at = json(&run(&[
+        "--json",
+        "--no-cache",
+        "--utc",
+        "--since",
+        "2025-01-09 12:00",
+        &d,
+    ]));
+    assert!(
+        at["totals"]["records"].as_u64() <= day["totals"]["records"].as_u64(),
+        "a time within the day counts no more than the whole day"
+    );
+    // An inverted range warns (once) and counts nothing.
+    let o = run(&["--no-cache", "--since", "2025-02-01", "--until", "2025-01-01", &d]);
+    assert_eq!(o.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("is not before --until").count(), 1, "{err}");
+    // One precision for the costs of a table (#36: `$0.0019` beside `$0.01`): four
+    // decimals when a cost would show as $0.00, else cents.
+    let t = String::from_utf8_lossy(&run(&["session", "--no-cache", &d]).stdout).into_owned();
+    let decimals: Vec<usize> = t
+        .split_whitespace()
+        .filter(|w| w.starts_with('$'))
+        .map(|c| c.split('.').nth(1).map_or(0, str::len))
+        .collect();
+    assert!(decimals.len() > 2 && decimals.iter().all(|&n| n == 4), "{t}");
+    let m = String::from_utf8_lossy(&run(&["monthly", "--no-cache", &d]).stdout).into_owned();
+    assert!(
+        m.split_whitespace()
+            .filter(|w| w.starts_with('$'))
+            .all(|c| c.split('.').nth(1).map(str::len) == Some(2)),
+        "{m}"
+    );
+    // A session row names the session: id, last day, title (a name, else the first
+    // message), cut to a readable width.
+    let row = t
+        .lines()
+        .find(|l| l.starts_with("0194a75c"))
+        .expect("the session's row");
+    assert!(row.contains("  2025-01-27  Emit data command #991"), "{row}");
+    assert!(t.lines().all(|l| l.chars().count() < 200), "{t}");
+}

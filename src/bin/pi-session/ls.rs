@@ -158,15 +158,8 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     let r = resolve(&a.place)?;
     let zone = crate::when::Zone::new(a.utc);
     let now = crate::when::now_ms();
-    let bound = |v: &Option<String>, end: bool| -> Result<Option<f64>> {
-        v.as_deref().map(|d| zone.bound(d, now, end)).transpose().map_err(|e| {
-            anyhow::anyhow!(crate::show::Printable::kind(
-                escape(&e).into_owned(),
-                crate::show::Kind::Usage
-            ))
-        })
-    };
-    let (since, until) = (bound(&a.since, false)?, bound(&a.until, true)?);
+    let (since, until) = zone.range(a.since.as_deref(), a.until.as_deref(), now)?;
+    let (since, until) = (since.and_then(|w| zone.start_ms(w)), until.and_then(|w| zone.end_ms(w)));
     let bar = crate::term::Bar::sessions(a.quiet.quiet);
     let mut cb = |p: &Progress<'_>| bar.set(p.loaded, Some(p.total));
     let mut opts = ListOptions {
@@ -289,116 +282,12 @@ pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
 /// A row: the session, its file's size (as read), its `--tree` prefix (`│  ├─ `).
 type Listed<'a> = (&'a listing::SessionInfo, u64, String);
 
-/// pi's threaded view (`buildSessionTree`, `flattenSessionTree`): a session whose
-/// `parentSession` names another listed session (the same file after resolving symlinks)
-/// goes under it; roots and children by the latest activity of their subtree, newest
-/// first (ties in the order given). A parent cycle, where pi recurses without end, is
-/// cut: its first session becomes a root.
+/// pi's threaded view of the rows ([`pi_session::view::sessions::thread`]).
 fn thread(rows: Vec<Listed<'_>>) -> Vec<Listed<'_>> {
-    use std::collections::HashMap;
-    let key = |p: &Path| {
-        std::fs::canonicalize(p).unwrap_or_else(|_| {
-            pi_session::dirs::lexical_normalize(&std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()))
-        })
-    };
-    let keys: Vec<PathBuf> = rows.iter().map(|r| key(&r.0.path)).collect();
-    let mut by_key: HashMap<&Path, usize> = HashMap::new();
-    for (i, k) in keys.iter().enumerate() {
-        by_key.insert(k, i);
-    }
-    let parent: Vec<Option<usize>> = rows
-        .iter()
-        .enumerate()
-        .map(|(i, r)| match &r.0.parent_session_path {
-            Some(pi_session::Value::String(p)) if !p.is_empty() => {
-                let p = PathBuf::from(&*p.to_str_lossy());
-                by_key.get(key(&p).as_path()).copied().filter(|&j| j != i)
-            }
-            _ => None,
-        })
-        .collect();
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); rows.len()];
-    let mut roots = Vec::new();
-    for (i, p) in parent.iter().enumerate() {
-        match p {
-            Some(j) => children[*j].push(i),
-            None => roots.push(i),
-        }
-    }
-    // Sessions on a parent cycle reach no root: the first of each becomes one.
-    let mut seen = vec![false; rows.len()];
-    fn mark(from: usize, children: &[Vec<usize>], seen: &mut [bool]) {
-        let mut stack = vec![from];
-        while let Some(n) = stack.pop() {
-            if !std::mem::replace(&mut seen[n], true) {
-                stack.extend(&children[n]);
-            }
-        }
-    }
-    for &r in &roots {
-        mark(r, &children, &mut seen);
-    }
-    for i in 0..rows.len() {
-        if !seen[i] {
-            roots.push(i);
-            if let Some(j) = parent[i] {
-                children[j].retain(|&c| c != i);
-            }
-            mark(i, &children, &mut seen);
-        }
-    }
-    // Latest activity of each subtree (an invalid date counts as none), children first.
-    let mut latest: Vec<f64> = rows
-        .iter()
-        .map(|r| {
-            if r.0.modified.is_nan() {
-                f64::NEG_INFINITY
-            } else {
-                r.0.modified
-            }
-        })
-        .collect();
-    let mut order = Vec::with_capacity(rows.len());
-    let mut stack: Vec<usize> = roots.clone();
-    while let Some(n) = stack.pop() {
-        order.push(n);
-        stack.extend(&children[n]);
-    }
-    for &n in order.iter().rev() {
-        for &c in &children[n] {
-            latest[n] = latest[n].max(latest[c]);
-        }
-    }
-    let by_latest =
-        |v: &mut Vec<usize>| v.sort_by(|&x, &y| latest[y].partial_cmp(&latest[x]).unwrap_or(std::cmp::Ordering::Equal));
-    by_latest(&mut roots);
-    for c in &mut children {
-        by_latest(c);
-    }
-    // Flattened with pi's prefixes: `│  ` or `   ` for each ancestor below the top,
-    // then `├─ ` or `└─ `.
-    let mut out_order: Vec<(usize, String)> = Vec::with_capacity(rows.len());
-    let mut stack: Vec<(usize, usize, bool, String)> =
-        roots.iter().rev().map(|&r| (r, 0, true, String::new())).collect();
-    while let Some((n, depth, last, above)) = stack.pop() {
-        let prefix = if depth == 0 {
-            String::new()
-        } else {
-            format!("{above}{}", if last { "└─ " } else { "├─ " })
-        };
-        let below = if depth == 0 {
-            String::new()
-        } else {
-            format!("{above}{}", if last { "   " } else { "│  " })
-        };
-        let kids = &children[n];
-        for (k, &c) in kids.iter().enumerate().rev() {
-            stack.push((c, depth + 1, k + 1 == kids.len(), below.clone()));
-        }
-        out_order.push((n, prefix));
-    }
+    let infos: Vec<&listing::SessionInfo> = rows.iter().map(|r| r.0).collect();
+    let order = pi_session::view::sessions::thread(&infos);
     let mut rows: Vec<Option<Listed<'_>>> = rows.into_iter().map(Some).collect();
-    out_order
+    order
         .into_iter()
         .filter_map(|(n, prefix)| rows[n].take().map(|(s, size, _)| (s, size, prefix)))
         .collect()
@@ -504,47 +393,10 @@ pub(crate) mod table {
     /// Between two columns.
     const GAP: &str = "  ";
 
-    /// The session's title: its name (`true`) or first message, as pi's picker shows it:
-    /// control characters as spaces, trimmed.
+    /// The session's title (`true`: its name), as pi's picker shows it.
     pub fn title_of(s: &SessionInfo) -> (Cow<'_, str>, bool) {
-        let (text, named) = match &s.name {
-            Some(n) => (n.to_str_lossy(), true),
-            None => (s.first_message.to_str_lossy(), false),
-        };
-        let is_c0 = |c: char| c < ' ' || c == '\u{7f}';
-        let cut = |t: &str| -> (usize, usize) {
-            let inner = t.trim_matches(|c: char| c.is_whitespace() || is_c0(c) || c == '\u{feff}');
-            let from = inner.as_ptr() as usize - t.as_ptr() as usize;
-            (from, from + inner.len())
-        };
-        let (from, to) = cut(&text);
-        let inner_has_c0 = text.as_bytes()[from..to].iter().any(|&b| b < b' ' || b == 0x7f);
-        let t = match text {
-            Cow::Borrowed(b) if !inner_has_c0 => Cow::Borrowed(&b[from..to]),
-            other => Cow::Owned(
-                other[from..to]
-                    .chars()
-                    .map(|c| if is_c0(c) { ' ' } else { c })
-                    .collect(),
-            ),
-        };
-        (t, named)
-    }
-
-    /// `~/…` for a path inside `home` (pi's `shortenHomePath`), else the path.
-    fn shorten(p: &str, home: Option<&Path>) -> String {
-        let path = Path::new(p);
-        if let Some(h) = home
-            && path.is_absolute()
-            && let Ok(rest) = path.strip_prefix(h)
-        {
-            return if rest.as_os_str().is_empty() {
-                "~".into()
-            } else {
-                format!("~/{}", rest.to_string_lossy())
-            };
-        }
-        p.to_owned()
+        let t = pi_session::view::sessions::title(s);
+        (t.text, t.named)
     }
 
     /// The short id: the first 8 characters of a string id, a JSON value as JSON, `-`
@@ -635,7 +487,7 @@ pub(crate) mod table {
                     size: human_size(size),
                     title,
                     named,
-                    cwd: shorten(&s.cwd.to_str_lossy(), home),
+                    cwd: pi_session::view::sessions::shorten_home(&s.cwd.to_str_lossy(), home),
                     path: if look.long {
                         escape_path(&std::path::absolute(&s.path).unwrap_or_else(|_| s.path.clone())).into_owned()
                     } else {

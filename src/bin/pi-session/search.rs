@@ -176,14 +176,9 @@ impl SearchArgs {
             q.roles = Some(self.role.clone());
         }
         let now = crate::when::now_ms();
-        let bound = |v: &Option<String>, end: bool| -> Result<Option<f64>> {
-            v.as_deref()
-                .map(|d| zone.bound(d, now, end))
-                .transpose()
-                .map_err(|e| usage(escape(&e).into_owned()))
-        };
-        q.since = bound(&self.since, false)?;
-        q.until = bound(&self.until, true)?;
+        let (since, until) = zone.range(self.since.as_deref(), self.until.as_deref(), now)?;
+        q.since = since.and_then(|w| zone.start_ms(w));
+        q.until = until.and_then(|w| zone.end_ms(w));
         q.branch_only = self.branch;
         q.max_per_session = self.max_count;
         q.context = self.context;

@@ -6,7 +6,7 @@ use crate::show::{Kind, Printable};
 use anyhow::Result;
 use clap::Args;
 use pi_session::text::{escape, escape_path};
-use pi_session::usage::{self, Breakdown, CollectOptions, Filter, Period, Report, Row, Source, Sums};
+use pi_session::usage::{self, Bound, Breakdown, CollectOptions, Filter, Period, Report, Row, Source, Sums};
 use std::fmt::Write as _;
 use std::io::Write;
 use std::path::PathBuf;
@@ -23,10 +23,12 @@ pub struct UsageArgs {
     /// the agent dir (or the custom session dir).
     #[arg(value_name = "REPORT|SESSION|DIR")]
     args: Vec<String>,
-    /// Only records on or after this day (YYYY-MM-DD or YYYYMMDD, in the report's zone).
+    /// Only records since DATE: a day (2025-11-01 or 20251101, in the report's zone), a
+    /// date and time (2025-11-01 14:00) or an age (3d, 2w, 4mo), as `ls` and `search`
+    /// take it.
     #[arg(long, value_name = "DATE")]
     since: Option<String>,
-    /// Only records on or before this day (same forms).
+    /// Only records until the end of DATE (same forms; a day includes all of it).
     #[arg(long, value_name = "DATE")]
     until: Option<String>,
     /// Days and months in this time zone (an IANA name; default: TZ, else the system's).
@@ -83,20 +85,21 @@ fn usage_error(text: String) -> anyhow::Error {
     anyhow::anyhow!(Printable::kind(text, Kind::Usage))
 }
 
-/// A day as `YYYY-MM-DD` or `YYYYMMDD`.
-fn day(opt: &str, v: &str) -> Result<jiff::civil::Date> {
-    let iso = if v.len() == 8 && v.bytes().all(|b| b.is_ascii_digit()) {
-        format!("{}-{}-{}", &v[..4], &v[4..6], &v[6..])
-    } else {
-        v.to_string()
-    };
-    iso.parse::<jiff::civil::Date>()
-        .map_err(|_| usage_error(format!("{opt} {}: not a day (YYYY-MM-DD or YYYYMMDD)", escape(v))))
+/// Whether `word` reads as a report's name rather than a session id or a path: letters
+/// only, one of them beyond `f` (a session id is hexadecimal digits and dashes).
+fn looks_like_a_report(word: &str) -> bool {
+    !word.is_empty()
+        && word.bytes().all(|b| b.is_ascii_alphabetic())
+        && word.bytes().any(|b| b.to_ascii_lowercase() > b'f')
 }
 
 impl UsageArgs {
     /// The report kind and the sessions and folders named.
-    fn split(&self) -> (Period, Vec<PathBuf>) {
+    ///
+    /// # Errors
+    /// A first word that is no report and names no file (`usage blocks`): a usage error
+    /// that lists the reports, not a lookup of a session id.
+    fn split(&self) -> Result<(Period, Vec<PathBuf>)> {
         let mut args = self.args.as_slice();
         let period = match args.first().map(String::as_str) {
             Some("daily") => Some(Period::Daily),
@@ -107,8 +110,16 @@ impl UsageArgs {
         };
         if period.is_some() {
             args = &args[1..];
+        } else if let Some(first) = args.first()
+            && looks_like_a_report(first)
+            && std::fs::symlink_metadata(first).is_err()
+        {
+            return Err(usage_error(format!(
+                "no report {} (the reports: daily, monthly, session, model)",
+                escape(first)
+            )));
         }
-        (period.unwrap_or_default(), args.iter().map(PathBuf::from).collect())
+        Ok((period.unwrap_or_default(), args.iter().map(PathBuf::from).collect()))
     }
 
     fn filter(&self, period: Period) -> Result<(Filter, String)> {
@@ -139,11 +150,17 @@ impl UsageArgs {
             .cwd
             .as_ref()
             .map(|d| std::path::absolute(d).unwrap_or_else(|_| d.clone()));
+        let zone = crate::when::Zone::with(tz.clone());
+        let (since, until) = zone.range(self.since.as_deref(), self.until.as_deref(), crate::when::now_ms())?;
+        let bound = |w: crate::when::When| match w {
+            crate::when::When::Day(d) => Bound::Day(d),
+            crate::when::When::At(ms) => Bound::At(ms),
+        };
         let f = Filter {
             period,
             tz,
-            since: self.since.as_deref().map(|d| day("--since", d)).transpose()?,
-            until: self.until.as_deref().map(|d| day("--until", d)).transpose()?,
+            since: since.map(bound),
+            until: until.map(bound),
             cwd,
             sources,
             dedup: !self.no_dedup,
@@ -157,7 +174,7 @@ impl UsageArgs {
 /// # Errors
 /// A bad option (usage), a named session or folder that cannot be read.
 pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
-    let (period, named) = a.split();
+    let (period, named) = a.split()?;
     let (filter, zone_name) = a.filter(period)?;
     let roots = a.place.roots(&named)?;
     let cache = a.cache.cache();
@@ -203,7 +220,22 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         out.write_all(json(&report, &zone_name, a.breakdown).as_bytes())?;
     } else {
         let width = crate::term::width(a.width);
-        out.write_all(table(&report, a.breakdown, width).as_bytes())?;
+        // A session row is named by its title: the listing's answers (through its cache),
+        // which the usage records do not hold.
+        if period == Period::Session {
+            let listed = pi_session::search::sessions_in(&roots, a.cache.cache(), read_mode, None)?;
+            let mut by_path: std::collections::HashMap<PathBuf, pi_session::SessionInfo> =
+                listed.sessions.into_iter().map(|s| (s.path.clone(), s)).collect();
+            for row in &mut report.rows {
+                if let Some(s) = &mut row.session
+                    && let Some(l) = by_path.remove(&s.path)
+                {
+                    s.name = l.name;
+                    s.first_message = l.first_message;
+                }
+            }
+        }
+        out.write_all(table(&report, a.breakdown, width, &filter.tz).as_bytes())?;
         let untimed = report.time_from_entry + report.time_from_header;
         if untimed + report.undated > 0 {
             eprintln!(
@@ -236,13 +268,21 @@ fn thousands(n: u64) -> String {
     out
 }
 
-/// Dollars with cents; a cost under a cent that is not 0 with four decimals.
-fn money(c: f64) -> String {
-    if c != 0.0 && c.abs() < 0.005 {
-        format!("${c:.4}")
-    } else {
-        format!("${c:.2}")
-    }
+/// Dollars with `decimals` decimals.
+fn money(c: f64, decimals: usize) -> String {
+    format!("${c:.decimals$}")
+}
+
+/// One precision for every cost of a table: cents, unless a cost that is not 0 would
+/// show as `$0.00`, then four decimals for all (`--json` has the exact figures).
+fn cost_decimals(r: &Report, breakdown: bool) -> usize {
+    let tiny = |s: &Sums| s.cost() != 0.0 && s.cost().abs() < 0.005;
+    let any = r
+        .rows
+        .iter()
+        .any(|row| tiny(&row.sums) || (breakdown && row.models.iter().any(|b| tiny(&b.sums))))
+        || tiny(&r.totals.sums);
+    if any { 4 } else { 2 }
 }
 
 fn model_name(b: &Breakdown) -> String {
@@ -252,36 +292,42 @@ fn model_name(b: &Breakdown) -> String {
     }
 }
 
-/// The label of a row in the first column.
-fn label(r: &Row, period: Period) -> String {
+/// The widest a session's title is in the table (a first message may be thousands of
+/// characters).
+const TITLE_COLUMNS: usize = 50;
+
+/// The label of a row in the first column; a session's is its id (8 characters), the day
+/// of its last record (in `tz`) and its title (its name, else its first message, else its
+/// working directory), as `ls` shows a session.
+fn label(r: &Row, period: Period, tz: &jiff::tz::TimeZone) -> String {
     match (period, &r.session) {
         (Period::Session, Some(s)) => {
             let id =
                 s.id.as_ref()
                     .and_then(|v| v.as_js_str())
                     // (Escaped, as every string from a session is: an id may hold controls.)
-                    .map(|x| escape(&x.to_str_lossy().chars().take(8).collect::<String>()).into_owned())
-                    .unwrap_or_default();
-            let name = s
-                .name
-                .as_ref()
-                .map(|n| format!(" {}", escape(&n.to_str_lossy())))
-                .unwrap_or_default();
-            format!(
-                "{}{name}",
-                if id.is_empty() {
-                    escape_path(&s.path).into_owned()
-                } else {
-                    id
-                }
-            )
+                    .map(|x| escape(&x.to_str_lossy().chars().take(8).collect::<String>()).into_owned());
+            let Some(id) = id.filter(|i| !i.is_empty()) else {
+                return escape_path(&s.path).into_owned();
+            };
+            let day = jiff::Timestamp::from_millisecond(r.last_ms as i64)
+                .map(|t| t.to_zoned_datetime(tz.clone()).date().to_string())
+                .unwrap_or_else(|_| "?".into());
+            let title = pi_session::view::sessions::title(s);
+            let what = if title.text.is_empty() {
+                let home = std::env::var_os("HOME").map(PathBuf::from);
+                pi_session::view::sessions::shorten_home(&s.cwd.to_str_lossy(), home.as_deref())
+            } else {
+                title.text.into_owned()
+            };
+            format!("{id}  {day}  {}", crate::term::fit(&what, TITLE_COLUMNS, true).text)
         }
         (Period::Model, _) if r.key.is_empty() => "(not recorded)".to_string(),
         _ => escape(&r.key).into_owned(),
     }
 }
 
-fn numbers(s: &Sums) -> [String; 6] {
+fn numbers(s: &Sums, decimals: usize) -> [String; 6] {
     let t = &s.tokens;
     [
         thousands(t.input),
@@ -289,17 +335,17 @@ fn numbers(s: &Sums) -> [String; 6] {
         thousands(t.cache_write),
         thousands(t.cache_read),
         thousands(t.total()),
-        money(s.cost()),
+        money(s.cost(), decimals),
     ]
 }
 
 /// The table: a row per period (session, model), a total row; with `breakdown`, a row
 /// per model under each. The first two columns give way when `width` is short.
-fn table(r: &Report, breakdown: bool, width: Option<usize>) -> String {
+fn table(r: &Report, breakdown: bool, width: Option<usize>, tz: &jiff::tz::TimeZone) -> String {
     let first = match r.period {
         Period::Daily => "Date",
         Period::Monthly => "Month",
-        Period::Session => "Session",
+        Period::Session => "Session   Last Day    Title",
         Period::Model => "Model",
     };
     let heads = [
@@ -311,23 +357,28 @@ fn table(r: &Report, breakdown: bool, width: Option<usize>) -> String {
         "Cost (USD)",
     ];
     let with_models = r.period != Period::Model;
+    let decimals = cost_decimals(r, breakdown && with_models);
     // Lines: (label, models, numbers, is a sub-row).
     let mut lines: Vec<(String, String, [String; 6])> = Vec::new();
     for row in &r.rows {
         let models: Vec<String> = row.models.iter().map(|b| escape(&model_name(b)).into_owned()).collect();
-        lines.push((label(row, r.period), models.join(", "), numbers(&row.sums)));
+        lines.push((
+            label(row, r.period, tz),
+            models.join(", "),
+            numbers(&row.sums, decimals),
+        ));
         if breakdown && with_models {
             for b in &row.models {
                 lines.push((
                     format!("  └─ {}", escape(&model_name(b))),
                     String::new(),
-                    numbers(&b.sums),
+                    numbers(&b.sums, decimals),
                 ));
             }
         }
     }
     let total_label = "Total".to_string();
-    let totals = numbers(&r.totals.sums);
+    let totals = numbers(&r.totals.sums, decimals);
     let mut num_w = heads.map(str::len);
     for (_, _, n) in
         lines

@@ -100,35 +100,116 @@ impl Zone {
         Some(self.tz.to_offset_info(ts).abbreviation().to_owned())
     }
 
-    /// A `--since`/`--until` value as Unix ms: a local date `2025-11-01` (its first
-    /// millisecond, or with `end` the first of the next day), a local date and time
-    /// `2025-11-01T14:00` or `2025-11-01 14:00[:ss]` (that instant), or an age before
-    /// `now_ms` as the age column prints it: `30m`, `3h`, `2d`, `1w`, `4mo` (30 days), `1y`
-    /// (365 days).
+    /// The zone `tz`.
+    pub fn with(tz: TimeZone) -> Zone {
+        Zone { tz }
+    }
+
+    /// A `--since`/`--until` value, one grammar for every command: a day `2025-11-01` or
+    /// `20251101` (in this zone), a local date and time `2025-11-01T14:00` or
+    /// `2025-11-01 14:00[:ss]` (that instant), or an age before `now_ms` as the age column
+    /// prints it: `30m`, `3h`, `2d`, `1w`, `4mo` (30 days), `1y` (365 days).
     ///
     /// # Errors
     /// A value of none of these forms, or a date the zone cannot place.
-    pub fn bound(&self, s: &str, now_ms: f64, end: bool) -> Result<f64, String> {
+    pub fn when(&self, s: &str, now_ms: f64) -> Result<When, String> {
         let t = s.trim();
         if let Some(ms) = age_back(t) {
-            return Ok(now_ms - ms);
+            return Ok(When::At(now_ms - ms));
         }
-        let bad = || format!("{s:?} is no date (YYYY-MM-DD, YYYY-MM-DD HH:MM or an age such as 3d)");
+        let bad = || format!("{s}: not a date (YYYY-MM-DD, YYYYMMDD, YYYY-MM-DD HH:MM or an age such as 3d)");
+        if t.len() == 8 && t.bytes().all(|b| b.is_ascii_digit()) {
+            let iso = format!("{}-{}-{}", &t[..4], &t[4..6], &t[6..]);
+            let d = iso.parse::<Date>().map_err(|_| bad())?;
+            self.day_start(d, true)?;
+            return Ok(When::Day(d));
+        }
         // (jiff reads a date out of a date and time too: a time decides.)
         let has_time = t.contains([' ', 'T', 't']);
         if !has_time && let Ok(d) = t.parse::<Date>() {
-            let d = if end {
-                d.tomorrow().map_err(|e| e.to_string())?
-            } else {
-                d
-            };
-            let z = d.to_zoned_datetime(self.tz.clone()).map_err(|e| e.to_string())?;
-            return Ok(z.timestamp().as_millisecond() as f64);
+            self.day_start(d, true)?;
+            return Ok(When::Day(d));
         }
         let dt: DateTime = t.replacen(' ', "T", 1).parse().map_err(|_| bad())?;
         let z = dt.to_zoned_datetime(self.tz.clone()).map_err(|e| e.to_string())?;
+        Ok(When::At(z.timestamp().as_millisecond() as f64))
+    }
+
+    /// The first millisecond of `d` (with `next`, of the day after) in this zone.
+    fn day_start(&self, d: Date, next: bool) -> Result<f64, String> {
+        let d = if next {
+            d.tomorrow().map_err(|e| e.to_string())?
+        } else {
+            d
+        };
+        let z = d.to_zoned_datetime(self.tz.clone()).map_err(|e| e.to_string())?;
         Ok(z.timestamp().as_millisecond() as f64)
     }
+
+    /// `--since`/`--until` read with [`Zone::when`], as a usage error naming the flag,
+    /// and a warning when the range is empty because since is after until.
+    ///
+    /// # Errors
+    /// A value that is no date (a usage error).
+    pub fn range(
+        &self,
+        since: Option<&str>,
+        until: Option<&str>,
+        now_ms: f64,
+    ) -> anyhow::Result<(Option<When>, Option<When>)> {
+        let read = |flag: &str, v: Option<&str>| -> anyhow::Result<Option<When>> {
+            v.map(|v| self.when(v, now_ms)).transpose().map_err(|e| {
+                anyhow::anyhow!(crate::show::Printable::kind(
+                    format!("{flag} {}", pi_session::text::escape(&e)),
+                    crate::show::Kind::Usage
+                ))
+            })
+        };
+        let (s, u) = (read("--since", since)?, read("--until", until)?);
+        if let (Some(a), Some(b)) = (s, u) {
+            let start = self.start_ms(a);
+            let end = match b {
+                When::Day(d) => self.day_start(d, true).ok(),
+                When::At(ms) => Some(ms),
+            };
+            if let (Some(x), Some(y)) = (start, end)
+                && x >= y
+            {
+                eprintln!(
+                    "pi-session: warning: --since {} is not before --until {}: nothing can match",
+                    pi_session::text::escape(since.unwrap_or_default()),
+                    pi_session::text::escape(until.unwrap_or_default())
+                );
+            }
+        }
+        Ok((s, u))
+    }
+
+    /// Where a bound begins, Unix ms.
+    pub fn start_ms(&self, w: When) -> Option<f64> {
+        match w {
+            When::At(ms) => Some(ms),
+            When::Day(d) => self.day_start(d, false).ok(),
+        }
+    }
+
+    /// Where a bound that ends a range ends (a day: with all of it), Unix ms, exclusive
+    /// for a day.
+    pub fn end_ms(&self, w: When) -> Option<f64> {
+        match w {
+            When::At(ms) => Some(ms),
+            When::Day(d) => self.day_start(d, true).ok(),
+        }
+    }
+}
+
+/// A `--since`/`--until` value read ([`Zone::when`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum When {
+    /// A whole day, in the zone it was read in.
+    Day(Date),
+    /// An instant, Unix ms.
+    At(f64),
 }
 
 fn push_date(s: &mut String, dt: DateTime) {
@@ -265,15 +346,26 @@ mod tests {
             tz: TimeZone::get("Asia/Tokyo").expect("zoneinfo"),
         };
         let now = 1_764_079_683_000.0;
+        let bound_of = |z: &Zone, s: &str, end: bool| -> Result<f64, String> {
+            let w = z.when(s, now)?;
+            Ok(if end { z.end_ms(w) } else { z.start_ms(w) }.expect("placed"))
+        };
         // 2025-11-01 00:00 in Tokyo is 2025-10-31T15:00Z.
-        assert_eq!(tokyo.bound("2025-11-01", now, false), Ok(1_761_922_800_000.0));
-        assert_eq!(tokyo.bound("2025-11-01", now, true), Ok(1_761_922_800_000.0 + DAY));
-        assert_eq!(tokyo.bound("2025-11-01 09:30", now, false), Ok(1_761_957_000_000.0));
-        assert_eq!(tokyo.bound("2025-11-01T09:30:00", now, false), Ok(1_761_957_000_000.0));
-        assert_eq!(tokyo.bound("3d", now, false), Ok(now - 3.0 * DAY));
-        assert_eq!(tokyo.bound("2mo", now, false), Ok(now - 60.0 * DAY));
-        assert!(tokyo.bound("yesterday", now, false).is_err());
-        assert!(tokyo.bound("2025-13-01", now, false).is_err());
-        assert!(tokyo.bound("3x", now, false).is_err());
+        assert_eq!(bound_of(&tokyo, "2025-11-01", false), Ok(1_761_922_800_000.0));
+        assert_eq!(bound_of(&tokyo, "2025-11-01", true), Ok(1_761_922_800_000.0 + DAY));
+        assert_eq!(bound_of(&tokyo, "2025-11-01 09:30", false), Ok(1_761_957_000_000.0));
+        assert_eq!(bound_of(&tokyo, "2025-11-01T09:30:00", false), Ok(1_761_957_000_000.0));
+        assert_eq!(bound_of(&tokyo, "3d", false), Ok(now - 3.0 * DAY));
+        assert_eq!(bound_of(&tokyo, "2mo", false), Ok(now - 60.0 * DAY));
+        assert!(bound_of(&tokyo, "yesterday", false).is_err());
+        assert!(bound_of(&tokyo, "2025-13-01", false).is_err());
+        assert!(bound_of(&tokyo, "3x", false).is_err());
+        // ccusage's day form, one grammar for every command (#36).
+        assert_eq!(bound_of(&tokyo, "20251101", false), Ok(1_761_922_800_000.0));
+        assert_eq!(
+            tokyo.when("20251101", now),
+            Ok(When::Day(jiff::civil::date(2025, 11, 1)))
+        );
+        assert!(tokyo.when("20251301", now).is_err());
     }
 }
