@@ -96,10 +96,12 @@ pub enum ErrorKind {
     Cancelled,
     /// The file is not empty but its first parsed line is not a session header
     /// (`{"type":"session","id":"..."}`); pi refuses to open it.
-    #[error("{}not a pi session: the first JSON line is not a session header", prefix(path))]
+    #[error("{}not a pi session: {why}", prefix(path))]
     NotASession {
         /// The file, when known.
         path: Option<PathBuf>,
+        /// Why no header is taken (a [`NotASessionWhy`] text).
+        why: &'static str,
     },
     /// A memory-mapped file became shorter, or its bytes no longer what was indexed, after
     /// it was opened (another process rewrote it).
@@ -166,6 +168,26 @@ fn prefix(path: &Option<PathBuf>) -> String {
     path.as_ref().map(|p| format!("{}: ", p.display())).unwrap_or_default()
 }
 
+/// Why a file is no session ([`ErrorKind::NotASession`]'s `why`), in pi's terms.
+pub struct NotASessionWhy;
+
+impl NotASessionWhy {
+    /// The first line JSON.parse accepts is something else.
+    pub const NOT_A_HEADER: &'static str = "the first JSON line is not a session header";
+    /// The header's `id` is missing or not a string.
+    pub const ID_NOT_A_STRING: &'static str = "the session header's id is not a string";
+    /// The file opens with a byte-order mark, which `JSON.parse` refuses: the header
+    /// line is skipped.
+    pub const BYTE_ORDER_MARK: &'static str =
+        "the file begins with a byte-order mark, which JSON.parse refuses, so its header line is skipped";
+    /// The file is empty: pi's open starts a new session in it (a new id, the current
+    /// folder), written with the first entry appended.
+    pub const EMPTY: &'static str =
+        "an empty file, no session header: pi's open would start a new session in it (a new id, the current folder)";
+    /// No line is one `JSON.parse` accepts (blank lines only, or none valid).
+    pub const NO_JSON_LINE: &'static str = "no line of it is JSON that pi reads (blank lines only, or none valid)";
+}
+
 impl Error {
     /// What happened.
     pub fn kind(&self) -> &ErrorKind {
@@ -178,7 +200,7 @@ impl Error {
     /// The file concerned, when known.
     pub fn path(&self) -> Option<&Path> {
         match &*self.0 {
-            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path } => {
+            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path, .. } | ErrorKind::FileChanged { path } => {
                 path.as_deref()
             }
             _ => None,
@@ -225,7 +247,7 @@ impl Error {
     }
     pub(crate) fn with_path(mut self, p: &Path) -> Error {
         match &mut *self.0 {
-            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path } | ErrorKind::FileChanged { path }
+            ErrorKind::Io { path, .. } | ErrorKind::NotASession { path, .. } | ErrorKind::FileChanged { path }
                 if path.is_none() =>
             {
                 *path = Some(p.to_path_buf());

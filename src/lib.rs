@@ -98,7 +98,7 @@ pub mod usage;
 pub mod view;
 mod write;
 
-pub use error::{Error, ErrorKind, InvalidInput, Result, Walk};
+pub use error::{Error, ErrorKind, InvalidInput, NotASessionWhy, Result, Walk};
 pub use files::OutputFile;
 pub use index::v8;
 pub use index::{

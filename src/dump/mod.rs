@@ -356,12 +356,16 @@ fn file_change_value(change: FileChange, before: u64, rewritten: Option<Vec<u8>>
 }
 
 /// What [`dump`] noticed while writing, for the caller to tell the user.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct DumpNotes {
     /// Nodes on the longest root-to-leaf path of the printed tree (0 when none was
     /// printed). The nested form indents every node by its depth, so its size grows with
     /// the square of this: `--tree flat` prints the same in linear size.
     pub tree_depth: usize,
+    /// Why the file holds no session header, when it holds none: it is no session
+    /// ([`crate::ErrorKind::NotASession`]'s text), or it is empty (pi's open starts a new
+    /// session in it, which the report shows). A command says so and answers no.
+    pub no_header: Option<String>,
 }
 
 /// Depth beyond which the nested tree is worth a warning (see [`DumpNotes::tree_depth`]).
@@ -383,16 +387,29 @@ pub fn dump<W: Write>(path: &Path, opts: &DumpOptions, w: &mut W) -> Result<Dump
         digest_over: opts.digest,
     };
     let (opened, size) = open_for_report(path, opts)?;
+    let not_a_session = match &opened {
+        Err(e) => match e.kind() {
+            ErrorKind::NotASession { why, .. } => Some((*why).to_string()),
+            _ => None,
+        },
+        Ok(_) => None,
+    };
     let mut s = match early_report(path, opts, opened, size)? {
         Ok(s) => s,
         Err(out) => {
             canon::write_canonical(w, &Value::Object(out), copts)?;
             w.write_all(b"\n")?;
-            return Ok(DumpNotes::default());
+            return Ok(DumpNotes {
+                no_header: not_a_session,
+                ..DumpNotes::default()
+            });
         }
     };
     let mut st = stream::Stream::new(w, copts);
-    let notes = stream_report(&mut s, opts, size, &mut st)?;
+    let mut notes = stream_report(&mut s, opts, size, &mut st)?;
+    if s.is_empty_file() {
+        notes.no_header = Some(crate::error::NotASessionWhy::EMPTY.into());
+    }
     st.finish()?;
     w.write_all(b"\n")?;
     // What was written came from one version of the file, or the dump fails (after the

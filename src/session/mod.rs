@@ -339,11 +339,23 @@ impl Session {
                 self.new_header = Some(Session::new_header_value());
                 return Ok(());
             }
-            return Err(ErrorKind::NotASession { path: None }.into());
+            return Err(ErrorKind::NotASession {
+                path: None,
+                why: crate::error::NotASessionWhy::NO_JSON_LINE,
+            }
+            .into());
         }
         let first = self.index.get(self.source.bytes(), 0);
         if first.ty != EntryType::Session || !first.id_is_string {
-            return Err(ErrorKind::NotASession { path: None }.into());
+            use crate::error::NotASessionWhy as Why;
+            let why = if self.source.bytes().starts_with(b"\xef\xbb\xbf") && first.offset.0 > 0 {
+                Why::BYTE_ORDER_MARK
+            } else if first.ty == EntryType::Session {
+                Why::ID_NOT_A_STRING
+            } else {
+                Why::NOT_A_HEADER
+            };
+            return Err(ErrorKind::NotASession { path: None, why }.into());
         }
         self.migrate(uuid4)?;
         self.build_state()
@@ -1009,6 +1021,13 @@ impl Session {
     }
 
     // ----- pi's state -----------------------------------------------------------------
+
+    /// Whether the file was empty (zero bytes): pi's open starts a new session in it, with
+    /// a header made in memory ([`Session::header`]: a new random id, the process's cwd)
+    /// that the first append writes. Readers that show a session say it holds none.
+    pub fn is_empty_file(&self) -> bool {
+        self.new_header.is_some()
+    }
 
     /// pi's `getHeader()`, after migration.
     ///

@@ -30,6 +30,7 @@ impl Writer {
         if src.index().is_empty() {
             return Err(ErrorKind::NotASession {
                 path: Some(source.to_path_buf()),
+                why: crate::error::NotASessionWhy::NO_JSON_LINE,
             }
             .into());
         }

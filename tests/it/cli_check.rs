@@ -50,7 +50,10 @@ fn check_json_agrees_with_the_library() {
         );
         let line = out.stdout.split(|&b| b == b'\n').next().expect("a line");
         let v = Value::parse(line).unwrap_or_else(|e| panic!("{}: {e:?}", path.display()));
-        let Ok(s) = Session::open(&copy) else {
+        let opened = Session::open(&copy).ok().filter(|s| !s.is_empty_file());
+        let Some(s) = opened else {
+            // No session, or an empty file (pi's open would start a new one in it): no
+            // session to check (#36: an empty file answered with a new random id).
             assert!(
                 matches!(v.get("session"), Some(Value::Bool(false))),
                 "{}",
@@ -271,4 +274,59 @@ fn permission_denied_is_said_once() {
 #[ignore = "runs setpriv to drop root; `cargo test -- --ignored` as root"]
 fn permission_denied_is_said_once_as_nobody() {
     permission_errors_are_said_once(privileged());
+}
+
+/// One rule for every reader (#36): an empty file has no session header (pi's open would
+/// start a new session in it; the readers answered with a new random id and the current
+/// folder on every run, `dump` otherwise), and a file that is no session says why.
+#[test]
+fn every_reader_refuses_a_file_without_a_header_and_says_why() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, b"").expect("write");
+    let malformed = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/malformed");
+    let cases = [
+        (empty.clone(), "an empty file, no session header"),
+        (malformed.join("bom-before-header.jsonl"), "byte-order mark"),
+        (
+            malformed.join("header-numeric-id.jsonl"),
+            "the session header's id is not a string",
+        ),
+        (malformed.join("only-blank-lines.jsonl"), "no line of it is JSON"),
+        (
+            malformed.join("header-type-not-session.jsonl"),
+            "the first JSON line is not a session header",
+        ),
+    ];
+    for (file, why) in &cases {
+        for cmd in [
+            &["show", "--no-pager"][..],
+            &["export"],
+            &["check"],
+            &["context"],
+            &["tree"],
+            &["dump"],
+        ] {
+            let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+                .args(cmd)
+                .arg(file)
+                .output()
+                .expect("run pi-session");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{cmd:?} {}: {err}", file.display());
+            assert_eq!(err.lines().count(), 1, "{cmd:?} {}: {err}", file.display());
+            assert!(
+                err.contains("not a pi session: ") && err.contains(why),
+                "{cmd:?} {}: {err}",
+                file.display()
+            );
+            if cmd[0] != "dump" {
+                assert!(
+                    out.stdout.is_empty(),
+                    "{cmd:?}: {}",
+                    String::from_utf8_lossy(&out.stdout)
+                );
+            }
+        }
+    }
 }

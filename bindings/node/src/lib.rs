@@ -36,7 +36,7 @@ pub(crate) fn js_error(e: pi_session::Error) -> napi::Error {
     // pi names the file in this one (`Session file is not a valid pi session: ${path}`,
     // the path as given, resolved); the library's pi text has a placeholder there, which
     // its oracle comparisons print for a temporary copy's path.
-    if let pi_session::ErrorKind::NotASession { path: Some(path) } = e.kind() {
+    if let pi_session::ErrorKind::NotASession { path: Some(path), .. } = e.kind() {
         return napi::Error::from_reason(format!(
             "Error: Session file is not a valid pi session: {}",
             path.to_string_lossy()

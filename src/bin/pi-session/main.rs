@@ -31,6 +31,7 @@ mod generate;
 mod locate;
 mod ls;
 mod message;
+mod open;
 #[cfg(feature = "parquet")]
 mod parquet;
 mod read;
@@ -533,6 +534,12 @@ fn run(mut cli: Cli) -> Result<i32> {
                 );
             }
             let notes = pi_session::dump::dump(&file, &opts, &mut out).map_err(show::reading(&file))?;
+            if let Some(why) = &notes.no_header {
+                // pi's answer is printed (the oracle's shape); the answer is still no.
+                out.flush()?;
+                eprintln!("pi-session: {}: not a pi session: {}", escape_path(&file), escape(why));
+                return Ok(1);
+            }
             if opts.tree == TreeMode::Nested && !opts.compact && notes.tree_depth > pi_session::dump::DEEP_TREE {
                 eprintln!(
                     "pi-session: {}: the tree is {} entries deep: its nested form grows with the square of the depth; `--tree flat` prints the same tree in linear size",

@@ -1,39 +1,14 @@
 //! The `check` and `context` commands.
 
+use crate::open::{open, pi_throws_line, pi_throws_text};
 use crate::show::key_text;
 use anyhow::Result;
 use pi_session::Value;
 use pi_session::text::{escape, escape_path};
-use pi_session::{ErrorKind, OpenOptions, Recovery, RetainedTail, Session};
+use pi_session::{OpenOptions, Recovery, RetainedTail, Session};
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
-
-/// The session, an I/O error (fatal here), or why it is no session (`check --json` still
-/// answers for that).
-pub(crate) fn open(path: &Path, opts: OpenOptions) -> Result<Result<Session, pi_session::Error>> {
-    match Session::open_with(path, opts) {
-        Err(e) if matches!(e.kind(), ErrorKind::Io { .. }) => Err(crate::show::reading(path)(e)),
-        r => {
-            if let Ok(s) = &r
-                && let Some(o) = &s.index().pi_open_throws
-            {
-                eprintln!("pi-session: {}: warning: {}", escape_path(path), pi_throws_text(s, o));
-            }
-            Ok(r)
-        }
-    }
-}
-
-/// The line number of the line that is too long for pi.
-fn pi_throws_line(s: &Session, o: &pi_session::v8::PendingOverflow) -> u64 {
-    s.skipped()
-        .iter()
-        .map(|k| (k.offset.0, k.line))
-        .chain(s.index().iter(s.bytes()).map(|e| (e.offset.0, e.line)))
-        .find(|&(off, _)| off == o.offset)
-        .map_or(0, |(_, l)| l.0)
-}
 
 /// `check --json`'s `piOpenThrows`: where and why pi's open throws, or `null`.
 fn pi_throws_json(s: &Session) -> String {
@@ -48,18 +23,6 @@ fn pi_throws_json(s: &Session) -> String {
             json_str(&pi_throws_text(s, o))
         )
     })
-}
-
-/// Why pi's own open fails on a file pi-session reads (a line too long for V8).
-fn pi_throws_text(s: &Session, o: &pi_session::v8::PendingOverflow) -> String {
-    let line = pi_throws_line(s, o);
-    format!(
-        "pi's open would throw {}: line {line} ({} bytes) makes pi's read buffer a string of {} UTF-16 units, more than V8's maximum of {}",
-        pi_session::v8::PI_MESSAGE,
-        o.len,
-        o.units,
-        pi_session::v8::V8_MAX_STRING_LENGTH
-    )
 }
 
 /// What the next write would do about a pending append journal (see `pi_session::recover`),

@@ -231,7 +231,7 @@ pub(crate) trait Sink {
 /// Open `path` and the branch of `leaf` (an id or a unique prefix of one; default: the
 /// session's leaf).
 pub(crate) fn open_branch(path: &Path, opts: OpenOptions, leaf: Option<&str>) -> Result<(Session, Vec<EntryPos>)> {
-    let s = Session::open_with(path, opts).map_err(crate::show::at(path))?;
+    let s = crate::open::open(path, opts)?.map_err(crate::show::at(path))?;
     crate::show::note_old_format(path, &s);
     let branch = match leaf {
         Some(id) => {

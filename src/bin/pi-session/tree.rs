@@ -300,7 +300,7 @@ impl Bits {
 fn tree(a: &TreeArgs, open: OpenOptions, out: &mut dyn Write) -> Result<i32> {
     let path = a.session.file.as_path();
     let at = || crate::show::at(path);
-    let s = crate::read::open(path, open)?.map_err(at())?;
+    let s = crate::open::open(path, open)?.map_err(at())?;
     crate::show::note_old_format(path, &s);
     let tree = s.tree().map_err(at())?;
     if tree.roots.is_empty() && !s.entries().is_empty() {
