@@ -362,8 +362,9 @@ fn every_write_command_gives_up_on_a_held_lock_without_a_change() {
         let holder = std::fs::File::open(&f).expect("open");
         holder.lock().expect("lock");
         let before = snapshot(&f);
-        let mut full = vec!["--wait", "0.2"];
-        full.extend(args.iter().map(|a| if *a == "FILE" { "s.jsonl" } else { a }));
+        // (`--wait` belongs to the commands that write: after the command's name.)
+        let mut full: Vec<&str> = args.iter().map(|a| if *a == "FILE" { "s.jsonl" } else { a }).collect();
+        full.extend(["--wait", "0.2"]);
         let out = run(dir.path(), &full, None);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
@@ -395,7 +396,7 @@ fn a_failing_recover_leaves_the_file_as_it_was() {
     let holder = std::fs::File::open(&f).expect("open");
     holder.lock().expect("lock");
     std::fs::remove_file(pi_session::journal_path(&f)).expect("rm");
-    let out = run(dir.path(), &["--wait", "0.2", "recover", "s.jsonl"], None);
+    let out = run(dir.path(), &["recover", "s.jsonl", "--wait", "0.2"], None);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(snapshot(&f), before);
 }

@@ -552,3 +552,44 @@ fn a_full_disk_names_the_output_it_could_not_write() {
         );
     }
 }
+
+/// `-o out.pdf` wrote Markdown into `out.pdf` (#36): an extension of no format pi-session
+/// writes is refused (exit 2, nothing written) unless `--format` says what to write.
+#[test]
+fn an_output_file_of_an_unknown_kind_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/valid/branches.jsonl");
+    let pdf = dir.path().join("out.pdf");
+    let run = |extra: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .arg("export")
+            .arg(&session)
+            .arg("-o")
+            .arg(&pdf)
+            .args(extra)
+            .output()
+            .expect("runs")
+    };
+    let o = run(&[]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot write .pdf files"));
+    assert!(!pdf.exists(), "nothing written");
+    let o = run(&["--format", "md"]);
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(&pdf).expect("written").starts_with("# "));
+}
+
+/// In a build without the `parquet` feature, `export-parquet` says how to get it (#36: it
+/// was "unrecognized subcommand").
+#[cfg(not(feature = "parquet"))]
+#[test]
+fn export_parquet_without_the_feature_says_how_to_get_it() {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["export-parquet", "--out", "/nonexistent/x"])
+        .output()
+        .expect("runs");
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--features parquet"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}

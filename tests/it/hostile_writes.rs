@@ -500,7 +500,7 @@ fn a_held_lock_makes_a_writer_fail_within_its_timeout_naming_the_lock() {
     let holder = std::fs::File::open(&f).expect("open");
     holder.lock().expect("lock");
     let (code, err, took) = run_bounded(
-        Command::new(bin()).args(["--wait", "0.5", "append"]).arg(&f),
+        Command::new(bin()).args(["append", "--wait", "0.5"]).arg(&f),
         br#"{"role":"user","content":"hi"}"#,
         Duration::from_secs(20),
     );

@@ -15,7 +15,7 @@
 //! - The ```` ```sh ```` blocks of "Install" and "Start here": `cargo run --release -- ARGS`
 //!   runs as the binary with ARGS and must list every session file of the agent dir,
 //!   newest first; `cargo test --release` is what runs this test, so it is not run again;
-//!   `cargo install --path .` must be run by `.ci/run` (after the tests, on their build).
+//!   `cargo install --path . --features parquet` must be run by `.ci/run` (after the tests, on their build).
 //!
 //! Every `$ ` line of the README must be one of these commands, and every fenced block in
 //! a shell language must be the "Start here" block: nothing the README tells a reader to
@@ -27,7 +27,7 @@ use std::process::{Command, Stdio};
 /// The entry id the README's write examples use for the entry `append` printed.
 const README_APPENDED_ID: &str = "8cecc1bf";
 /// The README's install command (`.ci/run` runs it).
-const INSTALL: &str = "cargo install --path .";
+const INSTALL: &str = "cargo install --path . --features parquet";
 /// The commands that write; a block holding one runs in a temp dir.
 const WRITE_COMMANDS: &[&str] = &["append", "label", "name", "branch", "fork", "migrate", "recover", "gen"];
 /// Files the write examples name, and the corpus files they are copies of.

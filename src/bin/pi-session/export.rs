@@ -40,8 +40,7 @@
 
 use crate::show::{Kind, Printable};
 use crate::transcript::{
-    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, count, image_note, one_line_raw, open_branch,
-    walk,
+    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, count, image_note, one_line_raw, walk,
 };
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
@@ -93,19 +92,30 @@ pub(crate) struct ExportArgs {
 
 impl ExportArgs {
     /// The format asked for: `--format`, else `-o`'s extension, else md.
-    fn format(&self) -> Format {
+    ///
+    /// # Errors
+    /// An extension of another format (`-o out.pdf`) without `--format` (a usage error:
+    /// Markdown written into `out.pdf` is no answer).
+    fn format(&self) -> Result<Format> {
         if let Some(f) = self.format {
-            return f;
+            return Ok(f);
         }
-        let ext = self
-            .output
-            .as_deref()
-            .and_then(Path::extension)
-            .map(|e| e.to_string_lossy().to_ascii_lowercase());
+        let Some(out) = self.output() else {
+            return Ok(Format::Md);
+        };
+        let ext = out.extension().map(|e| e.to_string_lossy().to_ascii_lowercase());
         match ext.as_deref() {
-            Some("html" | "htm") => Format::Html,
-            Some("jsonl") => Format::Jsonl,
-            _ => Format::Md,
+            Some("html" | "htm") => Ok(Format::Html),
+            Some("jsonl") => Ok(Format::Jsonl),
+            None | Some("md" | "markdown" | "txt") => Ok(Format::Md),
+            Some(other) => bail!(Printable::kind(
+                format!(
+                    "{}: pi-session cannot write .{} files: name the file .md, .html or .jsonl, or say --format",
+                    escape_path(out),
+                    escape(other)
+                ),
+                Kind::Usage
+            )),
         }
     }
 
@@ -117,8 +127,8 @@ impl ExportArgs {
 
 /// Run `pi-session export`.
 pub(crate) fn run(a: &ExportArgs, open: OpenOptions, stdout: &mut dyn Write) -> Result<i32> {
-    let format = a.format();
-    let (s, branch) = open_branch(&a.session.file, open, a.leaf.as_deref())?;
+    let format = a.format()?;
+    let (s, branch) = crate::open::open_branch(&a.session.file, open, a.leaf.as_deref())?;
     let render = |out: &mut dyn Write| -> Result<()> {
         match format {
             Format::Md => {

@@ -155,6 +155,14 @@ impl SessionArg {
     }
 }
 
+/// `--wait`, for the commands that write.
+#[derive(Args, Clone, Copy)]
+pub struct WaitArgs {
+    /// How long to wait for the append lock another process holds, then fail.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+    pub wait: f64,
+}
+
 /// `--quiet`: no progress bar.
 #[derive(Args, Clone, Copy, Default)]
 pub struct QuietArgs {

@@ -58,9 +58,6 @@ struct Cli {
     /// How to read files: auto (mmap files of 1 MiB+, 32 KiB+ when listing), mmap, read (never maps).
     #[arg(long, global = true, value_enum, default_value_t = Mode::Auto, hide = true)]
     read_mode: Mode,
-    /// How long a write waits for the append lock another process holds, then fails.
-    #[arg(long, global = true, value_name = "SECONDS", default_value_t = 10.0)]
-    wait: f64,
     #[command(subcommand)]
     cmd: Cmd,
 }
@@ -96,6 +93,13 @@ enum Cmd {
     /// day) for DuckDB, DataFusion, polars or Spark; a second run writes only what changed.
     #[cfg(feature = "parquet")]
     ExportParquet(parquet::ExportParquetArgs),
+    /// (A build without the `parquet` feature: says how to get the command.)
+    #[cfg(not(feature = "parquet"))]
+    #[command(hide = true, disable_help_flag = true)]
+    ExportParquet {
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<std::ffi::OsString>,
+    },
     /// Read the conversation: the current branch (or --leaf's) as a transcript, paged
     /// through $PAGER (default `less -FRX`) on a terminal.
     #[command(
@@ -169,6 +173,8 @@ enum Cmd {
     Append {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
         /// The message; `-` or none: read it from stdin.
         message: Option<String>,
         /// Append the message as it is: any JSON object, no timestamp filled in.
@@ -183,6 +189,8 @@ enum Cmd {
     Label {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
         /// The entry to label (its id, or a unique prefix of four characters or more).
         id: String,
         /// The label; empty clears it.
@@ -192,6 +200,8 @@ enum Cmd {
     Name {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
         /// The name (newlines become spaces, trimmed).
         name: String,
     },
@@ -200,6 +210,8 @@ enum Cmd {
     Branch {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
         /// The last entry of the path to keep (an id or a unique prefix of one).
         leaf_id: String,
     },
@@ -210,6 +222,8 @@ enum Cmd {
     Fork {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
         /// The working directory of the new session.
         #[arg(long)]
         cwd: PathBuf,
@@ -218,6 +232,8 @@ enum Cmd {
     Migrate {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
     },
     /// Finish or undo an append that a crash interrupted.
     ///
@@ -225,6 +241,8 @@ enum Cmd {
     Recover {
         #[command(flatten)]
         session: SessionArg,
+        #[command(flatten)]
+        wait: flags::WaitArgs,
         /// Print what was done as JSON (`action`: clean, not-written, completed, truncated,
         /// stale, busy).
         #[arg(short, long)]
@@ -293,8 +311,21 @@ impl Cmd {
             | Cmd::Gen(_)
             | Cmd::Completions { .. }
             | Cmd::Man { .. } => None,
-            #[cfg(feature = "parquet")]
-            Cmd::ExportParquet(_) => None,
+            Cmd::ExportParquet { .. } => None,
+        }
+    }
+
+    /// `--wait`, for the commands that write.
+    fn wait(&self) -> Option<flags::WaitArgs> {
+        match self {
+            Cmd::Append { wait, .. }
+            | Cmd::Label { wait, .. }
+            | Cmd::Name { wait, .. }
+            | Cmd::Branch { wait, .. }
+            | Cmd::Fork { wait, .. }
+            | Cmd::Migrate { wait, .. }
+            | Cmd::Recover { wait, .. } => Some(*wait),
+            _ => None,
         }
     }
 
@@ -490,7 +521,9 @@ fn run(mut cli: Cli) -> Result<i32> {
         // prints names the same entry in the next (and `migrate` writes these ids).
         v1_ids: pi_session::V1Ids::Stable,
     };
-    write::set_lock_wait(cli.wait);
+    if let Some(w) = cli.cmd.wait() {
+        write::set_lock_wait(w.wait);
+    }
     // On a terminal, the last line of defence: what a terminal acts on without showing it
     // (C1 controls, direction and invisible characters, which `--json` output keeps raw
     // as `JSON.stringify` does) is written as `\uNNNN`.
@@ -594,36 +627,48 @@ fn run(mut cli: Cli) -> Result<i32> {
         Cmd::Usage(a) => usage::run(&a, open.read_mode, &mut out)?,
         #[cfg(feature = "parquet")]
         Cmd::ExportParquet(a) => parquet::run(&a, open.read_mode, &mut out)?,
+        #[cfg(not(feature = "parquet"))]
+        Cmd::ExportParquet { .. } => anyhow::bail!(show::Printable::kind(
+            "export-parquet is not in this build: install with `cargo install --path . --features parquet` (the README's install command)".into(),
+            Kind::Usage
+        )),
         Cmd::Gen(g) => generate::generate(g, &mut out)?,
         Cmd::Append {
             session: SessionArg { file, .. },
             message,
             raw,
             parent,
+            ..
         } => write::append(&file, message.as_deref(), raw, parent.as_deref(), &mut out)?,
         Cmd::Label {
             session: SessionArg { file, .. },
             id,
             label,
+            ..
         } => write::label(&file, &id, &label, &mut out)?,
         Cmd::Name {
             session: SessionArg { file, .. },
             name,
+            ..
         } => write::name(&file, &name, &mut out)?,
         Cmd::Fork {
             session: SessionArg { file, place },
             cwd,
+            ..
         } => write::fork(&file, &cwd, &place, &mut out)?,
         Cmd::Branch {
             session: SessionArg { file, .. },
             leaf_id,
+            ..
         } => write::branch(&file, &leaf_id, &mut out)?,
         Cmd::Migrate {
             session: SessionArg { file, .. },
+            ..
         } => write::migrate(&file, &mut out)?,
         Cmd::Recover {
             session: SessionArg { file, .. },
             json,
+            ..
         } => write::recover(&file, json, &mut out)?,
         Cmd::Completions { shell } => {
             use clap::CommandFactory as _;
@@ -698,5 +743,25 @@ mod tests {
         use clap::CommandFactory as _;
         // (Clap's own checks: no two flags of a command share a name or a short.)
         super::Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn wait_is_a_flag_of_the_commands_that_write_only() {
+        use clap::CommandFactory as _;
+        let cli = super::Cli::command();
+        let has_wait = |name: &str| {
+            cli.find_subcommand(name)
+                .expect("a command")
+                .get_arguments()
+                .any(|a| a.get_id() == "wait")
+        };
+        for w in ["append", "label", "name", "branch", "fork", "migrate", "recover"] {
+            assert!(has_wait(w), "{w}");
+        }
+        for r in [
+            "show", "tree", "export", "context", "check", "dump", "ls", "find", "search", "usage",
+        ] {
+            assert!(!has_wait(r), "{r} (#36: --wait showed on read-only commands)");
+        }
     }
 }

@@ -9,7 +9,7 @@
 
 use anyhow::Result;
 use pi_session::text::escape_path;
-use pi_session::{ErrorKind, OpenOptions, Session};
+use pi_session::{EntryPos, ErrorKind, OpenOptions, Session};
 use std::path::Path;
 
 /// The session, an I/O error (fatal here), or why it is no session (`check --json` still
@@ -53,4 +53,20 @@ pub(crate) fn pi_throws_text(s: &Session, o: &pi_session::v8::PendingOverflow) -
         o.units,
         pi_session::v8::V8_MAX_STRING_LENGTH
     )
+}
+
+/// Open `path` and the branch of `leaf` (an id or a unique prefix of one; default: the
+/// session's leaf). (A reader that shows ids says what an old-format file's are:
+/// [`crate::show::note_old_format`].)
+pub(crate) fn open_branch(path: &Path, opts: OpenOptions, leaf: Option<&str>) -> Result<(Session, Vec<EntryPos>)> {
+    let s = open(path, opts)?.map_err(crate::show::at(path))?;
+    let branch = match leaf {
+        Some(id) => {
+            let p = s.find_prefix(id).map_err(crate::show::at(path))?;
+            s.branch_path(Some(&s.record(p).id.to_key()))
+        }
+        None => s.branch_path(None),
+    }
+    .map_err(crate::show::at(path))?;
+    Ok((s, branch))
 }

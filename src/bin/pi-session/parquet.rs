@@ -6,7 +6,7 @@ use anyhow::Result;
 use clap::Args;
 use pi_session::analytics::{ExportOptions, ExportReport, export};
 use pi_session::text::escape_path;
-use std::io::{IsTerminal, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 /// `pi-session export-parquet`.

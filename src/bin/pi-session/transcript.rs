@@ -228,22 +228,6 @@ pub(crate) trait Sink {
     fn end(&mut self, messages: usize) -> Result<()>;
 }
 
-/// Open `path` and the branch of `leaf` (an id or a unique prefix of one; default: the
-/// session's leaf).
-pub(crate) fn open_branch(path: &Path, opts: OpenOptions, leaf: Option<&str>) -> Result<(Session, Vec<EntryPos>)> {
-    let s = crate::open::open(path, opts)?.map_err(crate::show::at(path))?;
-    crate::show::note_old_format(path, &s);
-    let branch = match leaf {
-        Some(id) => {
-            let p = s.find_prefix(id).map_err(crate::show::at(path))?;
-            s.branch_path(Some(&s.record(p).id.to_key()))
-        }
-        None => s.branch_path(None),
-    }
-    .map_err(crate::show::at(path))?;
-    Ok((s, branch))
-}
-
 /// The session's [`Info`].
 pub(crate) fn info<'a>(s: &Session, path: &'a Path) -> Info<'a> {
     let field = |k: &str| crate::show::header_str(s, k);
@@ -510,7 +494,8 @@ fn size_text(n: u64) -> String {
 
 /// Print the branch of `leaf` (default: the session's leaf) of `path`.
 pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags, out: &mut dyn Write) -> Result<i32> {
-    let (s, branch) = open_branch(path, opts, leaf)?;
+    let (s, branch) = crate::open::open_branch(path, opts, leaf)?;
+    crate::show::note_old_format(path, &s);
     walk(&s, path, &branch, &mut Terminal { out, flags })?;
     s.verify().map_err(crate::show::at(path))?;
     Ok(0)
@@ -568,12 +553,6 @@ impl Sink for Terminal<'_> {
                 out,
                 "note: {} line(s) of the file are skipped, as pi skips them (`pi-session check` says why)",
                 info.skipped
-            )?;
-        }
-        if info.old_format {
-            writeln!(
-                out,
-                "note: an old-format session: pi gives its entries new random ids when it opens it (`pi-session migrate` writes them)"
             )?;
         }
         Ok(())
