@@ -254,7 +254,9 @@ impl<'m> Plan<'m> {
 /// [`super::search_source`] on those bytes. `None` when the map does not decode or does
 /// not fit the bytes.
 pub(crate) fn search_map(bytes: &[u8], map: &[u8], q: &Query) -> Option<Vec<Hit>> {
-    Plan::of(map, q)?.search(q, &[(0, bytes)])
+    let mut hits = Plan::of(map, q)?.search(q, &[(0, bytes)])?;
+    super::fill_label_targets(&mut hits, |h| super::line_in(bytes, h.offset.0));
+    Some(hits)
 }
 
 /// The map path on bytes in memory, as a search through a stored map runs it: the map
@@ -276,5 +278,9 @@ pub(crate) fn search_bytes_mapped(bytes: &[u8], q: &Query) -> Result<Option<Vec<
         .map(|r| (r.start, bytes.get(r).unwrap_or_default().to_vec()))
         .collect();
     let chunks: Vec<(usize, &[u8])> = copies.iter().map(|(at, b)| (*at, b.as_slice())).collect();
-    Ok(plan.search(q, &chunks))
+    let mut hits = plan.search(q, &chunks);
+    if let Some(h) = &mut hits {
+        super::fill_label_targets(h, |x| super::line_in(bytes, x.offset.0));
+    }
+    Ok(hits)
 }

@@ -219,6 +219,9 @@ pub struct Hit {
     pub entry: EntryPos,
     /// The entry's id when it is a string (U+FFFD for what is not UTF-8).
     pub entry_id: Option<String>,
+    /// For a hit on a label ([`FieldKind::Label`]): the labelled entry's id (the label
+    /// entry's `targetId`, when it is a string), which a face shows as the entry found.
+    pub target_id: Option<String>,
     /// The entry's line number in the file.
     pub line: LineNo,
     /// Where the entry's line starts in the file.
@@ -244,6 +247,7 @@ impl PartialEq for Hit {
     fn eq(&self, o: &Hit) -> bool {
         self.entry == o.entry
             && self.entry_id == o.entry_id
+            && self.target_id == o.target_id
             && self.line == o.line
             && self.offset == o.offset
             && self.role == o.role
@@ -328,6 +332,7 @@ pub(crate) fn hit_of(q: &Query, h: &EntryHead<'_>, timestamp: Option<&Value<'_>>
     Some(Hit {
         entry: h.pos,
         entry_id: h.id.map(id_text),
+        target_id: None,
         line: h.line,
         offset: h.offset,
         role: h.role,
@@ -389,6 +394,28 @@ pub(crate) fn entry_hits(
         }
     }
     Some(())
+}
+
+/// A label entry's `targetId`, from its line (a label line is short).
+fn label_target(line: &[u8]) -> Option<String> {
+    let v = crate::json::value::parse(line).ok()?;
+    v.get("targetId")
+        .and_then(Value::as_js_str)
+        .map(|s| s.to_str_lossy().into_owned())
+}
+
+/// The labelled entry of each label hit ([`Hit::target_id`]), from the label's line that
+/// `line_of` gives (the map path holds only the searched strings: it reads the line then).
+pub(crate) fn fill_label_targets(hits: &mut [Hit], mut line_of: impl FnMut(&Hit) -> Option<Vec<u8>>) {
+    for h in hits.iter_mut().filter(|h| h.field == FieldKind::Label) {
+        h.target_id = line_of(h).and_then(|l| label_target(&l));
+    }
+}
+
+/// The line that starts at `offset` in `bytes` (without its line break).
+pub(crate) fn line_in(bytes: &[u8], offset: u64) -> Option<Vec<u8>> {
+    let rest = bytes.get(usize::try_from(offset).ok()?..)?;
+    Some(rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())].to_vec())
 }
 
 fn id_text(b: &[u8]) -> String {
@@ -536,13 +563,34 @@ fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<(Vec<
             chunks.push((r.start, chunk));
             rest = more;
         }
-        let hits = plan.search(q, &chunks)?;
+        let mut hits = plan.search(q, &chunks)?;
+        fill_label_targets(&mut hits, |h| read_line_at(&file, h.offset.0));
         let id = if hits.is_empty() { None } else { header_id_in(&file) };
         same(&file).then_some((hits, id))
     })();
     crate::source::give_thread_buffer(buf);
     hits
 }
+
+/// The line of `file` that starts at `offset` (up to 1 MiB; a label's line is short).
+fn read_line_at(file: &std::fs::File, offset: u64) -> Option<Vec<u8>> {
+    let mut buf = vec![0u8; 4096];
+    loop {
+        let n = crate::source::read_at_most(file, offset, &mut buf).ok()?;
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            buf.truncate(i);
+            return Some(buf);
+        }
+        if n < buf.len() || buf.len() >= 1 << 20 {
+            buf.truncate(n);
+            return Some(buf);
+        }
+        buf.resize(buf.len() * 2, 0);
+    }
+}
+
+/// A file's hits and the id of the session they were found in (its header's, as read).
+pub(crate) type FileHitsWithId = (Vec<Hit>, Option<String>);
 
 /// Search one file through its search map (`map.rs`): the `stored` one when the file's
 /// stamp is the one it was built under ([`search_stored`]), else one built now from a full
@@ -552,7 +600,7 @@ pub(crate) fn search_path_mapped(
     q: &Query,
     o: FileOptions,
     stored: Option<(Stamp, &[u8])>,
-) -> (Result<(Vec<Hit>, Option<String>)>, store::Outcome) {
+) -> (Result<FileHitsWithId>, store::Outcome) {
     if let Some((stamp, m)) = stored
         && let Some(found) = search_stored(path, q, stamp, m)
     {
@@ -664,6 +712,7 @@ fn search_entries(s: &Session, q: &Query, positions: &[EntryPos]) -> Result<Vec<
             return Err(changed(s));
         }
     }
+    fill_label_targets(&mut hits, |h| Some(s.raw(h.entry).to_vec()));
     Ok(hits)
 }
 

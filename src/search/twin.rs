@@ -214,6 +214,13 @@ pub fn search_source_slow(source: Source, q: &Query) -> Result<Vec<Hit>> {
                 let hit = Hit {
                     field,
                     block,
+                    target_id: (field == FieldKind::Label)
+                        .then(|| {
+                            v.get("targetId")
+                                .and_then(Value::as_js_str)
+                                .map(|s| s.to_str_lossy().into_owned())
+                        })
+                        .flatten(),
                     lines,
                     ..base.clone()
                 };

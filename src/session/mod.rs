@@ -451,8 +451,8 @@ impl Session {
     ///   hash to the print taken when they were read: pi's migration, pi-session's own
     ///   recovery cutting a torn append back) or replaced (the path names another inode:
     ///   a rename over it) is opened again from scratch: [`Refresh::rebuilt`] says so,
-    ///   and the leaf is the last entry again. See [`crate::source`] for how rewrites are
-    ///   told from appends.
+    ///   and the leaf is the last entry again. `docs/design.md` ("Change detection") says
+    ///   how rewrites are told from appends.
     ///
     /// # Errors
     /// I/O errors (a file removed since is one); [`ErrorKind::FileChanged`] for a session

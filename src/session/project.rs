@@ -29,7 +29,7 @@ impl Session {
     /// Decode one message of a context (see [`Context`]).
     ///
     /// # Errors
-    /// [`ErrorKind::FileChanged`] when the file changed under a mapping.
+    /// [`ErrorKind::FileChanged`](crate::ErrorKind::FileChanged) when the file changed under a mapping.
     pub fn message(&self, m: &ContextMessage) -> Result<Value<'_>> {
         let bytes = self.check()?;
         let v = self.decode_message(bytes, m)?;

@@ -330,3 +330,32 @@ fn every_reader_refuses_a_file_without_a_header_and_says_why() {
         }
     }
 }
+
+/// `context`'s table keeps its text column aligned whatever the line numbers' widths, and
+/// shows a bash execution's command (#36: the column shifted, the bash row was blank).
+#[test]
+fn context_rows_align_and_show_a_bash_command() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .arg("context")
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus/valid/all-entry-types.jsonl"))
+        .output()
+        .expect("run pi-session");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let rows: Vec<&str> = text.lines().skip(1).collect();
+    assert!(rows.len() > 5, "{text}");
+    let starts: Vec<usize> = rows
+        .iter()
+        .map(|r| {
+            let after = r.find(" line ").expect("a line column") + 6;
+            let rest = r[after..].trim_start_matches(|c: char| c.is_ascii_digit());
+            r.len() - rest.trim_start_matches(' ').len()
+        })
+        .collect();
+    assert!(starts.windows(2).all(|w| w[0] == w[1]), "{text}");
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("bashExecution") && r.ends_with("$ cargo check")),
+        "{text}"
+    );
+}

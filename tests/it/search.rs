@@ -434,3 +434,26 @@ fn a_session_pi_does_not_list_is_searched_with_a_note() {
     );
     assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
 }
+
+/// A match in a label is shown at the entry the label names (#36: it was the label
+/// entry's own id, which nothing else shows), through the search maps as without them.
+#[test]
+fn a_match_in_a_label_is_shown_at_the_labelled_entry() {
+    let f = root().join("corpus/valid/all-entry-types.jsonl");
+    let cache = tempfile::tempdir().unwrap();
+    for extra in [
+        &["--no-cache"][..],
+        &["--cache-dir", cache.path().to_str().unwrap()],
+        &["--cache-dir", cache.path().to_str().unwrap()],
+    ] {
+        let mut args = vec!["--json", "-F", "checkpoint-1", f.to_str().unwrap()];
+        args.extend(extra);
+        let o = run(&args);
+        let lines = json_lines(&o);
+        assert_eq!(lines[0]["entry"], "8cecc1bf", "{extra:?}: {lines:?}");
+        assert_eq!(lines[0]["labelEntry"], "6a1c6676", "{extra:?}: {lines:?}");
+        let mut args = vec!["-F", "checkpoint-1", f.to_str().unwrap()];
+        args.extend(extra);
+        assert!(stdout(&run(&args)).contains("8cecc1bf * label"), "{extra:?}");
+    }
+}

@@ -51,8 +51,8 @@ fn entry(k: u64, parent: Option<u64>) -> String {
         (k / 60) % 24,
         k % 60
     );
-    if k % 2 == 0 {
-        let word = if k % 3 == 0 { "needle" } else { "hay" };
+    if k.is_multiple_of(2) {
+        let word = if k.is_multiple_of(3) { "needle" } else { "hay" };
         format!(
             "{{\"type\":\"message\",\"id\":\"e{k:07}\",\"parentId\":{parent},\"timestamp\":\"{ts}\",\"message\":{{\"role\":\"user\",\"content\":\"question {k} with {word} and some more words to make it longer\",\"timestamp\":{k}}}}}\n"
         )

@@ -198,7 +198,7 @@ fn reading_and_listing_print_nothing_a_terminal_acts_on() {
         "{context}"
     );
     assert!(
-        context.contains("line 2 hello \\x1b]52;c;cHduZWQ=\\x07 \\x1b[2J\n"),
+        context.contains("line 2  hello \\x1b]52;c;cHduZWQ=\\x07 \\x1b[2J\n"),
         "{context}"
     );
     assert!(

@@ -6,7 +6,7 @@
 //! - [`CacheArgs`]: `--cache-dir`, `--no-cache`;
 //! - [`SessionArg`]: a SESSION (a file, or an id or a unique prefix of one) and where to
 //!   look it up;
-//! - [`ColorChoice`]: `--color`.
+//! - [`ColorArgs`]: `--color`; [`QuietArgs`]: `--quiet`; [`WaitArgs`]: `--wait`.
 
 use crate::show::{Kind, Printable};
 use anyhow::Result;

@@ -275,7 +275,14 @@ fn text_of(m: &Value<'_>) -> String {
                 _ => None,
             })
             .unwrap_or_default(),
-        _ => m.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
+        // A bash execution: its command, as pi's context shows it (`$ cmd`).
+        _ => match (
+            m.get("role").and_then(Value::as_str),
+            m.get("command").and_then(Value::as_str),
+        ) {
+            (Some("bashExecution"), Some(c)) => format!("$ {c}"),
+            _ => m.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
+        },
     };
     let first = text.lines().next().unwrap_or("");
     let mut s = escape(&first.chars().take(100).collect::<String>()).into_owned();
@@ -337,6 +344,13 @@ pub fn context(
         ),
         model.as_deref().map_or("none".into(), escape)
     )?;
+    // (The line column as wide as its widest number: the text column stays aligned.)
+    let line_w = ctx
+        .messages
+        .iter()
+        .map(|h| s.line_of(h.entry).to_string().len())
+        .max()
+        .unwrap_or(1);
     for (i, h) in ctx.messages.iter().enumerate() {
         let (m, src) = (s.message(h).map_err(crate::show::at(path))?, h.entry);
         let m = &m;
@@ -344,11 +358,11 @@ pub fn context(
         let size = m.stringify().len();
         writeln!(
             out,
-            "{:>5}  {:<17} {:>9} B  line {:<7} {}",
+            "{:>5}  {:<17} {:>9} B  line {:<line_w$}  {}",
             i + 1,
             escape(&role),
             size,
-            s.line_of(src),
+            s.line_of(src).to_string(),
             text_of(m)
         )?;
     }

@@ -376,6 +376,11 @@ struct Printer {
     mode: Mode,
 }
 
+/// The id a hit is shown at: the labelled entry's for a hit on a label, else its own.
+fn shown_id(h: &Hit) -> Option<&str> {
+    h.target_id.as_deref().or(h.entry_id.as_deref())
+}
+
 fn js(s: &str) -> String {
     pi_session::Value::str(s).stringify()
 }
@@ -487,8 +492,13 @@ impl Printer {
         // Written straight into `buf`: a line may be hundreds of megabytes.
         let _ = write!(
             buf,
-            "{{\"type\":\"{ty}\",{head},\"entry\":{},\"line\":{},\"offset\":{},\"role\":\"{}\",\"field\":\"{}\",\"block\":{},\"timestamp\":{},\"onBranch\":{},\"textOffset\":{},\"text\":",
-            h.entry_id.as_deref().map_or("null".into(), js),
+            "{{\"type\":\"{ty}\",{head},\"entry\":{},{}\"line\":{},\"offset\":{},\"role\":\"{}\",\"field\":\"{}\",\"block\":{},\"timestamp\":{},\"onBranch\":{},\"textOffset\":{},\"text\":",
+            shown_id(h).map_or("null".into(), js),
+            // A label's hit is shown at the entry it labels; the label entry's own id too.
+            match &h.target_id {
+                Some(_) => format!("\"labelEntry\":{},", h.entry_id.as_deref().map_or("null".into(), js)),
+                None => String::new(),
+            },
             h.line.0,
             h.offset.0,
             h.role,
@@ -511,7 +521,7 @@ impl Printer {
     }
 
     fn text_line(&self, h: &Hit, l: &HitLine, s: &mut String) {
-        let id: String = h.entry_id.as_deref().unwrap_or("(no id)").chars().take(8).collect();
+        let id: String = shown_id(h).unwrap_or("(no id)").chars().take(8).collect();
         let id = escape(&id);
         self.paint(&format!("{id:<8}"), ID, s);
         s.push_str(if h.on_branch { " * " } else { "   " });
