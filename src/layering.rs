@@ -20,6 +20,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("index", 3),
     ("files", 3),
     ("error", 4),
+    // The stores' codec and folder store, under every cache (listing, search, usage).
+    ("store", 4),
     ("session", 5),
     ("dump", 6),
     ("listing", 6),

@@ -93,6 +93,7 @@ pub mod listing;
 pub mod search;
 mod session;
 mod source;
+mod store;
 pub mod text;
 pub mod usage;
 pub mod view;

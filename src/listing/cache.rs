@@ -499,7 +499,7 @@ impl<'o> View<'o> {
             }
         };
         let pieces = store::encode_pieces(&self.open.key, text_gen, &entries);
-        let wrote = write_atomically(&cache.dir, &self.open.file, &pieces);
+        let wrote = crate::store::write_atomically(&cache.dir, &self.open.file, &pieces);
         report.written = wrote.is_ok();
         wrote
     }
@@ -568,7 +568,7 @@ impl<'o> View<'o> {
             place(entries, i, buf.len() as u64, b);
             buf.extend_from_slice(b);
         }
-        write_atomically(dir, &log, &[buf])?;
+        crate::store::write_atomically(dir, &log, &[buf])?;
         Ok(generation)
     }
 
@@ -653,19 +653,4 @@ fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> 
         Err(Refused::Foreign) => Err("is not a cache file of this version".into()),
         Err(Refused::Damaged) => Err("is damaged".into()),
     }
-}
-
-/// Write `pieces` as the file `path` of the cache folder `dir` (made, private, when
-/// missing): a private temporary file renamed over it (`crate::files`), refused when
-/// `path` holds anything but a regular file. The error names the file.
-pub(crate) fn write_atomically(dir: &Path, path: &Path, pieces: &[Vec<u8>]) -> std::io::Result<()> {
-    let mut b = std::fs::DirBuilder::new();
-    b.recursive(true);
-    std::os::unix::fs::DirBuilderExt::mode(&mut b, 0o700);
-    b.create(dir)?;
-    let pieces: Vec<&[u8]> = pieces.iter().map(Vec::as_slice).collect();
-    crate::files::write_whole(path, crate::files::Whole::CACHE, &pieces).map_err(|e| {
-        let name = path.file_name().unwrap_or_default().to_string_lossy();
-        std::io::Error::new(e.kind(), format!("{name}: {e}"))
-    })
 }

@@ -246,7 +246,7 @@ fn build_all<'a>(
             }
             let wrote = o.save(c, &rows, &mut report);
             let what = format!("the listing cache in {}", c.dir().display());
-            let w = super::store::cache_warning(
+            let w = crate::store::cache_warning(
                 o.warning().as_deref(),
                 wrote.as_ref().map(|()| report.written),
                 &what,

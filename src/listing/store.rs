@@ -34,6 +34,7 @@ use super::SkipFileReason;
 use super::info::Carry;
 use super::read::Memo;
 use crate::source::Stamp;
+use crate::store::{Reader, put_bytes, put_u64};
 use std::borrow::Cow;
 
 /// The first bytes of every cache file.
@@ -348,24 +349,6 @@ pub(super) fn entries(meta: &[u8], count: u64) -> Option<Vec<Entry<'_>>> {
     (m.at == meta.len()).then_some(out)
 }
 
-/// `v` as an unsigned LEB128 integer (the search maps' rows).
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-pub(crate) fn put_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    put_u64(out, b.len() as u64);
-    out.extend_from_slice(b);
-}
-
 fn put_opt_bytes(out: &mut Vec<u8>, b: Option<&[u8]>) {
     match b {
         None => out.push(0),
@@ -480,56 +463,14 @@ fn put_shared(out: &mut Vec<u8>, v: Option<&[u8]>, entry_has: Option<&[u8]>) {
     }
 }
 
-/// Reads the cache formats' values (the search cache's too), each `None` when what is left
-/// is too short.
-pub(crate) struct Reader<'a> {
-    pub(crate) b: &'a [u8],
-    pub(crate) at: usize,
-}
-
+/// The listing cache's own values.
 impl<'a> Reader<'a> {
-    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let s = self.b.get(self.at..self.at.checked_add(n)?)?;
-        self.at += n;
-        Some(s)
-    }
-    pub(crate) fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    pub(crate) fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    pub(crate) fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    pub(crate) fn u128(&mut self) -> Option<u128> {
-        Some(u128::from_le_bytes(self.take(16)?.try_into().ok()?))
-    }
     fn bool(&mut self) -> Option<bool> {
         match self.u8()? {
             0 => Some(false),
             1 => Some(true),
             _ => None,
         }
-    }
-    /// An unsigned LEB128 integer ([`put_varint`]).
-    pub(crate) fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.u8()?;
-            v |= u64::from(byte & 0x7F).checked_shl(shift)?;
-            if byte < 0x80 {
-                return Some(v);
-            }
-        }
-        None
-    }
-    pub(crate) fn varint_usize(&mut self) -> Option<usize> {
-        usize::try_from(self.varint()?).ok()
-    }
-    pub(crate) fn bytes(&mut self) -> Option<&'a [u8]> {
-        let n = usize::try_from(self.u64()?).ok()?;
-        self.take(n)
     }
     fn opt_bytes(&mut self) -> Option<Option<&'a [u8]>> {
         Some(if self.bool()? { Some(self.bytes()?) } else { None })
@@ -618,69 +559,4 @@ fn get_entry<'a>(r: &mut Reader<'a>) -> Option<Entry<'a>> {
         text,
         carry,
     })
-}
-
-/// The one warning about a cache: what was wrong with the file found (`problem`, e.g.
-/// "the listing cache F is damaged") and how the write after the run went (`wrote`:
-/// whether a file was written, or why it could not be: `what` names the cache for that
-/// message, `without` says how the run went on). "rebuilt" only when a file was written;
-/// a fact the problem already gives is not repeated.
-pub(crate) fn cache_warning(
-    problem: Option<&str>,
-    wrote: Result<bool, &std::io::Error>,
-    what: &str,
-    without: &str,
-) -> Option<String> {
-    match (problem, wrote) {
-        (None, Ok(_)) => None,
-        (None, Err(e)) => Some(format!("{what} cannot be written ({e}): {without}")),
-        (Some(p), Ok(true)) => Some(format!("{p}: rebuilt")),
-        (Some(p), Ok(false)) => Some(format!("{p}: not used")),
-        (Some(p), Err(e)) => {
-            let e = e.to_string();
-            // (A write's error names the file first: "NAME: not a regular file".)
-            let fact = e.split_once(": ").map_or(e.as_str(), |(_, f)| f);
-            Some(if p.contains(fact) {
-                format!("{p}, and cannot be replaced: {without}")
-            } else {
-                format!("{p}, and cannot be replaced ({e}): {without}")
-            })
-        }
-    }
-}
-
-#[cfg(test)]
-mod warning_tests {
-    use super::cache_warning;
-
-    #[test]
-    fn rebuilt_only_when_written_and_each_fact_once() {
-        let fifo = std::io::Error::other("c/list-1: not a regular file (a FIFO)");
-        let full = std::io::Error::other("No space left on device");
-        let w = |p, r, what| cache_warning(p, r, what, "listed without it");
-        assert_eq!(w(None, Ok(true), "the listing cache in c"), None);
-        assert_eq!(
-            w(None, Err(&full), "the listing cache in c").as_deref(),
-            Some("the listing cache in c cannot be written (No space left on device): listed without it")
-        );
-        assert_eq!(
-            w(Some("the cache F is damaged"), Ok(true), "x").as_deref(),
-            Some("the cache F is damaged: rebuilt")
-        );
-        assert_eq!(
-            w(
-                Some("the cache c/list-1 cannot be read (c/list-1: not a regular file (a FIFO))"),
-                Err(&fifo),
-                "x"
-            )
-            .as_deref(),
-            Some(
-                "the cache c/list-1 cannot be read (c/list-1: not a regular file (a FIFO)), and cannot be replaced: listed without it"
-            )
-        );
-        assert_eq!(
-            w(Some("the cache F is damaged"), Err(&full), "x").as_deref(),
-            Some("the cache F is damaged, and cannot be replaced (No space left on device): listed without it")
-        );
-    }
 }

@@ -30,8 +30,8 @@ use super::{Branch, EntryHead, FieldKind, Fields, Hit, Query, ROLES, entry_head,
 use crate::error::Result;
 use crate::index::{ByteOffset, EntryPos, LineNo};
 use crate::json::Kind;
-use crate::listing::store::{Reader, put_varint};
 use crate::session::Session;
+use crate::store::{Reader, put_varint};
 use std::ops::Range;
 
 /// Every field: a map holds the strings of all of them.

@@ -82,7 +82,7 @@ impl<'p> Maps<'p> {
         let what = format!("the search cache in {}", dir.display());
         for (f, outcomes) in self.folders.iter().zip(per) {
             let wrote = f.write(dir, &outcomes, racy_before);
-            let w = crate::listing::store::cache_warning(
+            let w = crate::store::cache_warning(
                 f.warning.as_deref(),
                 wrote.as_ref().copied(),
                 &what,

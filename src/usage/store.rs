@@ -20,10 +20,9 @@ use crate::error::Result;
 use crate::js::string::JsStr;
 use crate::json::Value;
 use crate::listing::SessionInfo;
-use crate::listing::store::{Reader, put_varint};
-pub(crate) use crate::search::store::Outcome;
-use crate::search::store::{FolderMaps, Kind};
 use crate::source::{ReadMode, Stamp};
+pub(crate) use crate::store::Outcome;
+use crate::store::{FolderMaps, Kind, Reader, put_varint};
 use std::path::{Path, PathBuf};
 
 const USAGE: Kind = Kind {
@@ -42,7 +41,7 @@ pub(crate) struct Stored<'p> {
 
 impl<'p> Stored<'p> {
     pub(crate) fn load(dir: &Path, paths: &'p [PathBuf]) -> Stored<'p> {
-        let (folders, of) = crate::search::store::by_folder(dir, paths, &USAGE);
+        let (folders, of) = crate::store::by_folder(dir, paths, &USAGE);
         Stored { folders, of }
     }
 
@@ -84,7 +83,7 @@ impl<'p> Stored<'p> {
                     .collect();
                 let wrote = f.write(dir, &outcomes, racy_before);
                 let what = format!("the usage cache in {}", dir.display());
-                crate::listing::store::cache_warning(
+                crate::store::cache_warning(
                     f.warning.as_deref(),
                     wrote.as_ref().copied(),
                     &what,
