@@ -2,12 +2,12 @@
 //! so that `cargo test` needs no feature beyond the defaults).
 //!
 //! - The line walker (`internals::listing_walk`) against `Value::parse` of each line cut
-//!   as pi's readline cuts it (`fuzz/src/listing.rs`, shared with the `listing_walk` fuzz
+//!   as pi's readline cuts it (`walk_twin.rs`, shared with the `listing_walk` fuzz
 //!   target), over generated entry lines, hostile token soup, and both with bytes flipped.
 //! - `list_all` over mapped files that another thread keeps rewriting in place: every
 //!   file is listed or skipped, and nothing panics.
 
-#[path = "../../fuzz/src/listing.rs"]
+#[path = "walk_twin.rs"]
 mod twin;
 
 use proptest::prelude::*;

@@ -387,12 +387,24 @@ pub fn strip_sgr(text: &str) -> String {
     out
 }
 
-/// The real pi sessions of `../shared/corpus/real` (never copied here), sorted; `None`,
-/// with a note, when the folder is absent.
+/// A test that needs `what` (outside this repository, or a tool) found it absent: under
+/// `CI` that fails the test (a test must not pass without checking anything); elsewhere it
+/// is skipped, with a note.
+pub fn absent(what: &Path) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI is set and {} is missing: the test would check nothing",
+        what.display()
+    );
+    eprintln!("skipped: no {}", what.display());
+}
+
+/// The real pi sessions of `../shared/corpus/real` (never copied here), sorted; `None`
+/// when the folder is absent ([`absent`]: a failure under `CI`).
 pub fn real_sessions() -> Option<Vec<std::path::PathBuf>> {
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
     let Ok(dir) = std::fs::read_dir(&real) else {
-        eprintln!("skipped: no {}", real.display());
+        absent(&real);
         return None;
     };
     let mut files: Vec<std::path::PathBuf> = dir

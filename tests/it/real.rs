@@ -3,25 +3,17 @@
 //! so the comparison is structural (see `common::normalize`). The goldens were made with
 //! `node ../shared/oracle/dump.mjs FILE --digest 64 --compact --tree flat` (long strings
 //! digested, so the goldens do not carry the sessions' text). Skips when the folder is
-//! absent.
+//! absent, and fails then under `CI` (`common::real_sessions`).
 
-use crate::common::{ReaderPath, dump_text_digest, normalize};
+use crate::common::{ReaderPath, dump_text_digest, normalize, real_sessions};
 use std::path::Path;
 
 #[test]
 fn real_sessions_dump_like_pi() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let real = root.join("../shared/corpus/real");
-    let Ok(rd) = std::fs::read_dir(&real) else {
-        eprintln!("skipped: {} is absent", real.display());
-        return;
-    };
+    let Some(files) = real_sessions() else { return };
     let mut checked = 0;
-    for e in rd {
-        let file = e.expect("dir entry").path();
-        if file.extension().is_none_or(|x| x != "jsonl") {
-            continue;
-        }
+    for file in files {
         let stem = file.file_stem().expect("file name").to_string_lossy().into_owned();
         // Goldens are digests (no session text); named `upstream-*` rather than after the
         // source files, which must never be copied here.
@@ -38,7 +30,7 @@ fn real_sessions_dump_like_pi() {
         }
         checked += 1;
     }
-    assert!(checked > 0, "no .jsonl files in {}", real.display());
+    assert!(checked > 0, "no .jsonl files in ../shared/corpus/real");
 }
 
 /// The real sessions are v1 files: with `V1Ids::Stable` every open gives each entry the
@@ -47,11 +39,7 @@ fn real_sessions_dump_like_pi() {
 #[test]
 fn real_v1_sessions_get_the_same_ids_on_every_open_and_keep_them_when_migrated() {
     use pi_session::{OpenOptions, Session, V1Ids};
-    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus/real");
-    let Ok(rd) = std::fs::read_dir(&real) else {
-        eprintln!("skipped: {} is absent", real.display());
-        return;
-    };
+    let Some(files) = real_sessions() else { return };
     let stable = OpenOptions {
         v1_ids: V1Ids::Stable,
         ..OpenOptions::default()
@@ -63,11 +51,7 @@ fn real_v1_sessions_get_the_same_ids_on_every_open_and_keep_them_when_migrated()
             .collect()
     };
     let mut checked = 0;
-    for e in rd {
-        let file = e.expect("dir entry").path();
-        if file.extension().is_none_or(|x| x != "jsonl") {
-            continue;
-        }
+    for file in files {
         let a = Session::open_with(&file, stable).expect("open");
         assert_eq!(a.migration(), pi_session::Migration::FromV1, "{}", file.display());
         let first = ids(&a);
@@ -83,5 +67,5 @@ fn real_v1_sessions_get_the_same_ids_on_every_open_and_keep_them_when_migrated()
         assert_eq!(b.leaf(), a.leaf());
         checked += 1;
     }
-    assert!(checked > 0, "no .jsonl files in {}", real.display());
+    assert!(checked > 0, "no .jsonl files in ../shared/corpus/real");
 }

@@ -383,7 +383,7 @@ fn member_reads_agree_with_the_whole_entry() {
 #[test]
 fn on_a_terminal_it_fits_pages_and_colours() {
     if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: no `script`");
+        crate::common::absent(std::path::Path::new("script (util-linux)"));
         return;
     }
     let file = root().join("corpus/tree/conversation.jsonl");

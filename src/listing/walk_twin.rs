@@ -3,8 +3,8 @@
 //! full, and the members the walker records taken from the parsed value. The fast walk
 //! over the whole buffer must accept exactly the lines that parse to an object, end each
 //! at its terminator, and record spans that parse alone to the same members, with the
-//! kind (and `escaped` flag) of what they hold. Also compiled into the main crate's
-//! `tests/listing_robust.rs` with `#[path]`.
+//! kind (and `escaped` flag) of what they hold. The listing's unit tests (`twins.rs`) and
+//! the fuzz crate (`fuzz/src/lib.rs`, with `#[path]`) compile it.
 
 use pi_session::Value;
 use pi_session::internals::{Field, Kind, WalkedBlock, WalkedLine, listing_walk};
