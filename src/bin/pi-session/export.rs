@@ -39,12 +39,12 @@
 //! says so at its top (jsonl: on stderr, a session file has no place for a note).
 
 use crate::show::{Kind, Printable};
-use crate::transcript::{
-    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, count, image_note, one_line_raw, walk,
-};
 use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use pi_session::text::{escape, escape_path};
+use pi_session::view::transcript::{
+    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, count, image_note, one_line, walk,
+};
 use pi_session::{Env, Flavor, OpenOptions, OutputFile, Session};
 use std::borrow::Cow;
 use std::io::Write;
@@ -508,11 +508,11 @@ fn quoted(t: &str) -> String {
 
 /// Does a tool call's argument line fit one line?
 fn fits_one_line(line: &str) -> bool {
-    !line.contains(['\n', '\r']) && one_line_raw(line) == line
+    !line.contains(['\n', '\r']) && one_line(line) == line
 }
 
 impl Sink for Markdown<'_> {
-    fn start(&mut self, info: &Info<'_>) -> Result<()> {
+    fn start(&mut self, info: &Info<'_>) -> std::io::Result<()> {
         let title = info.name.clone().unwrap_or_else(|| file_name(info.path));
         let mut t = format!("# {}\n\n", md(&title));
         if let Some(id) = &info.id {
@@ -521,8 +521,8 @@ impl Sink for Markdown<'_> {
         if let Some(cwd) = &info.cwd {
             t.push_str(&format!("- cwd: {}\n", code_span(cwd)));
         }
-        if let Some(c) = &info.created {
-            t.push_str(&format!("- created: {}\n", md(c)));
+        if let Some(c) = info.created.as_deref().map(crate::when::stamp) {
+            t.push_str(&format!("- created: {}\n", md(&c)));
         }
         t.push('\n');
         for [before, code, after] in header_notes(info) {
@@ -532,20 +532,20 @@ impl Sink for Markdown<'_> {
         Ok(())
     }
 
-    fn unreadable(&mut self, id: &str, error: &str) -> Result<()> {
+    fn unreadable(&mut self, id: &str, error: &str) -> std::io::Result<()> {
         writeln!(self.out, "> **entry {} could not be read:** {}\n", md(id), md(error))?;
         Ok(())
     }
 
-    fn note(&mut self, note: &Note<'_>) -> Result<()> {
+    fn note(&mut self, note: &Note<'_>) -> std::io::Result<()> {
         writeln!(self.out, "*{}*\n", note.words(&|s| md(s)))?;
         Ok(())
     }
 
-    fn head(&mut self, head: &Head<'_>) -> Result<()> {
+    fn head(&mut self, head: &Head<'_>) -> std::io::Result<()> {
         let mut h = format!("---\n\n## {}", head.title.words(&|s| md(s)));
-        if let Some(t) = &head.time {
-            h.push_str(&format!(" · {}", md(t)));
+        if let Some(t) = head.time.as_deref().map(crate::when::stamp) {
+            h.push_str(&format!(" · {}", md(&t)));
         }
         h.push_str(&format!(" · {}", md(&head.id)));
         if let Some(l) = &head.label {
@@ -555,7 +555,7 @@ impl Sink for Markdown<'_> {
         Ok(())
     }
 
-    fn part(&mut self, part: &Part<'_>) -> Result<()> {
+    fn part(&mut self, part: &Part<'_>) -> std::io::Result<()> {
         let t = match part {
             Part::Text(t, Flow::Output) => fenced(t, ""),
             Part::Text(t, Flow::Prose | Flow::Summary) => prose(t),
@@ -579,7 +579,7 @@ impl Sink for Markdown<'_> {
         Ok(())
     }
 
-    fn end(&mut self, messages: usize) -> Result<()> {
+    fn end(&mut self, messages: usize) -> std::io::Result<()> {
         if messages == 0 {
             writeln!(self.out, "*(no messages on this branch)*")?;
         }
@@ -719,7 +719,7 @@ footer { color: var(--dim); font-size: 0.8rem; padding: 1rem 0; }
 "#;
 
 impl Html<'_> {
-    fn close(&mut self) -> Result<()> {
+    fn close(&mut self) -> std::io::Result<()> {
         if self.open {
             self.out.write_all(b"</section>\n")?;
             self.open = false;
@@ -729,7 +729,7 @@ impl Html<'_> {
 }
 
 impl Sink for Html<'_> {
-    fn start(&mut self, info: &Info<'_>) -> Result<()> {
+    fn start(&mut self, info: &Info<'_>) -> std::io::Result<()> {
         let title = info.name.clone().unwrap_or_else(|| file_name(info.path));
         let mut t = String::new();
         t.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
@@ -742,7 +742,8 @@ impl Sink for Html<'_> {
             hb(&title)
         ));
         t.push_str(&format!("<header>\n<h1 class=\"text\">{}</h1>\n<dl>\n", hb(&title)));
-        for (k, v) in [("session", &info.id), ("cwd", &info.cwd), ("created", &info.created)] {
+        let created = info.created.as_deref().map(crate::when::stamp);
+        for (k, v) in [("session", &info.id), ("cwd", &info.cwd), ("created", &created)] {
             if let Some(v) = v {
                 t.push_str(&format!("<dt>{k}</dt><dd>{}</dd>\n", hb(v)));
             }
@@ -758,7 +759,7 @@ impl Sink for Html<'_> {
         Ok(())
     }
 
-    fn unreadable(&mut self, id: &str, error: &str) -> Result<()> {
+    fn unreadable(&mut self, id: &str, error: &str) -> std::io::Result<()> {
         self.close()?;
         writeln!(
             self.out,
@@ -769,17 +770,17 @@ impl Sink for Html<'_> {
         Ok(())
     }
 
-    fn note(&mut self, note: &Note<'_>) -> Result<()> {
+    fn note(&mut self, note: &Note<'_>) -> std::io::Result<()> {
         self.close()?;
         writeln!(self.out, "<p class=\"note\">{}</p>", note.words(&hs))?;
         Ok(())
     }
 
-    fn head(&mut self, head: &Head<'_>) -> Result<()> {
+    fn head(&mut self, head: &Head<'_>) -> std::io::Result<()> {
         self.close()?;
         let mut meta = String::new();
-        if let Some(t) = &head.time {
-            meta.push_str(&format!(" · {}", hb(t)));
+        if let Some(t) = head.time.as_deref().map(crate::when::stamp) {
+            meta.push_str(&format!(" · {}", hb(&t)));
         }
         meta.push_str(&format!(" · {}", hb(&head.id)));
         if let Some(l) = &head.label {
@@ -795,7 +796,7 @@ impl Sink for Html<'_> {
         Ok(())
     }
 
-    fn part(&mut self, part: &Part<'_>) -> Result<()> {
+    fn part(&mut self, part: &Part<'_>) -> std::io::Result<()> {
         let t = match part {
             Part::Text(t, Flow::Output) => format!("<pre>{}</pre>\n", h(t)),
             Part::Text(t, Flow::Prose | Flow::Summary) => format!("<div class=\"text\">{}</div>\n", h(t)),
@@ -846,7 +847,7 @@ impl Sink for Html<'_> {
         Ok(())
     }
 
-    fn end(&mut self, messages: usize) -> Result<()> {
+    fn end(&mut self, messages: usize) -> std::io::Result<()> {
         self.close()?;
         if messages == 0 {
             self.out

@@ -6,7 +6,7 @@
 //! bytes); this file's helpers return text already escaped.
 
 use pi_session::text::{escape, escape_path};
-use pi_session::{Key, KeyRef, Session, Value};
+use pi_session::{KeyRef, Session};
 use std::path::Path;
 
 /// Once per run, on stderr, for a command that shows ids: a version-1 file stores no ids,
@@ -38,18 +38,7 @@ pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
 
 /// [`key_text`] before escaping (for files: Markdown and HTML escape it their way).
 pub(crate) fn key_raw<'k>(k: impl Into<KeyRef<'k>>) -> String {
-    let k = k.into();
-    if let Some(bytes) = k.str_bytes() {
-        return String::from_utf8_lossy(bytes).into_owned();
-    }
-    match k.non_string() {
-        Some(Key::Null) => "null".into(),
-        Some(Key::Bool(b)) => b.to_string(),
-        Some(Key::Num(bits)) => Value::Number(f64::from_bits(*bits)).stringify(),
-        Some(Key::Unique(_)) => "(an object or array)".into(),
-        // Strings were taken above.
-        None | Some(Key::Undefined | Key::Str(_)) => "(no id)".into(),
-    }
+    pi_session::view::id_text(k)
 }
 
 /// What a failure is, for its exit code and the `kind` of `--json`'s error object

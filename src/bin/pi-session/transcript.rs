@@ -3,20 +3,18 @@
 //! calls on one line each, tool results and long summaries cut to a few lines, images as
 //! their type and size, thinking hidden unless asked for.
 //!
-//! The walk over the branch ([`walk`]) is the one place that decides what a message
-//! shows (which entries are messages, their titles, tool calls, images, thinking,
-//! summaries, notes); it hands the pieces, unescaped, to a [`Sink`]: the terminal
-//! transcript here, Markdown and HTML in `export.rs`. Each sink escapes for its medium.
-//!
-//! Entries are decoded one at a time as they are printed, so the first screen of a
-//! 1 GiB session shows while the rest is still unread; everything from the session is
-//! escaped for the terminal (`text::escape`, line by line).
+//! What a message shows is decided by the library's walk
+//! (`pi_session::view::transcript`), which hands the pieces, unescaped, to a `Sink`: the
+//! terminal transcript here, Markdown and HTML in `export.rs`. This sink escapes for the
+//! terminal (`text::escape`, line by line), formats times in the transcript's zone and
+//! colours; entries are decoded one at a time as they are printed, so the first screen of
+//! a 1 GiB session shows while the rest is still unread.
 
-use crate::show::key_raw;
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
+use pi_session::OpenOptions;
 use pi_session::text::{escape, escape_path};
-use pi_session::{EntryPos, EntryType, OpenOptions, Session, Value};
+use pi_session::view::transcript::{Flow, Head, Info, Note, Part, Sink, arguments_line, count, image_note, walk};
 use std::io::Write;
 use std::path::Path;
 
@@ -59,436 +57,6 @@ fn role_style(class: &str) -> Style {
 
 /// Lines of a tool result or summary shown before "(N more lines, --full)".
 const SHOWN_LINES: usize = 6;
-/// The widest a one-line summary (a tool call's arguments) gets.
-const LINE_WIDTH: usize = 120;
-
-// ----- the walk: what each entry of the branch shows --------------------------------
-
-/// The session as a whole, for the top of a transcript (strings unescaped).
-pub(crate) struct Info<'a> {
-    /// The file as it was given.
-    pub path: &'a Path,
-    /// The session's name (`session_info`), if it has one.
-    pub name: Option<String>,
-    /// The header's `id`.
-    pub id: Option<String>,
-    /// The header's `cwd`.
-    pub cwd: Option<String>,
-    /// The header's `timestamp` ([`time_text`]).
-    pub created: Option<String>,
-    /// How many lines of the file are skipped (as pi skips them).
-    pub skipped: usize,
-    /// An old-format (v1/v2) file: its ids are given when it is opened.
-    pub old_format: bool,
-}
-
-/// What a message is, in the words of its header.
-pub(crate) enum Title<'a> {
-    /// An assistant message and the model that wrote it.
-    Assistant {
-        provider: Option<&'a str>,
-        model: Option<&'a str>,
-    },
-    /// A tool's result, failed or not.
-    ToolResult { name: &'a str, failed: bool },
-    /// A `!` command run by the user.
-    Bash,
-    /// A `branchSummary` or `compactionSummary` message (its role).
-    Summary(&'a str),
-    /// A system prompt.
-    System,
-    /// A `custom` message of an extension.
-    Custom(&'a str),
-    /// A message of another role (a user message: `user`).
-    Role(&'a str),
-    /// A compaction entry and the tokens it summarised.
-    Compaction(Option<String>),
-    /// A branch summary entry.
-    BranchSummary,
-    /// A `custom_message` entry.
-    CustomMessage(&'a str),
-}
-
-impl Title<'_> {
-    /// The header's words, session strings passed through `esc`.
-    pub(crate) fn words(&self, esc: &dyn Fn(&str) -> String) -> String {
-        match self {
-            Title::Assistant { provider, model } => match (provider, model) {
-                (Some(p), Some(m)) => format!("assistant ({}/{})", esc(p), esc(m)),
-                (None, Some(m)) => format!("assistant ({})", esc(m)),
-                _ => "assistant".into(),
-            },
-            Title::ToolResult { name, failed } => {
-                format!("tool result {}{}", esc(name), if *failed { " (error)" } else { "" })
-            }
-            Title::Bash => "bash".into(),
-            Title::Summary(role) => format!("{} (summary)", esc(role)),
-            Title::System => "system".into(),
-            Title::Custom(ty) => format!("custom {}", esc(ty)),
-            Title::Role(role) => esc(role),
-            Title::Compaction(Some(t)) => format!("compaction (summary of {} tokens before it)", esc(t)),
-            Title::Compaction(None) => "compaction".into(),
-            Title::BranchSummary => "branch summary (of a branch left)".into(),
-            Title::CustomMessage(ty) => format!("custom message {}", esc(ty)),
-        }
-    }
-
-    /// The kind of message, for colours and CSS classes (never a session string).
-    pub(crate) fn class(&self) -> &'static str {
-        match self {
-            Title::Assistant { .. } => "assistant",
-            Title::ToolResult { .. } | Title::Bash => "tool",
-            Title::Role("user") => "user",
-            Title::System => "system",
-            Title::Custom(_) | Title::CustomMessage(_) => "custom",
-            Title::Role(_) => "other",
-            Title::Summary(_) | Title::Compaction(_) | Title::BranchSummary => "summary",
-        }
-    }
-}
-
-/// The header of a message.
-pub(crate) struct Head<'a> {
-    pub title: Title<'a>,
-    /// The entry's time ([`time_text`], unescaped).
-    pub time: Option<String>,
-    /// The entry's id (unescaped).
-    pub id: String,
-    /// The entry's label, if it has one.
-    pub label: Option<String>,
-}
-
-/// What kind of text a text is: how much of it `show` prints, how a file sets it.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum Flow {
-    /// What a person wrote or a model answered: all of it, as it is.
-    Prose,
-    /// A summary or a system prompt: cut by `show`, prose in a file.
-    Summary,
-    /// A tool's or a command's output: cut by `show`, verbatim (a fenced block) in a file.
-    Output,
-}
-
-/// A piece of a message, unescaped.
-pub(crate) enum Part<'a> {
-    /// Text.
-    Text(&'a str, Flow),
-    /// A thinking block.
-    Thinking(&'a str),
-    /// A tool call: its name and arguments (`key: value` with strings as they are, the
-    /// rest as JSON; one unnamed value when the arguments are no object).
-    Call {
-        name: &'a str,
-        args: Vec<(Option<String>, String)>,
-    },
-    /// An image: its type (when given) and its base64 data (measured, never decoded).
-    Image { mime: Option<&'a str>, data: &'a str },
-    /// The command of a `bashExecution`.
-    Command(&'a str),
-    /// A command's exit code.
-    Exit(String),
-    /// An assistant's error message.
-    Error(&'a str),
-    /// Anything else, as JSON.
-    Json(String),
-}
-
-/// A one-line note between messages.
-pub(crate) enum Note<'a> {
-    /// A `model_change` entry.
-    Model { provider: &'a str, model: &'a str },
-    /// A `thinking_level_change` entry.
-    ThinkingLevel(String),
-}
-
-impl Note<'_> {
-    /// The note's words, session strings passed through `esc`.
-    pub(crate) fn words(&self, esc: &dyn Fn(&str) -> String) -> String {
-        match self {
-            Note::Model { provider, model } => format!("· model: {}/{}", esc(provider), esc(model)),
-            Note::ThinkingLevel(level) => format!("· thinking level: {}", esc(level)),
-        }
-    }
-}
-
-/// Where [`walk`] sends what it finds, in order: `start`, then per entry `unreadable`, a
-/// `note`, or a `head` followed by its `part`s, then `end`.
-pub(crate) trait Sink {
-    /// The session before its first entry.
-    fn start(&mut self, info: &Info<'_>) -> Result<()>;
-    /// An entry of the branch whose line cannot be decoded now (the file changed).
-    fn unreadable(&mut self, id: &str, error: &str) -> Result<()>;
-    /// A model or thinking level change.
-    fn note(&mut self, note: &Note<'_>) -> Result<()>;
-    /// A message begins.
-    fn head(&mut self, head: &Head<'_>) -> Result<()>;
-    /// A piece of the last message headed.
-    fn part(&mut self, part: &Part<'_>) -> Result<()>;
-    /// After the last entry; `messages` headed.
-    fn end(&mut self, messages: usize) -> Result<()>;
-}
-
-/// The session's [`Info`].
-pub(crate) fn info<'a>(s: &Session, path: &'a Path) -> Info<'a> {
-    let field = |k: &str| crate::show::header_str(s, k);
-    Info {
-        path,
-        name: s.session_name().ok().flatten().map(|n| n.to_str_lossy().into_owned()),
-        id: field("id"),
-        cwd: field("cwd"),
-        created: field("timestamp").map(|t| crate::when::transcript_zone().stamp_iso(&t).unwrap_or(t)),
-        skipped: s.skipped().len(),
-        old_format: !matches!(s.migration(), pi_session::Migration::None),
-    }
-}
-
-/// Walk `branch` of `s` into `sink`; the number of messages headed.
-pub(crate) fn walk(s: &Session, path: &Path, branch: &[EntryPos], sink: &mut dyn Sink) -> Result<usize> {
-    sink.start(&info(s, path))?;
-    let mut shown = 0usize;
-    for &p in branch {
-        if entry(s, p, sink)? {
-            shown += 1;
-        }
-    }
-    sink.end(shown)?;
-    Ok(shown)
-}
-
-/// `2025-12-01T09:01:53.680Z` in the local zone (`--utc`: UTC), as
-/// `2025-12-01 10:01:53 CET`; anything else as it is.
-fn time_text(v: Option<&Value<'_>>) -> Option<String> {
-    let t = v?.as_str()?;
-    Some(
-        crate::when::transcript_zone()
-            .stamp_iso(t)
-            .unwrap_or_else(|| t.to_owned()),
-    )
-}
-
-/// One entry; `true` when it headed a message.
-fn entry(s: &Session, p: EntryPos, sink: &mut dyn Sink) -> Result<bool> {
-    let rec = s.record(p);
-    let v = match s.value(p) {
-        Ok(v) => v,
-        Err(e) => {
-            sink.unreadable(&key_raw(rec.id), &e.to_string())?;
-            return Ok(false);
-        }
-    };
-    let id = key_raw(rec.id);
-    let time = time_text(v.get("timestamp"));
-    let label = s
-        .label_entry(rec.id)
-        .and_then(|l| s.value(l).ok())
-        .and_then(|l| l.get("label").and_then(Value::as_str).map(str::to_owned));
-    let mut head = |title: Title<'_>, sink: &mut dyn Sink| {
-        sink.head(&Head {
-            title,
-            time: time.clone(),
-            id: id.clone(),
-            label: label.clone(),
-        })
-    };
-    let str_of = |k: &str| v.get(k).and_then(Value::as_str);
-    match rec.ty {
-        EntryType::Message => {
-            let Some(m) = v.get("message") else { return Ok(false) };
-            message(m, &mut head, sink)?;
-            Ok(true)
-        }
-        EntryType::Compaction => {
-            head(Title::Compaction(v.get("tokensBefore").map(Value::stringify)), sink)?;
-            content(v.get("summary"), Flow::Summary, sink)?;
-            Ok(true)
-        }
-        EntryType::BranchSummary => {
-            head(Title::BranchSummary, sink)?;
-            content(v.get("summary"), Flow::Summary, sink)?;
-            Ok(true)
-        }
-        EntryType::CustomMessage => {
-            head(Title::CustomMessage(str_of("customType").unwrap_or("?")), sink)?;
-            content(v.get("content"), Flow::Prose, sink)?;
-            Ok(true)
-        }
-        EntryType::ModelChange => {
-            let note = Note::Model {
-                provider: str_of("provider").unwrap_or("?"),
-                model: str_of("modelId").unwrap_or("?"),
-            };
-            sink.note(&note)?;
-            Ok(false)
-        }
-        EntryType::ThinkingLevelChange => {
-            let level = match v.get("thinkingLevel") {
-                Some(l) => l.as_str().map_or_else(|| l.stringify(), str::to_owned),
-                None => String::new(),
-            };
-            sink.note(&Note::ThinkingLevel(level))?;
-            Ok(false)
-        }
-        _ => Ok(false),
-    }
-}
-
-fn message(
-    m: &Value<'_>,
-    head: &mut dyn FnMut(Title<'_>, &mut dyn Sink) -> Result<()>,
-    sink: &mut dyn Sink,
-) -> Result<()> {
-    let str_of = |k: &str| m.get(k).and_then(Value::as_str);
-    let role = str_of("role").unwrap_or("?");
-    match role {
-        "assistant" => {
-            let title = Title::Assistant {
-                provider: str_of("provider"),
-                model: str_of("model"),
-            };
-            head(title, sink)?;
-            content(m.get("content"), Flow::Prose, sink)?;
-            if let Some(e) = str_of("errorMessage") {
-                sink.part(&Part::Error(e))?;
-            }
-        }
-        "toolResult" => {
-            let title = Title::ToolResult {
-                name: str_of("toolName").unwrap_or("?"),
-                failed: m.get("isError").is_some_and(Value::truthy),
-            };
-            head(title, sink)?;
-            content(m.get("content"), Flow::Output, sink)?;
-        }
-        "bashExecution" => {
-            head(Title::Bash, sink)?;
-            sink.part(&Part::Command(str_of("command").unwrap_or("")))?;
-            content(m.get("output"), Flow::Output, sink)?;
-            if let Some(code) = m.get("exitCode").filter(|c| !matches!(c, Value::Null)) {
-                sink.part(&Part::Exit(code.stringify()))?;
-            }
-        }
-        "branchSummary" | "compactionSummary" => {
-            head(Title::Summary(role), sink)?;
-            content(m.get("summary"), Flow::Summary, sink)?;
-        }
-        "system" => {
-            head(Title::System, sink)?;
-            // pi's structured system prompt keeps its text in `sections` (content empty).
-            match (m.get("content"), m.get("sections")) {
-                (Some(Value::String(c)), Some(Value::Object(sections))) if c.as_bytes().is_empty() => {
-                    for (_, text) in sections.iter() {
-                        content(Some(text), Flow::Summary, sink)?;
-                    }
-                }
-                (c, _) => content(c, Flow::Summary, sink)?,
-            }
-        }
-        "custom" => {
-            head(Title::Custom(str_of("customType").unwrap_or("?")), sink)?;
-            content(m.get("content"), Flow::Prose, sink)?;
-        }
-        other => {
-            head(Title::Role(other), sink)?;
-            content(m.get("content"), Flow::Prose, sink)?;
-        }
-    }
-    Ok(())
-}
-
-/// A `content` (or `summary`, `output`): a string, or blocks of text, thinking, tool
-/// calls and images.
-fn content(c: Option<&Value<'_>>, flow: Flow, sink: &mut dyn Sink) -> Result<()> {
-    match c {
-        Some(Value::String(_)) => sink.part(&Part::Text(c.and_then(Value::as_str).unwrap_or(""), flow)),
-        Some(Value::Array(blocks)) => {
-            for b in blocks.iter() {
-                block(b, flow, sink)?;
-            }
-            Ok(())
-        }
-        Some(other) => sink.part(&Part::Json(other.stringify())),
-        None => Ok(()),
-    }
-}
-
-fn block(b: &Value<'_>, flow: Flow, sink: &mut dyn Sink) -> Result<()> {
-    let str_of = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("");
-    match b.get("type").and_then(Value::as_str) {
-        Some("text") => sink.part(&Part::Text(str_of("text"), flow)),
-        Some("thinking") => sink.part(&Part::Thinking(str_of("thinking"))),
-        Some("toolCall") => sink.part(&Part::Call {
-            name: b.get("name").and_then(Value::as_str).unwrap_or("?"),
-            args: arguments(b.get("arguments")),
-        }),
-        Some("image") => sink.part(&Part::Image {
-            mime: b.get("mimeType").and_then(Value::as_str),
-            data: str_of("data"),
-        }),
-        _ => sink.part(&Part::Json(b.stringify())),
-    }
-}
-
-/// A tool call's arguments: `(key, value)` with strings as they are, the rest as JSON.
-fn arguments(a: Option<&Value<'_>>) -> Vec<(Option<String>, String)> {
-    match a {
-        Some(Value::Object(o)) => o
-            .iter()
-            .map(|(k, v)| {
-                let v = match v.as_str() {
-                    Some(s) => s.to_owned(),
-                    None => v.stringify(),
-                };
-                (Some(k.to_str_lossy().into_owned()), v)
-            })
-            .collect(),
-        Some(v) => vec![(None, v.stringify())],
-        None => Vec::new(),
-    }
-}
-
-/// Arguments on one line as `key: value, ...`.
-pub(crate) fn arguments_line(args: &[(Option<String>, String)]) -> String {
-    arguments_joined(args, ", ")
-}
-
-/// Arguments one per line, `key: value`.
-pub(crate) fn arguments_block(args: &[(Option<String>, String)]) -> String {
-    arguments_joined(args, "\n")
-}
-
-fn arguments_joined(args: &[(Option<String>, String)], sep: &str) -> String {
-    args.iter()
-        .map(|(k, v)| match k {
-            Some(k) => format!("{k}: {v}"),
-            None => v.clone(),
-        })
-        .collect::<Vec<_>>()
-        .join(sep)
-}
-
-/// An image's placeholder: `[image/png 1.2 MB]` (the size from the base64 length; the
-/// data is never decoded), its type passed through `esc`.
-pub(crate) fn image_note(mime: Option<&str>, data: &str, esc: &dyn Fn(&str) -> String) -> String {
-    let bytes = data.len() / 4 * 3;
-    format!("[{} {}]", esc(mime.unwrap_or("image")), size_text(bytes as u64))
-}
-
-/// `1 line`, `3 lines`.
-pub(crate) fn count(n: usize, what: &str) -> String {
-    if n == 1 {
-        format!("1 {what}")
-    } else {
-        format!("{n} {what}s")
-    }
-}
-
-fn size_text(n: u64) -> String {
-    match n {
-        0..1_000 => format!("{n} B"),
-        1_000..1_000_000 => format!("{:.1} KB", n as f64 / 1e3),
-        _ => format!("{:.1} MB", n as f64 / 1e6),
-    }
-}
 
 // ----- the terminal transcript ------------------------------------------------------
 
@@ -514,7 +82,7 @@ fn esc(s: &str) -> String {
 impl Terminal<'_> {
     /// A text line by line, escaped; cut to its first lines (then how many more there
     /// are) unless it is prose or `--full` says so.
-    fn text(&mut self, t: &str, flow: Flow) -> Result<()> {
+    fn text(&mut self, t: &str, flow: Flow) -> std::io::Result<()> {
         let total = t.lines().count();
         let keep = if self.flags.full || flow == Flow::Prose {
             total
@@ -533,7 +101,7 @@ impl Terminal<'_> {
 }
 
 impl Sink for Terminal<'_> {
-    fn start(&mut self, info: &Info<'_>) -> Result<()> {
+    fn start(&mut self, info: &Info<'_>) -> std::io::Result<()> {
         let out = &mut *self.out;
         writeln!(
             out,
@@ -558,7 +126,7 @@ impl Sink for Terminal<'_> {
         Ok(())
     }
 
-    fn unreadable(&mut self, id: &str, error: &str) -> Result<()> {
+    fn unreadable(&mut self, id: &str, error: &str) -> std::io::Result<()> {
         writeln!(
             self.out,
             "\n(entry {} could not be read: {})",
@@ -568,15 +136,15 @@ impl Sink for Terminal<'_> {
         Ok(())
     }
 
-    fn note(&mut self, note: &Note<'_>) -> Result<()> {
+    fn note(&mut self, note: &Note<'_>) -> std::io::Result<()> {
         writeln!(self.out, "\n{}", self.flags.paint(&note.words(&esc), DIM))?;
         Ok(())
     }
 
-    fn head(&mut self, head: &Head<'_>) -> Result<()> {
+    fn head(&mut self, head: &Head<'_>) -> std::io::Result<()> {
         let mut h = format!("── {}", head.title.words(&esc));
-        if let Some(t) = &head.time {
-            h.push_str(&format!(" · {}", escape(t)));
+        if let Some(t) = head.time.as_deref().map(crate::when::stamp) {
+            h.push_str(&format!(" · {}", escape(&t)));
         }
         h.push_str(&format!(" · {}", escape(&head.id)));
         if let Some(l) = &head.label {
@@ -586,7 +154,7 @@ impl Sink for Terminal<'_> {
         Ok(())
     }
 
-    fn part(&mut self, part: &Part<'_>) -> Result<()> {
+    fn part(&mut self, part: &Part<'_>) -> std::io::Result<()> {
         let flags = self.flags;
         match part {
             Part::Text(t, flow) => self.text(t, *flow)?,
@@ -614,7 +182,7 @@ impl Sink for Terminal<'_> {
         Ok(())
     }
 
-    fn end(&mut self, messages: usize) -> Result<()> {
+    fn end(&mut self, messages: usize) -> std::io::Result<()> {
         if messages == 0 {
             writeln!(self.out, "(no messages on this branch)")?;
         }
@@ -622,17 +190,7 @@ impl Sink for Terminal<'_> {
     }
 }
 
-/// Text on one line: newlines shown as `⏎`, escaped, cut to [`LINE_WIDTH`] characters.
+/// Text on one line ([`pi_session::view::transcript::one_line`]), escaped.
 fn one_line(t: &str) -> String {
-    escape(&one_line_raw(t)).into_owned()
-}
-
-/// [`one_line`] before escaping.
-pub(crate) fn one_line_raw(t: &str) -> String {
-    let flat: String = t.replace('\n', "⏎");
-    let mut cut: String = flat.chars().take(LINE_WIDTH).collect();
-    if cut.len() < flat.len() {
-        cut.push('…');
-    }
-    cut
+    escape(&pi_session::view::transcript::one_line(t)).into_owned()
 }

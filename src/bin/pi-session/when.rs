@@ -32,6 +32,12 @@ pub fn transcript_zone() -> &'static Zone {
     TRANSCRIPT.get_or_init(|| Zone::new(false))
 }
 
+/// A session's ISO timestamp as a transcript shows it ([`transcript_zone`]):
+/// `2025-12-01 10:01:53 CET`; any other text as it is.
+pub fn stamp(iso: &str) -> String {
+    transcript_zone().stamp_iso(iso).unwrap_or_else(|| iso.to_owned())
+}
+
 /// Where times are shown: the system's time zone or UTC.
 #[derive(Clone, Debug)]
 pub struct Zone {
