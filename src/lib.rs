@@ -121,6 +121,7 @@ pub use source::{ReadMode, Source};
 pub use write::journal::{
     JournalUse, MAX_JOURNAL, Recovery, WriteOptions, journal_path, pending_recovery, recover, recover_with,
 };
+pub use write::message;
 pub use write::{Entropy, Writer, migrate_file, migrate_file_with, valid_session_id};
 #[cfg(test)]
 mod layering;

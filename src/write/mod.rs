@@ -43,6 +43,7 @@ mod append;
 mod branch;
 mod fs;
 pub(crate) mod journal;
+pub mod message;
 
 use crate::error::{Error, InvalidInput, Result};
 use crate::index::{EntryType, Role};

@@ -1,7 +1,62 @@
 //! The `gen` command: deterministic sessions for tests and benchmarks.
 
 use anyhow::{Context as _, Result};
+use clap::{Subcommand, ValueEnum};
 use std::io::Write;
+use std::path::PathBuf;
+
+/// `gen session --shape`: the generator's [`Mix`](pi_session::generator::Mix).
+#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
+pub(crate) enum GenShape {
+    /// About 90% small lines, two thirds of the bytes in images and big tool outputs.
+    Realistic,
+    /// Only small lines (100-600 bytes).
+    SmallEntries,
+    /// The current branch holds nearly all bytes: images and big tool outputs, no compaction.
+    ImageHeavy,
+}
+
+#[derive(Subcommand)]
+pub(crate) enum GenCmd {
+    /// One session file of about SIZE bytes (suffixes K, M, G).
+    Session {
+        /// Where to write it.
+        out: PathBuf,
+        /// Target size, e.g. 10M or 1G.
+        #[arg(long, default_value = "10M")]
+        size: String,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Only small entries (no images or big tool outputs); the same as `--shape small-entries`.
+        #[arg(long, conflicts_with = "shape")]
+        small: bool,
+        /// The shape of the content: `realistic` (the default), `small-entries`, or
+        /// `image-heavy` (the current branch holds most bytes: images and big tool outputs,
+        /// no compaction).
+        #[arg(long, value_enum, default_value_t = GenShape::Realistic)]
+        shape: GenShape,
+    },
+    /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
+    Tree {
+        /// The sessions root to create (an agent dir's `sessions/`: `gen tree DIR/sessions`,
+        /// then `ls --all --agent-dir DIR`).
+        #[arg(value_name = "SESSIONS_ROOT")]
+        root: PathBuf,
+        /// Number of session files.
+        #[arg(long, default_value_t = 1000)]
+        sessions: usize,
+        /// Number of project folders.
+        #[arg(long, default_value_t = 20)]
+        folders: usize,
+        /// Total size, e.g. 300M or 3G.
+        #[arg(long, default_value = "300M")]
+        size: String,
+        /// Random seed.
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+}
 
 /// Parse `10M`, `1G`, `512K`, `1000` (binary multiples).
 fn parse_size(s: &str) -> Result<u64> {
@@ -46,10 +101,10 @@ fn ls_hint(root: &std::path::Path) -> String {
 }
 
 /// `pi-session gen`.
-pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
+pub fn generate(g: GenCmd, out: &mut impl Write) -> Result<i32> {
     use pi_session::generator::{Mix, SessionSpec, TreeSpec, write_session, write_sessions_tree};
     match g {
-        crate::GenCmd::Session {
+        GenCmd::Session {
             out: path,
             size,
             seed,
@@ -58,9 +113,9 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
         } => {
             let mut spec = SessionSpec::new(seed, parse_size(&size)?);
             spec.mix = match (small, shape) {
-                (true, _) | (false, crate::GenShape::SmallEntries) => Mix::SmallEntries,
-                (false, crate::GenShape::Realistic) => Mix::Realistic,
-                (false, crate::GenShape::ImageHeavy) => Mix::ImageHeavy,
+                (true, _) | (false, GenShape::SmallEntries) => Mix::SmallEntries,
+                (false, GenShape::Realistic) => Mix::Realistic,
+                (false, GenShape::ImageHeavy) => Mix::ImageHeavy,
             };
             // Written as `export -o` writes: a regular file all at once, a FIFO or a
             // device (`/dev/null`, for timing) streamed into, never replaced.
@@ -78,7 +133,7 @@ pub fn generate(g: crate::GenCmd, out: &mut impl Write) -> Result<i32> {
                 st.leaf_id
             )?;
         }
-        crate::GenCmd::Tree {
+        GenCmd::Tree {
             root,
             sessions,
             folders,

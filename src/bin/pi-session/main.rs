@@ -30,7 +30,6 @@ mod flags;
 mod generate;
 mod locate;
 mod ls;
-mod message;
 mod open;
 #[cfg(feature = "parquet")]
 mod parquet;
@@ -271,7 +270,7 @@ enum Cmd {
     },
     /// Generate synthetic sessions (deterministic, for benchmarks and demos).
     #[command(subcommand)]
-    Gen(GenCmd),
+    Gen(generate::GenCmd),
     /// Print a completion script for SHELL (bash: `pi-session completions bash >
     /// ~/.local/share/bash-completion/completions/pi-session`).
     Completions {
@@ -348,59 +347,6 @@ impl Cmd {
     }
 }
 
-/// `gen session --shape`: the generator's [`Mix`](pi_session::generator::Mix).
-#[derive(Clone, Copy, PartialEq, Eq, Debug, ValueEnum)]
-pub(crate) enum GenShape {
-    /// About 90% small lines, two thirds of the bytes in images and big tool outputs.
-    Realistic,
-    /// Only small lines (100-600 bytes).
-    SmallEntries,
-    /// The current branch holds nearly all bytes: images and big tool outputs, no compaction.
-    ImageHeavy,
-}
-
-#[derive(Subcommand)]
-pub(crate) enum GenCmd {
-    /// One session file of about SIZE bytes (suffixes K, M, G).
-    Session {
-        /// Where to write it.
-        out: PathBuf,
-        /// Target size, e.g. 10M or 1G.
-        #[arg(long, default_value = "10M")]
-        size: String,
-        /// Random seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-        /// Only small entries (no images or big tool outputs); the same as `--shape small-entries`.
-        #[arg(long, conflicts_with = "shape")]
-        small: bool,
-        /// The shape of the content: `realistic` (the default), `small-entries`, or
-        /// `image-heavy` (the current branch holds most bytes: images and big tool outputs,
-        /// no compaction).
-        #[arg(long, value_enum, default_value_t = GenShape::Realistic)]
-        shape: GenShape,
-    },
-    /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
-    Tree {
-        /// The sessions root to create (an agent dir's `sessions/`: `gen tree DIR/sessions`,
-        /// then `ls --all --agent-dir DIR`).
-        #[arg(value_name = "SESSIONS_ROOT")]
-        root: PathBuf,
-        /// Number of session files.
-        #[arg(long, default_value_t = 1000)]
-        sessions: usize,
-        /// Number of project folders.
-        #[arg(long, default_value_t = 20)]
-        folders: usize,
-        /// Total size, e.g. 300M or 3G.
-        #[arg(long, default_value = "300M")]
-        size: String,
-        /// Random seed.
-        #[arg(long, default_value_t = 1)]
-        seed: u64,
-    },
-}
-
 /// Ignore `SIGXFSZ`, so that a write past `ulimit -f` fails with `EFBIG` (and the append
 /// cuts its bytes back) instead of killing the process between two `write()` calls.
 #[cfg(unix)]
@@ -457,7 +403,7 @@ fn main() {
                 0
             } else {
                 let kind = Kind::of_chain(&e);
-                let text = message(&e);
+                let text = show::error_line(&e);
                 if let Some(file) = json {
                     let _ = writeln!(io::stdout(), "{}", json_error(file.as_deref(), kind, &text));
                 }
@@ -481,28 +427,6 @@ fn json_error(file: Option<&std::path::Path>, kind: Kind, message: &str) -> Stri
         str(kind.as_str()),
         str(message)
     )
-}
-
-/// An error as one line, each cause after a `: ` (anyhow's `{:#}`), every part escaped
-/// (`pi_session::text`) unless it is already ([`show::Printable`]); an OS error without
-/// Rust's ` (os error N)`.
-fn message(e: &anyhow::Error) -> String {
-    let parts: Vec<String> = e
-        .chain()
-        .map(|c| match c.downcast_ref::<show::Printable>() {
-            Some(p) => p.text().to_owned(),
-            None => {
-                let mut t = c.to_string();
-                if let Some(code) = c.downcast_ref::<io::Error>().and_then(io::Error::raw_os_error)
-                    && let Some(cut) = t.strip_suffix(&format!(" (os error {code})"))
-                {
-                    t = cut.to_string();
-                }
-                escape(&t).into_owned()
-            }
-        })
-        .collect();
-    parts.join(": ")
 }
 
 fn run(mut cli: Cli) -> Result<i32> {

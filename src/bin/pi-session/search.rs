@@ -273,7 +273,7 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
             }
             Err(e) => {
                 // (The error names the file itself, mostly: once.)
-                let text = crate::message(&anyhow::Error::new(e));
+                let text = crate::show::error_line(&anyhow::Error::new(e));
                 let path = escape_path(&f.path);
                 let msg = if text.starts_with(&format!("{path}: ")) {
                     format!("pi-session: {text}")

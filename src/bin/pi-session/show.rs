@@ -227,3 +227,27 @@ pub(crate) fn reading(file: &Path) -> impl FnOnce(pi_session::Error) -> anyhow::
         _ => at(file)(e),
     }
 }
+
+/// An error as one line, each cause after a `: ` (anyhow's `{:#}`), every part escaped
+/// (`pi_session::text`) unless it is already ([`Printable`]); an OS error without
+/// Rust's ` (os error N)`.
+pub(crate) fn error_line(e: &anyhow::Error) -> String {
+    let parts: Vec<String> = e
+        .chain()
+        .map(|c| match c.downcast_ref::<Printable>() {
+            Some(p) => p.text().to_owned(),
+            None => {
+                let mut t = c.to_string();
+                if let Some(code) = c
+                    .downcast_ref::<std::io::Error>()
+                    .and_then(std::io::Error::raw_os_error)
+                    && let Some(cut) = t.strip_suffix(&format!(" (os error {code})"))
+                {
+                    t = cut.to_string();
+                }
+                escape(&t).into_owned()
+            }
+        })
+        .collect();
+    parts.join(": ")
+}

@@ -220,13 +220,13 @@ pub fn append(
         ));
     }
     if !raw {
-        crate::message::check(&message).map_err(|why| {
+        pi_session::message::check(&message).map_err(|why| {
             Printable::kind(
                 format!("not a message pi writes: {}; --raw appends it anyway", escape(&why)),
                 Kind::InvalidInput,
             )
         })?;
-        crate::message::fill_timestamp(&mut message);
+        pi_session::message::fill_timestamp(&mut message);
     }
     let mut full = String::new();
     let mut w = match parent {

@@ -1,10 +1,12 @@
-//! `append`'s check that a message is one pi could have written: a known `role` and the
+//! The check that a message is one pi could have written (`pi-session append`, and any
+//! face that appends a message a person gives it): a known `role` and the
 //! fields pi's types give that role (`pi-ai`'s `Message`, `pi-coding-agent`'s custom
 //! messages, 1.6.0), content blocks of the right kinds. Optional fields are not checked
 //! beyond being absent or of their type where pi reads them; unknown fields are kept, as
 //! pi keeps them.
 
-use pi_session::{JsStr, Value};
+use crate::js::string::JsStr;
+use crate::json::Value;
 
 /// The kinds of a field's value that pi's types allow.
 #[derive(Clone, Copy)]
