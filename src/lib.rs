@@ -15,24 +15,29 @@
 //! # Ok::<(), pi_session::Error>(())
 //! ```
 //!
+//! ## What to use
+//! - [`Session`]: open a file ([`Session::open`]) and ask what pi would answer: the
+//!   entries, the leaf, the branch, the tree ([`Session::tree`]), the model context
+//!   ([`Session::context`]), labels and the name; [`Session::refresh`] takes in what pi
+//!   appended since. Bodies are decoded only when asked for ([`Session::value`]).
+//! - [`Writer`]: every append pi has, forks and branched sessions, crash-safe; [`message`]
+//!   checks a message is one pi could write.
+//! - [`listing`]: pi's session lists (`list`, `listAll`, `findById`) with a cache, progress
+//!   and cancellation; [`dirs`] and [`listing::Place`] say where sessions are.
+//! - [`search`], [`usage`], [`analytics`]: what was said, what it cost, and the tables for
+//!   analytic engines (Parquet with the feature `parquet`).
+//! - [`view`]: what a person sees of sessions, for any face (the `/resume` list, the
+//!   `/tree`, a branch as a transcript); [`text`] makes strings safe to print.
+//! - [`dump`]: the oracle's report, for conformance with pi.
+//!
+//! Errors are one [`Error`] type whose [`ErrorKind`] says what went wrong and where.
+//! `internals` (feature `internals`) is plumbing for the fuzz targets and benches, not
+//! an API.
+//!
 //! ## How it reads: the house
 //! `src/` is folders that follow a session's bytes to answers, each importing only from
-//! the ones above it here (a unit test, `layering.rs`, enforces it):
-//! - `js/`: JavaScript semantics pi's results depend on (V8 numbers, dates, sort, strings);
-//! - `json/`: the byte-level JSON engine: CPU kernels, the string and structural skippers,
-//!   the one exact walker every reader uses, the full decoder ([`Value`]), `stringify`;
-//! - `source/`: the file, memory-mapped or read (same results; [`ReadMode`]);
-//! - `files/`: every write of a file, under one rule: what is not a regular file (a FIFO,
-//!   a device) is never replaced, truncated or unlinked ([`OutputFile`] for `-o`);
-//! - `index/`: per line, pi's validity test and the top-level `type`, `id`, `parentId`
-//!   spans, one record per kept line ([`EntryRec`]), skipped lines with reasons, in parallel;
-//! - `session/`: [`Session`], pi's in-memory state (migration, `byId`, labels, leaf, name),
-//!   the tree and the model context ([`Session::tree`], [`Session::context`]): walks over
-//!   the index, bodies decoded only for what the context reaches;
-//! - [`dump`]: the oracle's report, for conformance with pi; [`listing`]: pi's session
-//!   lists; `write/`: [`Writer`], appends, forks, crash-safe journal;
-//! - [`text`]: strings from files and file names made safe to print (escaped controls);
-//! - `bin/pi-session/`: the command-line tool, on the public API only.
+//! the folders below it; the list, bottom to top, is `LAYERS` in `src/layering.rs`, whose
+//! test enforces it on every `cargo test` (`docs/design.md` walks through it).
 //!
 //! Beside it, folders -> listing: [`dirs`] resolves the agent dir, the sessions root and a
 //! project's folder as pi does; [`listing`] builds pi's `SessionInfo` for every session
@@ -75,9 +80,8 @@
 #![doc = concat!("```\n", include_str!("../examples/append_message.rs"), "```")]
 #![deny(missing_docs)]
 
-// Folders, bottom to top: js, json, source, index, error, session, dump and listing, write
-// (the facade and `internals` only re-export). Each imports only from those below it, and
-// no files import each other round a circle: `layering.rs` checks it on every test run.
+// Folders, bottom to top: `LAYERS` in `layering.rs`, which checks on every test run that
+// each imports only from those below it and that no files import each other round a circle.
 pub mod analytics;
 pub mod dump;
 mod error;
