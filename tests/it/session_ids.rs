@@ -193,3 +193,33 @@ fn every_verb_that_takes_a_session_takes_the_folder_flags_of_ls() {
         .expect("run pi-session");
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
+
+/// `pi-session man --dir DIR` installs every page the main page names (#36: it referred to
+/// `pi-session-ls(1)` and others that nothing installed).
+#[test]
+fn man_installs_every_page_it_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["man", "--dir"])
+        .arg(dir.path())
+        .output()
+        .expect("run pi-session");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let main = std::fs::read_to_string(dir.path().join("pi-session.1")).expect("the main page");
+    let mut named = 0;
+    for w in main.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '\\')) {
+        // (roff writes the page names as pi\-session\-ls.)
+        let w = w.replace("\\-", "-");
+        if let Some(cmd) = w.strip_prefix("pi-session-")
+            && !cmd.is_empty()
+        {
+            assert!(
+                dir.path().join(format!("pi-session-{cmd}.1")).exists(),
+                "pi-session-{cmd}(1) is named but not installed"
+            );
+            named += 1;
+        }
+    }
+    assert!(named > 10, "the main page names the commands' pages: {named}");
+    assert!(text(&out.stdout).lines().count() > 10);
+}

@@ -279,9 +279,15 @@ enum Cmd {
     },
     /// Print the man page (roff) of pi-session, or of one of its commands
     /// (`pi-session man | man -l -`).
+    #[command(after_help = "Example: pi-session man --dir ~/.local/share/man/man1 (then `man pi-session-ls`)")]
     Man {
         /// A command: its own page.
+        #[arg(conflicts_with = "dir")]
         command: Option<String>,
+        /// Write every page (pi-session.1 and one per command, which pi-session.1 refers
+        /// to) into DIR instead; prints the files written.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
     },
 }
 
@@ -599,7 +605,10 @@ fn run(mut cli: Cli) -> Result<i32> {
             clap_complete::generate(shell, &mut Cli::command(), "pi-session", &mut out);
             0
         }
-        Cmd::Man { command } => man(command.as_deref(), &mut out)?,
+        Cmd::Man { command, dir } => match dir {
+            Some(d) => man_pages(&d, &mut out)?,
+            None => man(command.as_deref(), &mut out)?,
+        },
     };
     out.flush()?;
     Ok(code)
@@ -623,6 +632,29 @@ fn man(command: Option<&str>, out: &mut impl Write) -> Result<i32> {
         }
     };
     clap_mangen::Man::new(page).render(out)?;
+    Ok(0)
+}
+
+/// `pi-session man --dir DIR`: every page, written into DIR (made when missing).
+fn man_pages(dir: &std::path::Path, out: &mut impl Write) -> Result<i32> {
+    use clap::CommandFactory as _;
+    std::fs::create_dir_all(dir).map_err(|e| show::Printable::io("cannot make", dir, e))?;
+    let mut top = Cli::command().version(VERSION);
+    // (Built, so that clap's own `help` command, which the main page names, is there.)
+    top.build();
+    let mut pages = vec![("pi-session".to_string(), top.clone())];
+    for sub in top.get_subcommands().filter(|c| !c.is_hide_set()) {
+        let full = format!("pi-session-{}", sub.get_name());
+        pages.push((full.clone(), sub.clone().name(full).version(VERSION)));
+    }
+    for (name, page) in pages {
+        let path = dir.join(format!("{name}.1"));
+        let cannot = |e: std::io::Error| show::Printable::io("cannot write", &path, e);
+        let mut f = pi_session::OutputFile::create(&path).map_err(cannot)?;
+        clap_mangen::Man::new(page).render(&mut f).map_err(cannot)?;
+        f.finish().map_err(cannot)?;
+        writeln!(out, "{}", escape_path(&path))?;
+    }
     Ok(0)
 }
 
