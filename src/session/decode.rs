@@ -26,6 +26,7 @@ impl Session {
     ///
     /// # Errors
     /// As [`Session::value`].
+    #[doc(hidden)] // (plumbing for the Node binding, not an API)
     pub fn value_deferring(&self, pos: EntryPos, min: usize) -> Result<Value<'_>> {
         let bytes = self.check()?;
         self.decoded.fetch_add(1, Ordering::Relaxed);

@@ -653,6 +653,7 @@ impl Session {
     ///
     /// # Errors
     /// I/O errors.
+    #[doc(hidden)]
     pub fn reopen_bytes(&self) -> Result<Option<Source>> {
         if self.migration != Migration::None || self.new_header.is_some() {
             return Ok(None);
@@ -667,6 +668,7 @@ impl Session {
     }
 
     /// Let the pages of `bytes()[range]` go, as [`Session::release_pages`] does for all.
+    #[doc(hidden)]
     pub fn release_range(&self, range: std::ops::Range<usize>) {
         self.source.release(range);
     }
@@ -708,7 +710,9 @@ impl Session {
         self.entries_cache.get_or_init(|| self.list.to_vec())
     }
 
-    /// How many entries [`Session::entries`] holds.
+    /// How many entries [`Session::entries`] holds: every kept line, duplicates of an id
+    /// included (pi's `getEntries().length`). Not [`Session::entry_count`], which counts
+    /// distinct ids (pi's `getEntryCount()`); the two differ when ids repeat.
     pub fn entries_len(&self) -> usize {
         self.list.len()
     }
@@ -718,7 +722,8 @@ impl Session {
         (k < self.list.len()).then(|| self.list.get(k))
     }
 
-    /// pi's `getEntryCount()`: the number of distinct ids.
+    /// pi's `getEntryCount()`: the number of distinct ids. Not [`Session::entries_len`],
+    /// the number of entries (pi's `getEntries().length`).
     pub fn entry_count(&self) -> usize {
         self.by_id.len()
     }
@@ -739,6 +744,8 @@ impl Session {
     }
 
     /// How many entry bodies have been decoded so far (proves laziness in tests).
+    /// Plumbing for the tests, not an API.
+    #[doc(hidden)]
     pub fn decoded_count(&self) -> u64 {
         self.decoded.load(Ordering::Relaxed)
     }

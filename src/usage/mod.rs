@@ -33,6 +33,7 @@ pub(crate) mod extract;
 mod report;
 mod scan;
 mod store;
+#[cfg(any(test, feature = "internals"))]
 pub mod twin;
 
 pub use report::{
