@@ -1,7 +1,7 @@
 #!/bin/sh
 # `pi-session search` against ripgrep over a sessions root, whole process against whole
 # process, page cache warm, runs interleaved, medians; then the exactness check (the fast
-# path against its slow twin on every file, examples/profile_search_twin.rs) for the
+# path against its slow twin on every file, benches/aids/profile_search_twin.rs) for the
 # same three searches:
 #   a. a common literal:                  pi-session search handler    rg -S handler
 #   b. a case-insensitive regex:          -i 'error|fail(ed|ure)'      the same
@@ -94,7 +94,7 @@ echo "(times: medians of $runs runs, whole process, output to /dev/null; lines: 
 echo " matchingLines (lines of decoded text), rg -c summed (raw JSON lines))"
 echo
 
-echo "Exactness: the fast path against the slow twin on every file (examples/profile_search_twin.rs)"
+echo "Exactness: the fast path against the slow twin on every file (benches/aids/profile_search_twin.rs)"
 for s in a b c; do
 	case $s in
 	a) set -- handler ;;

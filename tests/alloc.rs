@@ -241,7 +241,7 @@ fn checking_small_entries_stays_under_a_twentieth_of_the_file() {
     );
     // 5% of the file, and a little for what does not grow with it (the 256 shards of
     // `byId`, a batch of hashed ids, the workers' runs in flight): on 1 GiB of the same
-    // shape the peak is 4.5% (`examples/profile_heap.rs`).
+    // shape the peak is 4.5% (`benches/aids/profile_heap.rs`).
     assert!(
         peak < size / 20 + (256 << 10),
         "{peak} bytes of heap for {size} bytes of file"
