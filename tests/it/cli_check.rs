@@ -359,3 +359,31 @@ fn context_rows_align_and_show_a_bash_command() {
         "{text}"
     );
 }
+
+/// A missing file is worded one way by every command that takes one (#36: "X: No such
+/// file…" beside "cannot open X: …"), without Rust's "(os error N)".
+#[test]
+fn a_missing_file_is_worded_the_same_by_every_command() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.jsonl");
+    let m = missing.to_str().expect("UTF-8");
+    let want = format!("pi-session: cannot open {m}: No such file or directory\n");
+    for args in [
+        vec!["show", m],
+        vec!["tree", m],
+        vec!["export", m],
+        vec!["check", m],
+        vec!["context", m],
+        vec!["dump", m],
+        vec!["usage", "--no-cache", m],
+        vec!["search", "--no-cache", "x", m],
+        vec!["label", m, "abcd", "x"],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .args(&args)
+            .output()
+            .expect("run pi-session");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), want, "{args:?}");
+    }
+}

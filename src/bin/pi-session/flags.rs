@@ -98,7 +98,7 @@ impl PlaceArgs {
         for p in named {
             let p = crate::locate::session(p, || self.resolve(None))?;
             if let Err(e) = std::fs::metadata(&p) {
-                anyhow::bail!(Printable::io("cannot read", &p, e));
+                anyhow::bail!(Printable::io("cannot open", &p, e));
             }
             v.push(p);
         }
