@@ -68,6 +68,16 @@ fn exit_codes_are_ripgreps() {
     assert_eq!((o.status.code(), o.stdout.len()), (Some(0), 0));
     let o = run(&["-q", "no such words anywhere", &branches()]);
     assert_eq!((o.status.code(), o.stdout.len()), (Some(1), 0));
+    // -L: the sessions without a match, 0 when one was printed (ripgrep's).
+    let both = [
+        branches(),
+        root().join("corpus/valid/all-entry-types.jsonl").display().to_string(),
+    ];
+    let o = run(&["-L", "-F", "parser", &both[0], &both[1]]);
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout(&o), format!("{}\n", both[1]));
+    let o = run(&["-L", "-F", "parser", &both[0]]);
+    assert_eq!((o.status.code(), o.stdout.len()), (Some(1), 0));
     // An error and a match: still 0, the error on stderr (ripgrep's -q).
     let o = run(&["-q", "parser", &branches(), &not.display().to_string()]);
     assert_eq!((o.status.code(), o.stdout.len()), (Some(0), 0));

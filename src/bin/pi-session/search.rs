@@ -62,6 +62,10 @@ pub struct SearchArgs {
     /// Print only the sessions that have a match.
     #[arg(short = 'l', long, conflicts_with = "count")]
     files_with_matches: bool,
+    /// Print only the sessions that have no match (ripgrep's -L); exit 0 when one was
+    /// printed.
+    #[arg(short = 'L', long, conflicts_with_all = ["files_with_matches", "count", "quiet"])]
+    files_without_match: bool,
     /// Print nothing (no progress bar either), stop at the first match, and exit 0 when
     /// there was one, even after errors (ripgrep's -q).
     #[arg(short = 'q', long)]
@@ -245,6 +249,8 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
         json: a.json,
         mode: if a.files_with_matches {
             Mode::Files
+        } else if a.files_without_match {
+            Mode::Without
         } else if a.count {
             Mode::Count
         } else {
@@ -284,7 +290,26 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
                 totals.errors += 1;
                 ControlFlow::Continue(())
             }
+            Ok(hits) if hits.is_empty() && printer.mode == Mode::Without => {
+                totals.without += 1;
+                let mut buf = Vec::new();
+                printer.session(info, &[], first, &mut buf);
+                first = false;
+                bar.before_output();
+                match bar.suspend(|| out.write_all(&buf).and_then(|()| out.flush())) {
+                    Ok(()) => ControlFlow::Continue(()),
+                    Err(e) => {
+                        failure = Some(e);
+                        ControlFlow::Break(())
+                    }
+                }
+            }
             Ok(hits) if hits.is_empty() => ControlFlow::Continue(()),
+            Ok(hits) if printer.mode == Mode::Without => {
+                totals.sessions += 1;
+                totals.lines += hits.iter().map(Hit::match_count).sum::<usize>();
+                ControlFlow::Continue(())
+            }
             Ok(_) if a.quiet => {
                 totals.sessions += 1;
                 ControlFlow::Break(())
@@ -346,6 +371,8 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
     }
     Ok(if errors > 0 {
         2
+    } else if printer.mode == Mode::Without {
+        if totals.without > 0 { 0 } else { 1 }
     } else if totals.sessions > 0 {
         0
     } else {
@@ -359,12 +386,16 @@ struct Totals {
     sessions: usize,
     lines: usize,
     errors: usize,
+    /// Sessions printed by -L (no match).
+    without: usize,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
     Lines,
     Files,
+    /// -L: the sessions without a match.
+    Without,
     Count,
 }
 
@@ -434,7 +465,7 @@ impl Printer {
                 id.as_deref().map_or("null".into(), js)
             );
             match self.mode {
-                Mode::Files => {
+                Mode::Files | Mode::Without => {
                     let _ = writeln!(buf, "{{\"type\":\"session\",{head},\"matchingLines\":{lines}}}");
                 }
                 Mode::Count => {
@@ -452,7 +483,7 @@ impl Printer {
         }
         let mut s = String::new();
         match self.mode {
-            Mode::Files => {
+            Mode::Files | Mode::Without => {
                 self.paint(&escape_path(&info.path), PATH, &mut s);
                 s.push('\n');
             }
