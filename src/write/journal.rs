@@ -12,7 +12,7 @@
 //!    journal `.<file name>.append` in the same folder: the length before the append, the
 //!    length of the line, and its first (up to 2 KiB) and last (up to 64) bytes.
 //! 3. The line is written with one `O_APPEND` `write()`. When the file does not end with a
-//!    newline (a torn line someone else left) and stays so while it stops growing (10 ms
+//!    newline (a torn line someone else left) and stays so while it stops growing (50 ms
 //!    without a change: it is not a pi write of several pages seen half done), the newline
 //!    that completes it goes first, in the same `write()`, so the line can never be glued
 //!    onto foreign bytes.
