@@ -406,16 +406,21 @@ fn label_target(line: &[u8]) -> Option<String> {
 
 /// The labelled entry of each label hit ([`Hit::target_id`]), from the label's line that
 /// `line_of` gives (the map path holds only the searched strings: it reads the line then).
-pub(crate) fn fill_label_targets(hits: &mut [Hit], mut line_of: impl FnMut(&Hit) -> Option<Vec<u8>>) {
+pub(crate) fn fill_label_targets<'b>(
+    hits: &mut [Hit],
+    mut line_of: impl FnMut(&Hit) -> Option<std::borrow::Cow<'b, [u8]>>,
+) {
     for h in hits.iter_mut().filter(|h| h.field == FieldKind::Label) {
         h.target_id = line_of(h).and_then(|l| label_target(&l));
     }
 }
 
 /// The line that starts at `offset` in `bytes` (without its line break).
-pub(crate) fn line_in(bytes: &[u8], offset: u64) -> Option<Vec<u8>> {
+pub(crate) fn line_in(bytes: &[u8], offset: u64) -> Option<std::borrow::Cow<'_, [u8]>> {
     let rest = bytes.get(usize::try_from(offset).ok()?..)?;
-    Some(rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())].to_vec())
+    Some(std::borrow::Cow::Borrowed(
+        &rest[..memchr::memchr(b'\n', rest).unwrap_or(rest.len())],
+    ))
 }
 
 fn id_text(b: &[u8]) -> String {
@@ -564,7 +569,9 @@ fn search_stored(path: &Path, q: &Query, stamp: Stamp, m: &[u8]) -> Option<(Vec<
             rest = more;
         }
         let mut hits = plan.search(q, &chunks)?;
-        fill_label_targets(&mut hits, |h| read_line_at(&file, h.offset.0));
+        fill_label_targets(&mut hits, |h| {
+            read_line_at(&file, h.offset.0).map(std::borrow::Cow::Owned)
+        });
         let id = if hits.is_empty() { None } else { header_id_in(&file) };
         same(&file).then_some((hits, id))
     })();
@@ -712,7 +719,7 @@ fn search_entries(s: &Session, q: &Query, positions: &[EntryPos]) -> Result<Vec<
             return Err(changed(s));
         }
     }
-    fill_label_targets(&mut hits, |h| Some(s.raw(h.entry).to_vec()));
+    fill_label_targets(&mut hits, |h| Some(std::borrow::Cow::Borrowed(s.raw(h.entry))));
     Ok(hits)
 }
 
