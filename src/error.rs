@@ -57,6 +57,12 @@ pub enum InvalidInput {
         /// pi's message.
         message: String,
     },
+    /// An argument of a type pi's method cannot take (pi throws a `TypeError`, V8's
+    /// message here).
+    Type {
+        /// V8's message.
+        message: String,
+    },
     /// An entry given as text ([`crate::Writer::append_line`]) that is not one JSON
     /// object on one line.
     Entry {
@@ -72,7 +78,9 @@ impl std::fmt::Display for InvalidInput {
                 f,
                 "session id {id:?} must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character"
             ),
-            InvalidInput::Edit { message } | InvalidInput::Entry { message } => f.write_str(message),
+            InvalidInput::Edit { message } | InvalidInput::Entry { message } | InvalidInput::Type { message } => {
+                f.write_str(message)
+            }
         }
     }
 }
@@ -232,6 +240,8 @@ impl Error {
         match &*self.0 {
             ErrorKind::NotASession { .. } => "Error: Session file is not a valid pi session: <session-file>".into(),
             ErrorKind::EntryNotFound { id } => format!("Error: Entry {id} not found"),
+            ErrorKind::InvalidInput(what @ InvalidInput::Type { .. }) => format!("TypeError: {what}"),
+            ErrorKind::InvalidInput(InvalidInput::SessionId { .. }) => "Error: Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character".into(),
             ErrorKind::InvalidInput(what) => format!("Error: {what}"),
             ErrorKind::PiThrows { pi_message, .. } => pi_message.clone(),
             ErrorKind::TreeExplodes { occurrences, .. } => {

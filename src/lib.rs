@@ -119,6 +119,7 @@ pub use session::entry::{
     EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,
     UsageEntry,
 };
+pub use session::migrate::{Change, Migrated, MigrationEdit, migrate_entries};
 pub use session::tree::Tree;
 pub use session::{FileChange, Migration, OpenOptions, Refresh, Session, V1Ids, key_from_value};
 pub use source::{ReadMode, Source};
@@ -126,7 +127,10 @@ pub use write::journal::{
     JournalUse, MAX_JOURNAL, Recovery, WriteOptions, journal_path, pending_recovery, recover, recover_with,
 };
 pub use write::message;
-pub use write::{Entropy, Writer, migrate_file, migrate_file_with, valid_session_id};
+pub use write::{
+    Append, Appended, Branched, Entropy, Members, NewSession, Relinked, Writer, migrate_file, migrate_file_with,
+    valid_session_id,
+};
 #[cfg(test)]
 mod layering;
 

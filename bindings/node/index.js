@@ -5,15 +5,15 @@
 // Reading: an entry of a file becomes a JavaScript object (made by the native side from
 // its decoded value) only when a method hands it out, and is kept, so one entry is one
 // object for the session's life.
-// Writing: each new entry is built here as pi builds it and kept (the caller's message
-// object stays the entry's `message`, as in pi); the native side gets its
-// `JSON.stringify` text, so a file is byte for byte what pi writes, and indexes it.
+// Writing: the native side builds each new entry as pi builds it, from the caller's
+// arguments as `JSON.stringify` writes them, writes it and indexes it, and says which of
+// its members are the caller's arguments: the entry kept here holds the caller's objects
+// there (the message appended stays the entry's `message`, as in pi). No rule of pi's is
+// written here: entries, headers, branching, migration and paths are the library's.
 
-const { randomBytes, randomUUID } = require('node:crypto')
 const { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } = require('node:fs')
-const { constants: osConstants, homedir } = require('node:os')
-const { isAbsolute, join, posix, resolve, win32 } = require('node:path')
-const { fileURLToPath } = require('node:url')
+const { constants: osConstants } = require('node:os')
+const { resolve } = require('node:path')
 const native = require('./native.js')
 
 const CURRENT_SESSION_VERSION = 3
@@ -34,7 +34,7 @@ function piError(e) {
     err.path = io[3]
     return err
   }
-  const m = /^(Error|TypeError|RangeError|SyntaxError): ([\s\S]*)$/.exec(e && e.message)
+  const m = /^(Error|TypeError|RangeError|SyntaxError|URIError): ([\s\S]*)$/.exec(e && e.message)
   if (!m) return e
   return new globalThis[m[1]](m[2])
 }
@@ -78,41 +78,43 @@ function made(f) {
   }
 }
 
-/** pi's `normalizePath` (utils/paths.js) on POSIX: `~`, `~/...` and `file://` URLs. */
+/** A native call, its errors made pi's (node's, for a `file://` URL node refuses). */
+function call(f) {
+  try {
+    return f()
+  } catch (e) {
+    const node = /^(TypeError) \[(\w+)\]: ([\s\S]*)$/.exec(e?.message)
+    if (node) {
+      const err = new globalThis[node[1]](node[3])
+      err.code = node[2]
+      throw err
+    }
+    throw piError(e)
+  }
+}
+
+/** pi's `normalizePath` (utils/paths.js): `~`, `~/...` and `file://` URLs. */
 function normalizePath(input) {
-  if (input === '~') return homedir()
-  if (input.startsWith('~/')) return join(homedir(), input.slice(2))
-  if (/^file:\/\//.test(input)) return fileURLToPath(input)
-  return input
+  return call(() => native.normalizePath(input))
 }
 
 /** pi's `resolvePath`: normalized, then absolute against `baseDir`. */
-function resolvePath(input, baseDir = process.cwd()) {
-  const n = normalizePath(input)
-  return isAbsolute(n) ? resolve(n) : resolve(normalizePath(baseDir), n)
+function resolvePath(input, baseDir) {
+  return call(() => native.resolvePath(input, baseDir ?? null))
 }
 
-/** pi's `pathsEqual`: the same absolute path (case-folded on Windows). */
+/** pi's `pathsEqual`: the same absolute path. */
 function pathsEqual(a, b) {
-  const api = process.platform === 'win32' ? win32 : posix
-  const key = (p) => (api === win32 ? api.resolve(p).toLowerCase() : api.resolve(p))
-  return key(a) === key(b)
+  return native.pathsEqual(a, b)
 }
 
-/** pi's agent folder: `PI_CODING_AGENT_DIR`, else `~/.pi/agent`. */
-function getAgentDir() {
-  const env = process.env.PI_CODING_AGENT_DIR
-  return env ? normalizePath(env) : join(homedir(), '.pi', 'agent')
-}
-
-/** pi's folder for one project's sessions: `<agent>/sessions/--<cwd with - for / \\ :>--`. */
-function getDefaultSessionDirPath(cwd, agentDir = getAgentDir()) {
-  const safe = `--${resolvePath(cwd).replace(/^[/\\]/, '').replace(/[/\\:]/g, '-')}--`
-  return join(resolvePath(agentDir), 'sessions', safe)
+/** pi's project folder of sessions for `cwd` (`getDefaultSessionDirPath`). */
+function getDefaultSessionDirPath(cwd, agentDir) {
+  return call(() => native.defaultSessionDirPath(cwd, agentDir ?? null))
 }
 
 /** pi's `getDefaultSessionDir(cwd, agentDir?)`: that folder, created when missing. */
-function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
+function getDefaultSessionDir(cwd, agentDir) {
   const dir = getDefaultSessionDirPath(cwd, agentDir)
   if (!existsSync(dir)) mkdirSync(dir, { recursive: true })
   return dir
@@ -120,30 +122,11 @@ function getDefaultSessionDir(cwd, agentDir = getAgentDir()) {
 
 /** pi's `assertValidSessionId`, with pi's message. */
 function assertValidSessionId(id) {
-  if (!/^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$/.test(id)) {
-    throw new Error(
-      "Session id must be non-empty, contain only alphanumeric characters, '-', '_', and '.', and start and end with an alphanumeric character",
-    )
+  try {
+    native.assertValidSessionId(String(id))
+  } catch (e) {
+    throw piError(e)
   }
-}
-
-/** A UUIDv7 (pi's session ids): 48 bits of Unix ms, then random bits. */
-function uuidv7() {
-  const b = randomBytes(16)
-  b.writeUIntBE(Date.now(), 0, 6)
-  b[6] = 0x70 | (b[6] & 0x0f)
-  b[8] = 0x80 | (b[8] & 0x3f)
-  const h = b.toString('hex')
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
-}
-
-/** pi's `generateId`: 8 hex digits of a random UUID that `taken` does not hold. */
-function generateId(taken) {
-  for (let i = 0; i < 100; i++) {
-    const id = randomUUID().slice(0, 8)
-    if (!taken(id)) return id
-  }
-  return randomUUID()
 }
 
 /**
@@ -444,42 +427,37 @@ function endsWithNewline(path) {
   }
 }
 
-/** pi's version 1 to 3 migrations of entries held in memory (in place; true if any ran). */
+/**
+ * pi's version 1 to 3 migrations of entries held in memory, in place; true if any ran.
+ * The native side says what changes (`migrate_entries` of the library); they are made here
+ * to the caller's own objects.
+ */
 function migrateToCurrentVersion(entries) {
-  const header = entries.find((e) => e.type === 'session')
-  const version = header?.version ?? 1
-  if (version >= CURRENT_SESSION_VERSION) return false
-  if (version < 2) {
-    // Version 1 had no tree: each entry gets an id and the one before it as parent; a
-    // compaction's `firstKeptEntryIndex` becomes the id of the entry at that index.
-    const ids = new Set()
-    let prev = null
-    for (const e of entries) {
-      if (e.type === 'session') {
-        e.version = 2
-        continue
-      }
-      e.id = generateId((id) => ids.has(id))
-      e.parentId = prev
-      prev = e.id
-      if (e.type === 'compaction' && typeof e.firstKeptEntryIndex === 'number') {
-        const target = entries[e.firstKeptEntryIndex]
-        if (target && target.type !== 'session') e.firstKeptEntryId = target.id
-        delete e.firstKeptEntryIndex
-      }
-    }
+  const { edits, ran, thrown } = native.migrationEdits(JSON.stringify(entries))
+  for (const { at, path, value, remove } of edits) {
+    let object = entries[at]
+    for (const key of path.slice(0, -1)) object = object[key]
+    const key = path[path.length - 1]
+    if (remove) delete object[key]
+    else object[key] = value
   }
-  if (version < 3) {
-    // Version 2 called custom messages `hookMessage`.
-    for (const e of entries) {
-      if (e.type === 'session') {
-        e.version = 3
-      } else if (e.type === 'message' && e.message && e.message.role === 'hookMessage') {
-        e.message.role = 'custom'
-      }
-    }
+  if (thrown != null) throw piError(new Error(thrown))
+  return ran
+}
+
+/**
+ * The object pi's method made, from what the native side made of `args` (see
+ * `appendCall` in src/lib.rs): the members in pi's order, the caller's own values where
+ * they are its arguments, the line's values elsewhere.
+ */
+function assemble(made, args) {
+  const line = JSON.parse(made.line)
+  const object = {}
+  for (let i = 0; i < made.keys.length; i++) {
+    const key = made.keys[i]
+    object[key] = made.args[i] === null ? line[key] : args[made.args[i]]
   }
-  return true
+  return object
 }
 
 /** A way into a new `SessionManager` for a native session made before it. */
@@ -587,25 +565,13 @@ class SessionManager {
   }
 
   #newSession(options, explicitFile) {
-    if (options?.id !== undefined) assertValidSessionId(options.id)
-    const id = options?.id ?? uuidv7()
-    const timestamp = new Date().toISOString()
-    const header = {
-      type: 'session',
-      version: CURRENT_SESSION_VERSION,
-      id,
-      timestamp,
-      cwd: this.#cwd,
-      parentSession: options?.parentSession,
-    }
-    if (this.#persist) {
-      this.#file = explicitFile ?? join(this.getSessionDir(), `${timestamp.replace(/[:.]/g, '-')}_${id}.jsonl`)
-    }
     if (!this.#native) {
       this.#native = made(() => native.NativeSession.fresh(this.#cwd, this.#dir ?? '', this.#persist))
     }
-    this.#native.startSession(JSON.stringify(header), this.#persist ? this.#file : null)
-    this.#sessionId = id
+    const args = { id: options?.id, parentSession: options?.parentSession }
+    const header = assemble(this.#native.newSession(JSON.stringify(args), explicitFile ?? null), args)
+    if (this.#persist) this.#file = this.#native.file() ?? undefined
+    this.#sessionId = header.id
     this.#header = header
     this.#entries = []
     return this.#file
@@ -701,15 +667,6 @@ class SessionManager {
       if (id === null) this.#native.resetLeaf()
       else this.#native.setLeaf(JSON.stringify(id))
     }
-  }
-
-  #newId() {
-    return generateId((id) => this.#has(id))
-  }
-
-  /** The head of most entries: type, a new id, the leaf as parent, the time. */
-  #head(type) {
-    return { type, id: this.#newId(), parentId: this.getLeafId(), timestamp: new Date().toISOString() }
   }
 
   /** Create a new session (written once it holds a user or assistant message). */
@@ -952,129 +909,72 @@ class SessionManager {
 
   // ----- writing: pi's appends, each returning what pi's returns ------------------------
 
+  /**
+   * pi's append `method` with `args` (by parameter name): the native side builds the entry
+   * as pi's method does, checks it, writes it and moves the leaf to it, and says which of
+   * its members are the caller's arguments. The entry kept holds the caller's values
+   * there (as pi's does: `getEntries()` hands back the very `message` object appended)
+   * and the line's values everywhere else. A failed write leaves the session as it was.
+   */
+  #call(method, args) {
+    const r = this.#native.appendCall(method, JSON.stringify(args))
+    const entry = assemble(r, args)
+    const n = this.#native.entryLen()
+    if (r.anew) this.#entries = new Array(n)
+    else this.#entries.length = n
+    if (r.number != null) this.#entries[r.number] = entry
+    return entry
+  }
+
   /** Append a message as a child of the leaf, which moves to it. Returns its id. */
   appendMessage(message) {
-    const entry = { ...this.#head('message'), message }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendMessage', { message }).id
   }
 
   appendThinkingLevelChange(thinkingLevel) {
-    const entry = { ...this.#head('thinking_level_change'), thinkingLevel }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendThinkingLevelChange', { thinkingLevel }).id
   }
 
   appendModelChange(provider, modelId) {
-    const entry = { ...this.#head('model_change'), provider, modelId }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendModelChange', { provider, modelId }).id
   }
 
   /** Usage outside the model's context. Returns the entry itself, as pi does. */
   appendUsage(kind, provider, model, usage, note) {
-    const entry = { ...this.#head('usage'), kind, provider, model, usage, ...(note ? { note } : {}) }
-    this.#appendEntry(entry)
-    return entry
+    return this.#call('appendUsage', { kind, provider, model, usage, note })
   }
 
   /** A compaction: it records the system message in force, as pi's does. */
   appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook, usage) {
-    const timestamp = new Date().toISOString()
-    const systemMessage = this.#native.systemMessage()
-    const id = this.#newId()
-    const entry = {
-      type: 'compaction',
-      id,
-      parentId: this.getLeafId(),
-      timestamp,
-      summary,
-      firstKeptEntryId: firstKeptEntryId ?? id,
-      tokensBefore,
-      details,
-      usage,
-      fromHook,
-      ...(systemMessage ? { systemMessage: { ...systemMessage, timestamp: new Date(timestamp).getTime() } } : {}),
-    }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendCompaction', { summary, firstKeptEntryId, tokensBefore, details, fromHook, usage }).id
   }
 
   appendCustomEntry(customType, data) {
-    const { type, ...head } = this.#head('custom')
-    const entry = { type, customType, data, ...head }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendCustomEntry', { customType, data }).id
   }
 
   /** A display name: runs of line breaks become one space, then trimmed. */
   appendSessionInfo(name) {
-    const entry = { ...this.#head('session_info'), name: name.replace(/[\r\n]+/g, ' ').trim() }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendSessionInfo', { name }).id
   }
 
   appendCustomMessageEntry(customType, content, display, details) {
-    const { type, ...head } = this.#head('custom_message')
-    const entry = { type, customType, content, display, details, ...head }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendCustomMessageEntry', { customType, content, display, details }).id
   }
 
   /** A branch-local edit of an earlier entry's model-visible content (`null`: drop it). */
   appendContextEdit(targetId, replacement) {
-    if (
-      replacement !== null &&
-      (typeof replacement !== 'object' ||
-        !('content' in replacement) ||
-        (typeof replacement.content !== 'string' && !Array.isArray(replacement.content)))
-    ) {
-      throw new Error('Context edit replacement must be null or contain string/array content')
-    }
-    const target = this.getEntry(targetId)
-    if (!target) throw new Error(`Entry ${targetId} not found`)
-    if (!this.getBranch().some((e) => e.id === targetId)) {
-      throw new Error(`Entry ${targetId} is not on the active branch`)
-    }
-    const role = target.type === 'message' ? target.message.role : 'custom'
-    const editable =
-      target.type === 'custom_message' || (target.type === 'message' && (role === 'user' || role === 'assistant' || role === 'toolResult'))
-    if (!editable) throw new Error(`Entry ${targetId} does not contribute editable model content`)
-    const normalized =
-      replacement !== null && (role === 'assistant' || role === 'toolResult') && typeof replacement.content === 'string'
-        ? { content: [{ type: 'text', text: replacement.content }] }
-        : replacement
-    const entry = { ...this.#head('context_edit'), targetId, replacement: normalized }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendContextEdit', { targetId, replacement }).id
   }
 
   /** Set a label on an entry (`undefined` or `''` clears it). */
   appendLabelChange(targetId, label) {
-    if (!this.#has(targetId)) throw new Error(`Entry ${targetId} not found`)
-    const entry = { ...this.#head('label'), targetId, label }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('appendLabelChange', { targetId, label }).id
   }
 
   /** Move the leaf back to `branchFromId` (`null`: before the first entry) and record there a summary of the branch left. */
   branchWithSummary(branchFromId, summary, details, fromHook, usage) {
-    if (branchFromId !== null && !this.#has(branchFromId)) throw new Error(`Entry ${branchFromId} not found`)
-    const fromId = this.getLeafId() ?? 'root'
-    this.#moveLeaf(branchFromId, this.#keys())
-    const entry = {
-      type: 'branch_summary',
-      id: this.#newId(),
-      parentId: branchFromId,
-      timestamp: new Date().toISOString(),
-      fromId,
-      summary,
-      details,
-      usage,
-      fromHook,
-    }
-    this.#appendEntry(entry)
-    return entry.id
+    return this.#call('branchWithSummary', { branchFromId, summary, details, fromHook, usage }).id
   }
 
   /**
@@ -1082,33 +982,16 @@ class SessionManager {
    * file when persisting. Returns that file, or `undefined` for an in-memory session.
    */
   createBranchedSession(leafId) {
-    const leaf = leafId ?? this.getLeafId()
-    if (leaf == null || !this.#has(leaf)) throw new Error(`Entry ${leafId} not found`)
-    // The entries kept are copies of the objects held now (members set to `undefined`
-    // stay), re-chained as the native side re-chains them in the file.
-    const kept = this.getBranch(leaf).filter((e) => e.type !== 'label')
-    const labelTarget = new Map()
-    {
-      let pending = []
-      for (const e of this.getBranch(leaf)) {
-        if (e.type === 'label') pending.push(e.id)
-        else {
-          for (const id of pending) labelTarget.set(id, e.id)
-          pending = []
-        }
-      }
-    }
-    const file = this.#native.createBranchedSession(String(leaf))
+    // The objects of the path now: each entry kept is a copy of its own, with the
+    // members the native side relinked.
+    const path = this.getBranch(leafId)
+    const leaf = path.length > 0 ? path[path.length - 1].id : leafId
+    const { file, kept } = this.#native.createBranchedSession(String(leaf))
     this.#entries = new Array(this.#native.entryLen())
-    let parentId = null
     for (let k = 0; k < kept.length && k < this.#entries.length; k++) {
-      const e = kept[k]
-      const copy = { ...e, parentId }
-      if (e.type === 'compaction') {
-        copy.firstKeptEntryId = e.firstKeptEntryId === e.id ? e.id : (labelTarget.get(e.firstKeptEntryId) ?? e.firstKeptEntryId)
-      }
+      const copy = { ...path[kept[k].at], parentId: kept[k].parentId }
+      if (kept[k].compaction) copy.firstKeptEntryId = kept[k].firstKeptEntryId
       this.#entries[k] = copy
-      parentId = e.id
     }
     const header = this.#native.header()
     if (!this.#persist && header && !('parentSession' in header)) header.parentSession = undefined

@@ -186,11 +186,6 @@ pub fn is_js_space(c: char) -> bool {
     )
 }
 
-/// JavaScript's `String.prototype.trim()`.
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(is_js_space)
-}
-
 /// JavaScript's `trim()` on WTF-8 bytes (lone surrogates are never white space).
 pub fn js_trim_wtf8(b: &[u8]) -> &[u8] {
     let is_space = |cp: u32| char::from_u32(cp).is_some_and(is_js_space);

@@ -13,8 +13,9 @@
 //!   `$PI_CODING_AGENT_SESSION_DIR` (PiG: `$PIG_CODING_AGENT_SESSION_DIR`) when non-empty,
 //!   else a non-empty string `sessionDir` in `<agent dir>/settings.json`; `~` expanded.
 //!
-//! Not covered: project-level `.pi/settings.json` overrides, `file://` URLs and Windows
-//! drive paths in these settings (pi converts them; pi-session takes them literally).
+//! A path that starts with `file://` is a URL, made a path as node's `fileURLToPath` makes
+//! it ([`file_url_to_path`]). Not covered: project-level `.pi/settings.json` overrides and
+//! Windows drive paths (pi converts them; pi-session takes them literally).
 
 use crate::files::TEMP_PREFIX;
 use std::ffi::OsString;
@@ -87,16 +88,30 @@ impl Env {
         })
     }
 
-    /// pi's `normalizePath`: `~` and `~/…` expanded, nothing else.
+    /// pi's `normalizePath`: `~` and `~/…` expanded, a `file://` URL made a path; a URL
+    /// that node's `fileURLToPath` refuses stays as it is (see [`Env::try_normalize_path`]).
     pub fn normalize_path(&self, p: &Path) -> PathBuf {
+        self.try_normalize_path(p).unwrap_or_else(|_| p.to_path_buf())
+    }
+
+    /// pi's `normalizePath`, with the error node's `fileURLToPath` throws for a `file://`
+    /// URL it refuses (`TypeError [ERR_INVALID_FILE_URL_HOST]: ...`).
+    ///
+    /// # Errors
+    /// The URL's host is neither empty nor `localhost`, its path holds an encoded `/` or a
+    /// `%` that starts no UTF-8 escape, or it is no URL; the text is node's.
+    pub fn try_normalize_path(&self, p: &Path) -> Result<PathBuf, String> {
         let s = p.as_os_str().as_encoded_bytes();
+        if s.starts_with(b"file://") {
+            return file_url_to_path(&String::from_utf8_lossy(s));
+        }
         if s == b"~" {
-            return self.home.clone();
+            return Ok(self.home.clone());
         }
         if let Some(rest) = s.strip_prefix(b"~/") {
-            return join_resolved(&self.home, Path::new(&*String::from_utf8_lossy(rest)));
+            return Ok(join_resolved(&self.home, Path::new(&*String::from_utf8_lossy(rest))));
         }
-        p.to_path_buf()
+        Ok(p.to_path_buf())
     }
 
     /// pi's `resolvePath`: [`Env::normalize_path`], then node's `path.resolve` against cwd.
@@ -175,6 +190,111 @@ impl Env {
         };
         ra == rb
     }
+}
+
+/// node's `url.fileURLToPath(url)` on POSIX, for a `url` that starts with `file://`: the
+/// WHATWG URL parse of a file URL (tabs and line breaks dropped, `\\` as `/`, `.` and `..`
+/// segments folded, query and fragment cut off, a host of `localhost` dropped), then the
+/// path percent-decoded as `decodeURIComponent` decodes it. Errors carry node's text.
+///
+/// ```
+/// use pi_session::listing::dirs::file_url_to_path;
+/// assert_eq!(file_url_to_path("file:///home/u/my%20notes/../a.jsonl?x#y").unwrap(), std::path::PathBuf::from("/home/u/a.jsonl"));
+/// assert!(file_url_to_path("file://example.com/a").unwrap_err().contains("ERR_INVALID_FILE_URL_HOST"));
+/// ```
+///
+/// # Errors
+/// As [`Env::try_normalize_path`].
+pub fn file_url_to_path(url: &str) -> Result<PathBuf, String> {
+    let invalid = || "TypeError [ERR_INVALID_URL]: Invalid URL".to_string();
+    let trimmed = url.trim_matches(|c: char| c <= ' ');
+    let text: String = trimmed.chars().filter(|c| !matches!(c, '\t' | '\n' | '\r')).collect();
+    let rest = text.strip_prefix("file:").ok_or_else(invalid)?;
+    // `file:` then two slashes (either way round): the host, up to the next slash, `?` or `#`.
+    let rest = rest.trim_start_matches(['/', '\\']);
+    let skipped = text.len() - "file:".len() - rest.len();
+    let (host, path) = if skipped == 2 {
+        let end = rest.find(['/', '\\', '?', '#']).unwrap_or(rest.len());
+        (&rest[..end], &rest[end..])
+    } else {
+        // `file:///x`: no host; more slashes are empty segments of the path.
+        ("", &text["file:".len() + 2..])
+    };
+    let drive = |h: &str| {
+        let b = h.as_bytes();
+        b.len() == 2 && b[0].is_ascii_alphabetic() && matches!(b[1], b':' | b'|')
+    };
+    let mut segments_text = String::new();
+    if drive(host) {
+        // A Windows drive letter where the host would be is the path's first segment
+        // (`C|` written `C:`).
+        segments_text.push('/');
+        segments_text.push_str(&host[..1]);
+        segments_text.push(':');
+    } else if !host.is_empty() {
+        let decoded = percent_decode(host).ok_or_else(invalid)?;
+        let host = String::from_utf8(decoded).map_err(|_| invalid())?.to_ascii_lowercase();
+        let forbidden = |c: char| c <= ' ' || "#%/:<>?@[\\]^|\u{7f}".contains(c);
+        // (An IPv6 address in brackets is a host, not localhost.)
+        let ipv6 = host.starts_with('[') && host.ends_with(']');
+        if !ipv6 && host.chars().any(forbidden) {
+            return Err(invalid());
+        }
+        if host != "localhost" {
+            return Err(format!(
+                "TypeError [ERR_INVALID_FILE_URL_HOST]: File URL host must be \"localhost\" or empty on {}",
+                std::env::consts::OS
+            ));
+        }
+    }
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    segments_text.push_str(path);
+    let mut segments: Vec<&str> = Vec::new();
+    let parts: Vec<&str> = segments_text.split(['/', '\\']).skip(1).collect();
+    for (i, seg) in parts.iter().enumerate() {
+        let last = i + 1 == parts.len();
+        let lower = seg.to_ascii_lowercase();
+        if matches!(lower.as_str(), "." | "%2e") {
+            if last {
+                segments.push("");
+            }
+        } else if matches!(lower.as_str(), ".." | ".%2e" | "%2e." | "%2e%2e") {
+            segments.pop();
+            if last {
+                segments.push("");
+            }
+        } else {
+            segments.push(seg);
+        }
+    }
+    let pathname = format!("/{}", segments.join("/"));
+    if pathname.to_ascii_lowercase().contains("%2f") {
+        return Err(
+            "TypeError [ERR_INVALID_FILE_URL_PATH]: File URL path must not include encoded / characters".into(),
+        );
+    }
+    let malformed = || "URIError: URI malformed".to_string();
+    let decoded = percent_decode(&pathname).ok_or_else(malformed)?;
+    String::from_utf8(decoded).map(PathBuf::from).map_err(|_| malformed())
+}
+
+/// `%XX` escapes decoded; `None` when a `%` starts no escape.
+fn percent_decode(s: &str) -> Option<Vec<u8>> {
+    let b = s.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let hex = b.get(i + 1..i + 3)?;
+            let v = u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?;
+            out.push(v);
+            i += 3;
+        } else {
+            out.push(b[i]);
+            i += 1;
+        }
+    }
+    Some(out)
 }
 
 /// The sessions root of an agent dir: `<agent dir>/sessions`.

@@ -211,3 +211,237 @@ pub fn rewrite_text(s: &Session) -> Result<Vec<u8>> {
     }
     Ok(out)
 }
+
+/// One change pi's migration makes to an entry held in memory: at entry `at` of the array,
+/// the member at `path` (`["message", "role"]`) gets `change`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MigrationEdit {
+    /// The entry's place in the array.
+    pub at: usize,
+    /// The member's path from the entry.
+    pub path: &'static [&'static str],
+    /// What becomes of it.
+    pub change: Change,
+}
+
+/// What pi's migration does to a member.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Assigned this value.
+    Set(Value<'static>),
+    /// Assigned `undefined` (the key stays; JSON leaves it out).
+    SetUndefined,
+    /// Deleted.
+    Delete,
+}
+
+/// What [`migrate_entries`] found pi's migration does.
+#[derive(Debug)]
+pub struct Migrated {
+    /// The changes, in pi's order.
+    pub edits: Vec<MigrationEdit>,
+    /// Whether a migration applied (pi's `migrateToCurrentVersion` returns it).
+    pub ran: bool,
+    /// What pi throws, after making `edits` (its changes are in place when it throws).
+    pub thrown: Option<crate::Error>,
+}
+
+/// pi's `migrateSessionEntries(entries)` (its `migrateToCurrentVersion`) over entries held
+/// in memory, as the changes it makes to them, in pi's order (the caller applies them to
+/// its own objects). The header is the first entry of type `session`, wherever it is;
+/// version 1 gives every other entry an id from `uuid4` (pi's `generateId` over a set it
+/// never adds to) and the one before it as parent, and a compaction's
+/// `firstKeptEntryIndex` (an index into `entries`) becomes `firstKeptEntryId`; below
+/// version 3, `hookMessage` roles become `custom`. The same rules on a file are
+/// [`Session`]'s migration on open.
+///
+/// pi throws ([`ErrorKind::PiThrows`] in [`Migrated::thrown`]) on an entry that is `null`
+/// (it reads its `type`) or, for version 1, one that is no object (it gives it an id).
+pub fn migrate_entries(entries: &[Value<'_>], uuid4: &mut dyn FnMut() -> String) -> Migrated {
+    let mut edits = Vec::new();
+    let (ran, thrown) = match migrate_into(entries, uuid4, &mut edits) {
+        Ok(ran) => (ran, None),
+        Err(e) => (true, Some(e)),
+    };
+    Migrated { edits, ran, thrown }
+}
+
+fn migrate_into(
+    entries: &[Value<'_>],
+    uuid4: &mut dyn FnMut() -> String,
+    edits: &mut Vec<MigrationEdit>,
+) -> Result<bool> {
+    let throws = |at: usize, what: &str, pi_message: String| -> crate::Error {
+        ErrorKind::PiThrows {
+            line: crate::index::LineNo(at as u64 + 1),
+            what: what.into(),
+            pi_message,
+        }
+        .into()
+    };
+    // `entry.type`, which throws on `null`.
+    let ty = |at: usize| -> Result<Option<&str>> {
+        match &entries[at] {
+            Value::Null => Err(throws(
+                at,
+                "an entry is null",
+                "TypeError: Cannot read properties of null (reading 'type')".into(),
+            )),
+            v => Ok(v.get("type").and_then(Value::as_str)),
+        }
+    };
+    let mut header = None;
+    for (at, e) in entries.iter().enumerate() {
+        if ty(at)? == Some("session") {
+            header = Some(e);
+            break;
+        }
+    }
+    // `header?.version ?? 1`, compared as JavaScript compares it (NaN: no step runs, and
+    // pi still says it migrated).
+    let version = match header.and_then(|h| h.get("version")) {
+        None | Some(Value::Null) => 1.0,
+        Some(v) => value::js_to_number(v),
+    };
+    if version >= 3.0 {
+        return Ok(false);
+    }
+    let mut edit = |at, path, change| edits.push(MigrationEdit { at, path, change });
+    if version < 2.0 {
+        let none = ahash::AHashSet::new();
+        let mut ids: Vec<Option<Key>> = vec![None; entries.len()];
+        let mut prev = Value::Null;
+        for (at, e) in entries.iter().enumerate() {
+            if ty(at)? == Some("session") {
+                edit(at, &["version"], Change::Set(Value::Number(2.0)));
+                continue;
+            }
+            if !matches!(e, Value::Object(_) | Value::Array(_)) {
+                return Err(throws(
+                    at,
+                    "an entry that is not an object cannot be given an id",
+                    format!(
+                        "TypeError: Cannot create property 'id' on {} '{}'",
+                        e.type_of(),
+                        e.to_js_string()
+                    ),
+                ));
+            }
+            let id = generate_id(&none, uuid4);
+            let id_value = key_to_value(&id);
+            edit(at, &["id"], Change::Set(id_value.clone()));
+            edit(at, &["parentId"], Change::Set(std::mem::replace(&mut prev, id_value)));
+            ids[at] = Some(id);
+            if ty(at)? == Some("compaction")
+                && let Some(Value::Number(idx)) = e.get("firstKeptEntryIndex")
+            {
+                // `entries[idx]`, when truthy and no header: an entry up to this one has its
+                // new id, a later one still its old (pi assigns them in order).
+                let target = (idx.fract() == 0.0 && *idx >= 0.0)
+                    .then(|| entries.get(*idx as usize).map(|t| (*idx as usize, t)))
+                    .flatten()
+                    .filter(|(_, t)| t.truthy());
+                if let Some((t, target)) = target
+                    && target.get("type").and_then(Value::as_str) != Some("session")
+                {
+                    let id = match &ids[t] {
+                        Some(k) => Some(key_to_value(k)),
+                        None => target.get("id").map(|v| v.clone().into_owned()),
+                    };
+                    edit(at, &["firstKeptEntryId"], id.map_or(Change::SetUndefined, Change::Set));
+                }
+                edit(at, &["firstKeptEntryIndex"], Change::Delete);
+            }
+        }
+    }
+    if version < 3.0 {
+        for (at, e) in entries.iter().enumerate() {
+            if ty(at)? == Some("session") {
+                edit(at, &["version"], Change::Set(Value::Number(3.0)));
+            } else if ty(at)? == Some("message")
+                && let Some(m) = e.get("message")
+                && m.truthy()
+                && m.get("role").and_then(Value::as_str) == Some("hookMessage")
+            {
+                edit(at, &["message", "role"], Change::Set(Value::str("custom")));
+            }
+        }
+    }
+    Ok(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::OpenOptions;
+    use crate::source::Source;
+
+    /// UUID-shaped ids, the same sequence for both sides.
+    fn ids() -> impl FnMut() -> String {
+        let mut n = 0u32;
+        move || {
+            n += 1;
+            format!("{n:08x}-0000-4000-8000-000000000000")
+        }
+    }
+
+    fn apply(values: &mut [Value<'static>], edits: &[MigrationEdit]) {
+        for e in edits {
+            let (last, parents) = e.path.split_last().expect("a path");
+            let mut v = &mut values[e.at];
+            for k in parents {
+                v = match v {
+                    Value::Object(o) => o.get_mut(k).expect("the member the edit goes into"),
+                    _ => panic!("edit {e:?} goes into no object"),
+                };
+            }
+            let Value::Object(o) = v else {
+                // (An array entry gets members JSON cannot show.)
+                continue;
+            };
+            match &e.change {
+                Change::Set(x) => o.set(JsStr::owned((*last).to_string()), x.clone()),
+                Change::SetUndefined | Change::Delete => {
+                    o.remove(last);
+                }
+            }
+        }
+    }
+
+    /// The two paths of pi's migration, entries held in memory and a file opened, give
+    /// the same entries on every old-format file of the corpus.
+    #[test]
+    fn entries_held_in_memory_migrate_as_their_file_does() {
+        let mut checked = 0;
+        for dir in ["corpus/valid", "corpus/malformed"] {
+            let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+            for f in std::fs::read_dir(&dir).expect("the corpus") {
+                let f = f.expect("a corpus file").path();
+                let bytes = std::fs::read(&f).expect("read");
+                let Ok(s) = Session::from_source_with_ids(Source::from_bytes(bytes), OpenOptions::default(), &mut ids())
+                else {
+                    continue;
+                };
+                if matches!(s.migration(), Migration::None | Migration::RewriteOnly) {
+                    continue;
+                }
+                let mut values: Vec<Value<'static>> = (0..s.index().len())
+                    .map(|i| value::parse(s.raw(EntryPos(i as u32))).expect("a kept line").into_owned())
+                    .collect();
+                let m = migrate_entries(&values, &mut ids());
+                assert!(m.ran && m.thrown.is_none(), "{}: {:?}", f.display(), m.thrown);
+                apply(&mut values, &m.edits);
+                for (i, v) in values.iter().enumerate() {
+                    assert_eq!(
+                        v,
+                        &s.value(EntryPos(i as u32)).expect("an entry"),
+                        "{} entry {i}",
+                        f.display()
+                    );
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked >= 4, "only {checked} old-format files");
+    }
+}

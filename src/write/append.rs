@@ -1,17 +1,16 @@
 //! Every entry pi's `SessionManager` appends (`appendMessage`, `appendCompaction`, ...),
-//! and the one path they share: the common head of an entry, a fresh id, then
-//! [`Writer::append`], which serialises the entry and either appends it to the file or,
-//! before the file exists, to the session in memory.
+//! with arguments of Rust types: each is [`Writer::append_call`] (`call.rs`, where the
+//! entries are built), whose line goes the one way every line goes, `append_bytes`: to the
+//! file or, before the file exists, to the session in memory.
 
-use crate::error::{Error, ErrorKind, InvalidInput, Result};
+use crate::error::{InvalidInput, Result};
 use crate::index::{EntryType, Key, Role};
-use crate::js::string::JsStr;
-use crate::json::value::{Object, Value};
-use crate::session::context::current_system_message;
+use crate::json::value::Value;
 use crate::session::{Session, key_to_value};
+use crate::write::call::{Append, args};
 use crate::write::fs::{append_line, create_exclusive};
 use crate::write::journal::{JournalUse, append_locked, with_lock};
-use crate::write::{Writer, line_of, object_line, put, set};
+use crate::write::{Writer, line_of, object_line};
 
 impl Writer {
     pub(super) fn new_id(&mut self) -> String {
@@ -38,35 +37,6 @@ impl Writer {
         }
     }
 
-    /// The common head of an entry: `type, id, parentId, timestamp`.
-    pub(super) fn head(&mut self, ty: &'static str) -> (Object<'static>, String, String) {
-        let id = self.new_id();
-        let ts = (self.entropy.now)();
-        let mut o = Object::new();
-        set(&mut o, "type", Value::str(ty));
-        set(&mut o, "id", Value::string(id.clone()));
-        put(&mut o, "parentId", self.parent_value());
-        set(&mut o, "timestamp", Value::string(ts.clone()));
-        (o, id, ts)
-    }
-
-    /// `id, parentId, timestamp` at the end of an entry, where pi's custom entries put
-    /// them (same id-then-clock order as [`Writer::head`]).
-    pub(super) fn stamp_tail(&mut self, o: &mut Object<'_>) -> String {
-        let id = self.new_id();
-        let ts = (self.entropy.now)();
-        set(o, "id", Value::string(id.clone()));
-        put(o, "parentId", self.parent_value());
-        set(o, "timestamp", Value::string(ts));
-        id
-    }
-
-    /// pi's `_appendEntry` + `_persist`: serialise, write (or keep in memory), index only
-    /// the new line.
-    pub(super) fn append(&mut self, entry: Object<'_>) -> Result<()> {
-        self.append_bytes(line_of(&Value::Object(entry))).map(|_| ())
-    }
-
     /// Append an entry another serialiser made (a JavaScript host's `JSON.stringify` of
     /// the entry object it keeps): `line` must be one JSON object on one line (a final
     /// `\n` is added when missing). It goes where [`Writer::append_message`]'s line goes:
@@ -76,7 +46,7 @@ impl Writer {
     /// before may have other positions; the leaf is then the file's last entry).
     ///
     /// # Errors
-    /// [`ErrorKind::InvalidInput`] when `line` is not one JSON object on one line (nothing
+    /// [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput) when `line` is not one JSON object on one line (nothing
     /// written); I/O errors.
     pub fn append_line(&mut self, line: &[u8]) -> Result<bool> {
         let Some(owned) = object_line(line) else {
@@ -88,7 +58,7 @@ impl Writer {
         self.append_bytes(owned)
     }
 
-    fn append_bytes(&mut self, line: Vec<u8>) -> Result<bool> {
+    pub(super) fn append_bytes(&mut self, line: Vec<u8>) -> Result<bool> {
         let mut rebuilt = false;
         self.last_journal = JournalUse::NotNeeded;
         match (&self.file, self.persist, self.flushed) {
@@ -135,10 +105,7 @@ impl Writer {
     /// # Errors
     /// I/O errors (memory and file are then as before).
     pub fn append_message(&mut self, message: Value<'_>) -> Result<String> {
-        let (mut o, id, _) = self.head("message");
-        set(&mut o, "message", message);
-        self.append(o)?;
-        Ok(id)
+        self.call(Append::Message, [("message", Some(message))])
     }
 
     /// [`Writer::append_message`] with the file brought up to date under the append lock
@@ -157,10 +124,10 @@ impl Writer {
             return self.append_message(message);
         };
         let opts = self.options;
+        let args = args([("message", Some(message))]);
         with_lock(&path, &opts, |file, _| {
             self.session.refresh()?;
-            let (mut o, id, _) = self.head("message");
-            set(&mut o, "message", message);
+            let (id, o, _) = self.build(Append::Message, &args)?;
             let (_, used) = append_locked(file, &path, &line_of(&Value::Object(o)), false)?;
             self.last_journal = used;
             self.session.refresh()?;
@@ -173,10 +140,10 @@ impl Writer {
     /// # Errors
     /// I/O errors.
     pub fn append_thinking_level_change(&mut self, level: &str) -> Result<String> {
-        let (mut o, id, _) = self.head("thinking_level_change");
-        set(&mut o, "thinkingLevel", Value::str(level));
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::ThinkingLevelChange,
+            [("thinkingLevel", Some(Value::str(level)))],
+        )
     }
 
     /// pi's `appendModelChange(provider, modelId)`.
@@ -184,11 +151,13 @@ impl Writer {
     /// # Errors
     /// I/O errors.
     pub fn append_model_change(&mut self, provider: &str, model_id: &str) -> Result<String> {
-        let (mut o, id, _) = self.head("model_change");
-        set(&mut o, "provider", Value::str(provider));
-        set(&mut o, "modelId", Value::str(model_id));
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::ModelChange,
+            [
+                ("provider", Some(Value::str(provider))),
+                ("modelId", Some(Value::str(model_id))),
+            ],
+        )
     }
 
     /// pi's `appendUsage(kind, provider, model, usage, note?)`.
@@ -203,16 +172,16 @@ impl Writer {
         usage: Value<'_>,
         note: Option<&str>,
     ) -> Result<String> {
-        let (mut o, id, _) = self.head("usage");
-        set(&mut o, "kind", Value::str(kind));
-        set(&mut o, "provider", Value::str(provider));
-        set(&mut o, "model", Value::str(model));
-        set(&mut o, "usage", usage);
-        if let Some(n) = note.filter(|n| !n.is_empty()) {
-            set(&mut o, "note", Value::str(n));
-        }
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::Usage,
+            [
+                ("kind", Some(Value::str(kind))),
+                ("provider", Some(Value::str(provider))),
+                ("model", Some(Value::str(model))),
+                ("usage", Some(usage)),
+                ("note", note.map(Value::str)),
+            ],
+        )
     }
 
     /// pi's `appendCompaction(summary, firstKeptEntryId, tokensBefore, details, fromHook,
@@ -229,44 +198,17 @@ impl Writer {
         from_hook: Option<bool>,
         usage: Option<Value<'_>>,
     ) -> Result<String> {
-        let ts = (self.entropy.now)();
-        let system = {
-            let leaf = self.session.leaf().clone();
-            let ctx = self.session.context(&leaf)?;
-            // Only system messages count: the others are not decoded.
-            let system = ctx
-                .messages
-                .iter()
-                .filter(|m| m.role == crate::index::Role::System)
-                .map(|m| self.session.message(m))
-                .collect::<Result<Vec<_>>>()?;
-            current_system_message(&system).map(Object::into_owned)
-        };
-        let id = self.new_id();
-        let mut o = Object::new();
-        set(&mut o, "type", Value::str("compaction"));
-        set(&mut o, "id", Value::string(id.clone()));
-        put(&mut o, "parentId", self.parent_value());
-        set(&mut o, "timestamp", Value::string(ts.clone()));
-        set(&mut o, "summary", Value::str(summary));
-        set(
-            &mut o,
-            "firstKeptEntryId",
-            Value::string(first_kept_entry_id.unwrap_or(&id).to_string()),
-        );
-        set(&mut o, "tokensBefore", Value::Number(tokens_before));
-        put(&mut o, "details", details);
-        put(&mut o, "usage", usage);
-        put(&mut o, "fromHook", from_hook.map(Value::Bool));
-        if let Some(mut sm) = system {
-            sm.set(
-                JsStr::from_str("timestamp"),
-                Value::Number(crate::js::date::parse_date(&ts)),
-            );
-            set(&mut o, "systemMessage", Value::Object(sm));
-        }
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::Compaction,
+            [
+                ("summary", Some(Value::str(summary))),
+                ("firstKeptEntryId", first_kept_entry_id.map(Value::str)),
+                ("tokensBefore", Some(Value::Number(tokens_before))),
+                ("details", details),
+                ("fromHook", from_hook.map(Value::Bool)),
+                ("usage", usage),
+            ],
+        )
     }
 
     /// pi's `appendCustomEntry(customType, data)`.
@@ -274,13 +216,10 @@ impl Writer {
     /// # Errors
     /// I/O errors.
     pub fn append_custom_entry(&mut self, custom_type: &str, data: Option<Value<'_>>) -> Result<String> {
-        let mut o = Object::new();
-        set(&mut o, "type", Value::str("custom"));
-        set(&mut o, "customType", Value::str(custom_type));
-        put(&mut o, "data", data);
-        let id = self.stamp_tail(&mut o);
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::Custom,
+            [("customType", Some(Value::str(custom_type))), ("data", data)],
+        )
     }
 
     /// pi's `appendCustomMessageEntry(customType, content, display, details)`.
@@ -294,15 +233,15 @@ impl Writer {
         display: bool,
         details: Option<Value<'_>>,
     ) -> Result<String> {
-        let mut o = Object::new();
-        set(&mut o, "type", Value::str("custom_message"));
-        set(&mut o, "customType", Value::str(custom_type));
-        set(&mut o, "content", content);
-        set(&mut o, "display", Value::Bool(display));
-        put(&mut o, "details", details);
-        let id = self.stamp_tail(&mut o);
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::CustomMessage,
+            [
+                ("customType", Some(Value::str(custom_type))),
+                ("content", Some(content)),
+                ("display", Some(Value::Bool(display))),
+                ("details", details),
+            ],
+        )
     }
 
     /// pi's `appendSessionInfo(name)`: runs of `\r`/`\n` become one space, then trimmed.
@@ -310,45 +249,21 @@ impl Writer {
     /// # Errors
     /// I/O errors.
     pub fn append_session_info(&mut self, name: &str) -> Result<String> {
-        let mut folded = String::with_capacity(name.len());
-        let mut in_break = false;
-        for c in name.chars() {
-            if c == '\r' || c == '\n' {
-                if !in_break {
-                    folded.push(' ');
-                }
-                in_break = true;
-            } else {
-                folded.push(c);
-                in_break = false;
-            }
-        }
-        let (mut o, id, _) = self.head("session_info");
-        set(
-            &mut o,
-            "name",
-            Value::string(crate::js::string::js_trim(&folded).to_string()),
-        );
-        self.append(o)?;
-        Ok(id)
+        self.call(Append::SessionInfo, [("name", Some(Value::str(name)))])
     }
 
     /// pi's `appendLabelChange(targetId, label)`: an empty or absent label clears.
     ///
     /// # Errors
-    /// [`ErrorKind::EntryNotFound`] when the target does not exist; I/O errors.
+    /// [`ErrorKind::EntryNotFound`](crate::ErrorKind::EntryNotFound) when the target does not exist; I/O errors.
     pub fn append_label_change(&mut self, target_id: &str, label: Option<&str>) -> Result<String> {
-        if self.session.find(target_id).is_none() {
-            return Err(ErrorKind::EntryNotFound {
-                id: target_id.to_string(),
-            }
-            .into());
-        }
-        let (mut o, id, _) = self.head("label");
-        set(&mut o, "targetId", Value::str(target_id));
-        put(&mut o, "label", label.map(Value::str));
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::Label,
+            [
+                ("targetId", Some(Value::str(target_id))),
+                ("label", label.map(Value::str)),
+            ],
+        )
     }
 
     /// pi's `appendContextEdit(targetId, replacement)`: `None` drops the target's messages,
@@ -356,70 +271,27 @@ impl Writer {
     /// the active branch and model-visible.
     ///
     /// # Errors
-    /// [`ErrorKind::EntryNotFound`], [`ErrorKind::InvalidInput`]; I/O errors.
+    /// [`ErrorKind::EntryNotFound`](crate::ErrorKind::EntryNotFound), [`ErrorKind::InvalidInput`](crate::ErrorKind::InvalidInput); I/O errors.
     pub fn append_context_edit(&mut self, target_id: &str, replacement: Option<Value<'_>>) -> Result<String> {
-        if let Some(c) = &replacement
-            && !matches!(c, Value::String(_) | Value::Array(_))
-        {
-            return Err(invalid_edit(
-                "Context edit replacement must be null or contain string/array content",
-            ));
-        }
-        let Some(target) = self.session.find(target_id) else {
-            return Err(ErrorKind::EntryNotFound {
-                id: target_id.to_string(),
-            }
-            .into());
-        };
-        let on_branch = self
-            .session
-            .branch_path(None)?
-            .iter()
-            .any(|&p| self.session.record(p).id == Key::str(target_id));
-        if !on_branch {
-            return Err(invalid_edit(&format!("Entry {target_id} is not on the active branch")));
-        }
-        let rec = self.session.record(target);
-        let role = if rec.ty == EntryType::Message {
-            Some(self.session.message_role(target)?)
-        } else {
-            None
-        };
-        let editable =
-            rec.ty == EntryType::CustomMessage || matches!(role, Some(Role::User | Role::Assistant | Role::ToolResult));
-        if !editable {
-            return Err(invalid_edit(&format!(
-                "Entry {target_id} does not contribute editable model content"
-            )));
-        }
-        let wrap = matches!(role, Some(Role::Assistant | Role::ToolResult));
         let replacement = match replacement {
             None => Value::Null,
-            Some(Value::String(ref s)) if wrap => {
-                let mut block = Object::new();
-                set(&mut block, "type", Value::str("text"));
-                block.set(JsStr::from_str("text"), Value::String(s.clone().into_owned()));
-                let mut r = Object::new();
-                set(&mut r, "content", Value::Array(vec![Value::Object(block)]));
-                Value::Object(r)
-            }
-            Some(c) => {
-                let mut r = Object::new();
-                r.set(JsStr::from_str("content"), c);
-                Value::Object(r)
-            }
+            Some(content) => Value::Object(args([("content", Some(content))])),
         };
-        let (mut o, id, _) = self.head("context_edit");
-        set(&mut o, "targetId", Value::str(target_id));
-        o.set(JsStr::from_str("replacement"), replacement);
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::ContextEdit,
+            [
+                ("targetId", Some(Value::str(target_id))),
+                ("replacement", Some(replacement)),
+            ],
+        )
     }
-}
 
-fn invalid_edit(what: &str) -> Error {
-    InvalidInput::Edit {
-        message: what.to_string(),
+    /// [`Writer::append_call`] of arguments given by name; the new entry's id.
+    pub(super) fn call<'a>(
+        &mut self,
+        method: Append,
+        pairs: impl IntoIterator<Item = (&'static str, Option<Value<'a>>)>,
+    ) -> Result<String> {
+        self.append_call(method, &args(pairs)).map(|a| a.id)
     }
-    .into()
 }

@@ -8,9 +8,31 @@ use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value};
 use crate::json::verbatim::stringify_form_member;
 use crate::session::{Migration, Session, key_to_value};
+use crate::write::call::Append;
 use crate::write::fs::{create_exclusive, io_at};
 use crate::write::{Entropy, Writer, header_object, invalid_id, line_of, put, set, valid_session_id};
 use std::path::{Path, PathBuf};
+
+/// What [`Writer::create_branched_session_relinked`] made.
+#[derive(Debug, Clone)]
+pub struct Branched {
+    /// The new file (`None` for an in-memory session).
+    pub file: Option<PathBuf>,
+    /// The entries kept, in order: the new session's entries before its labels.
+    pub relinked: Vec<Relinked>,
+}
+
+/// One entry of the path that a branched session keeps, and what changed in it.
+#[derive(Debug, Clone)]
+pub struct Relinked {
+    /// Its place in the path ([`Session::branch_path`] of the leaf, labels included).
+    pub at: usize,
+    /// Its new `parentId`: the entry kept before it (`null` for the first).
+    pub parent_id: Value<'static>,
+    /// For a compaction, its `firstKeptEntryId` now (a label it named is replaced by the
+    /// entry the label was on; `None` inside: absent).
+    pub first_kept_entry_id: Option<Option<Value<'static>>>,
+}
 
 impl Writer {
     /// pi's `SessionManager.forkFrom(source, targetCwd, sessionDir)`: a new file in the
@@ -78,37 +100,16 @@ impl Writer {
         from_hook: Option<bool>,
         usage: Option<Value<'_>>,
     ) -> Result<String> {
-        if let Some(b) = branch_from
-            && self.session.find(b).is_none()
-        {
-            return Err(ErrorKind::EntryNotFound { id: b.to_string() }.into());
-        }
-        let from_id = match self.session.leaf() {
-            Key::Null | Key::Undefined => Value::str("root"),
-            k => key_to_value(k),
-        };
-        match branch_from {
-            Some(b) => self.session.branch(b)?,
-            None => self.session.reset_leaf(),
-        }
-        let id = self.new_id();
-        let ts = (self.entropy.now)();
-        let mut o = Object::new();
-        set(&mut o, "type", Value::str("branch_summary"));
-        set(&mut o, "id", Value::string(id.clone()));
-        set(
-            &mut o,
-            "parentId",
-            branch_from.map_or(Value::Null, |b| Value::string(b.to_string())),
-        );
-        set(&mut o, "timestamp", Value::string(ts));
-        set(&mut o, "fromId", from_id);
-        set(&mut o, "summary", Value::str(summary));
-        put(&mut o, "details", details);
-        put(&mut o, "usage", usage);
-        put(&mut o, "fromHook", from_hook.map(Value::Bool));
-        self.append(o)?;
-        Ok(id)
+        self.call(
+            Append::BranchSummary,
+            [
+                ("branchFromId", Some(branch_from.map_or(Value::Null, Value::str))),
+                ("summary", Some(Value::str(summary))),
+                ("details", details),
+                ("fromHook", from_hook.map(Value::Bool)),
+                ("usage", usage),
+            ],
+        )
     }
 
     /// pi's `createBranchedSession(leafId)`: a new session file holding only the path to
@@ -119,6 +120,16 @@ impl Writer {
     /// # Errors
     /// [`ErrorKind::EntryNotFound`] for an unknown leaf; I/O errors.
     pub fn create_branched_session(&mut self, leaf: &str) -> Result<Option<PathBuf>> {
+        self.create_branched_session_relinked(leaf).map(|b| b.file)
+    }
+
+    /// [`Writer::create_branched_session`], saying too what became of each entry kept (for
+    /// a host that keeps entries as objects of its own, as the Node binding does: it copies
+    /// its object of the entry and sets the members that changed).
+    ///
+    /// # Errors
+    /// As [`Writer::create_branched_session`].
+    pub fn create_branched_session_relinked(&mut self, leaf: &str) -> Result<Branched> {
         let previous = self.file.clone();
         let path = self.session.branch_path(Some(&Key::str(leaf)))?;
         if path.is_empty() {
@@ -133,7 +144,8 @@ impl Writer {
         let mut pending_labels: Vec<Key> = Vec::new();
         let mut replacement: ahash::AHashMap<Key, Key> = ahash::AHashMap::new();
         let mut parent: Option<Key> = None;
-        for &p in &path {
+        let mut relinked = Vec::new();
+        for (at, &p) in path.iter().enumerate() {
             let rec = s.record(p);
             if rec.ty == EntryType::Label {
                 pending_labels.push(rec.id.to_key());
@@ -143,9 +155,10 @@ impl Writer {
                 replacement.insert(l, rec.id.to_key());
             }
             let mut v = s.value(p)?.into_owned();
+            let pv = parent.as_ref().map_or(Value::Null, key_to_value);
+            let mut first_kept = None;
             if let Value::Object(o) = &mut v {
-                let pv = parent.as_ref().map_or(Value::Null, key_to_value);
-                o.set(JsStr::from_str("parentId"), pv);
+                o.set(JsStr::from_str("parentId"), pv.clone());
                 if rec.ty == EntryType::Compaction {
                     let fk = crate::session::key_from_value(o.get("firstKeptEntryId"));
                     if fk != rec.id
@@ -153,8 +166,14 @@ impl Writer {
                     {
                         o.set(JsStr::from_str("firstKeptEntryId"), key_to_value(r));
                     }
+                    first_kept = Some(o.get("firstKeptEntryId").cloned());
                 }
             }
+            relinked.push(Relinked {
+                at,
+                parent_id: pv,
+                first_kept_entry_id: first_kept,
+            });
             parent = Some(rec.id.to_key());
             kept_ids.push(rec.id.to_key());
             kept_set.insert(rec.id.to_key());
@@ -224,10 +243,13 @@ impl Writer {
                 self.flushed = false;
             }
             self.file = Some(file.clone());
-            return Ok(Some(file));
+            return Ok(Branched {
+                file: Some(file),
+                relinked,
+            });
         }
         self.session = next;
-        Ok(None)
+        Ok(Branched { file: None, relinked })
     }
 }
 

@@ -13,8 +13,9 @@
 //! the file should be opened again. In memory, the session's bytes grow in place and only
 //! the new line is indexed, as after a write to the file.
 //!
-//! Files: `mod.rs` (the writer, construction, open, [`migrate_file`]), `append.rs` (the
-//! appends), `branch.rs` (fork and branch), `fs.rs` (whole files through a temporary file,
+//! Files: `mod.rs` (the writer, construction, open, [`migrate_file`]), `call.rs` (every
+//! entry pi appends, built as pi builds it, from a host's arguments), `append.rs` (the
+//! appends with Rust arguments, and the one path a line takes), `branch.rs` (fork and branch), `fs.rs` (whole files through a temporary file,
 //! appended lines through `journal.rs`).
 //!
 //! Hostile folders: a sessions folder may be writable by others (shared, group-writable,
@@ -41,9 +42,13 @@
 
 mod append;
 mod branch;
+mod call;
 mod fs;
 pub(crate) mod journal;
 pub mod message;
+
+pub use branch::{Branched, Relinked};
+pub use call::{Append, Appended, Members};
 
 use crate::error::{Error, InvalidInput, Result};
 use crate::index::{EntryType, Role};
@@ -177,6 +182,18 @@ fn line_of(v: &Value<'_>) -> Vec<u8> {
     crate::json::stringify::stringify_into(&mut out, v);
     out.push(b'\n');
     out
+}
+
+/// What [`Writer::new_session_call`] made.
+#[derive(Debug, Clone)]
+pub struct NewSession {
+    /// The header's line.
+    pub line: Vec<u8>,
+    /// The header's members in pi's order, each with the option whose value it holds
+    /// (`None`: read it from the line), as [`Appended::members`].
+    pub members: call::Members,
+    /// The file the session will be written to (`None`: in memory).
+    pub file: Option<PathBuf>,
 }
 
 /// A version-3 header as pi writes it: `type, version, id, timestamp, cwd[, parentSession]`.
@@ -377,28 +394,67 @@ impl Writer {
     /// # Errors
     /// An invalid `id` (pi's `assertValidSessionId`).
     pub fn new_session(&mut self, id: Option<&str>, parent_session: Option<&str>) -> Result<Option<PathBuf>> {
-        if let Some(id) = id
-            && !valid_session_id(id)
-        {
-            return Err(invalid_id(id));
+        let options = call::args([
+            ("id", id.map(Value::str)),
+            ("parentSession", parent_session.map(Value::str)),
+        ]);
+        self.new_session_call(&options, None).map(|n| n.file)
+    }
+
+    /// pi's `newSession(options)` as a host language calls it: `options` holds the
+    /// caller's `id` and `parentSession` as JSON values (missing: `undefined`); `file`, when
+    /// given, is the file the session will be written to (pi's `setSessionFile` of a file
+    /// that does not exist yet) instead of a new name in the session folder. Returns the
+    /// header's line and members, as [`Writer::append_call`] returns an entry's.
+    ///
+    /// # Errors
+    /// An invalid `id` (pi's `assertValidSessionId`, on `String(id)`).
+    pub fn new_session_call(&mut self, options: &Object<'_>, file: Option<PathBuf>) -> Result<NewSession> {
+        // `options?.id ?? uuidv7()`, after `assertValidSessionId(options.id)` when it is not
+        // `undefined` (`null` passes: its text "null" is a valid id).
+        if let Some(Value::Null) = options.get("id") {
+            debug_assert!(valid_session_id("null"));
         }
-        let sid = id.map(str::to_owned).unwrap_or_else(|| (self.entropy.uuid7)());
+        let id = options.get("id").filter(|v| !matches!(v, Value::Null));
+        let sid = match id {
+            Some(v) => {
+                let text = v.to_js_string();
+                if !valid_session_id(&text) {
+                    return Err(invalid_id(&text));
+                }
+                text
+            }
+            None => (self.entropy.uuid7)(),
+        };
         let ts = (self.entropy.now)();
-        let h = header_object(
-            sid.clone(),
-            ts.clone(),
-            self.cwd.clone(),
-            parent_session.map(str::to_owned),
-        );
-        self.session = Session::from_bytes(line_of(&Value::Object(h)))?;
+        let mut h = Object::new();
+        set(&mut h, "type", Value::str("session"));
+        set(&mut h, "version", Value::Number(3.0));
+        set(&mut h, "id", id.cloned().unwrap_or_else(|| Value::string(sid.clone())));
+        set(&mut h, "timestamp", Value::string(ts.clone()));
+        set(&mut h, "cwd", Value::string(self.cwd.clone()));
+        put(&mut h, "parentSession", options.get("parentSession").cloned());
+        let line = line_of(&Value::Object(h));
+        self.session = Session::from_bytes(line.clone())?;
         self.flushed = false;
         if self.persist {
-            self.file = Some(
+            self.file = Some(file.unwrap_or_else(|| {
                 self.session_dir
-                    .join(format!("{}_{sid}.jsonl", ts.replace([':', '.'], "-"))),
-            );
+                    .join(format!("{}_{sid}.jsonl", ts.replace([':', '.'], "-")))
+            }));
         }
-        Ok(self.file.clone())
+        Ok(NewSession {
+            line,
+            members: vec![
+                ("type", None),
+                ("version", None),
+                ("id", id.map(|_| "id")),
+                ("timestamp", None),
+                ("cwd", None),
+                ("parentSession", Some("parentSession")),
+            ],
+            file: self.file.clone(),
+        })
     }
 
     /// [`Writer::new_session`] with a header another serialiser made (a JavaScript host

@@ -92,6 +92,65 @@ pub struct ContextValue<'a> {
     pub edits: Vec<i32>,
 }
 
+/// What an append or a new session made ([`NativeSession::append_call`],
+/// [`NativeSession::new_session`]): the line, its members in pi's order (`keys`), each with
+/// the parameter whose argument it holds (`args`; `null`: the line's value), the entry's
+/// number, whether every entry was numbered anew, and the file a new session goes to.
+#[napi(object)]
+pub struct Made {
+    pub line: String,
+    pub keys: Vec<String>,
+    pub args: Vec<Option<String>>,
+    pub number: Option<u32>,
+    pub anew: bool,
+    pub file: Option<String>,
+}
+
+impl Made {
+    fn of(line: Vec<u8>, members: &[(&'static str, Option<&'static str>)]) -> Result<Made> {
+        let (keys, args) = members
+            .iter()
+            .map(|&(key, arg)| (key.to_string(), arg.map(str::to_string)))
+            .unzip();
+        Ok(Made {
+            line: String::from_utf8(line).map_err(|e| napi::Error::from_reason(e.to_string()))?,
+            keys,
+            args,
+            number: None,
+            anew: false,
+            file: None,
+        })
+    }
+}
+
+/// What `createBranchedSession` made: the new file (`null`: in memory) and the entries kept.
+#[napi(object, object_from_js = false)]
+pub struct BranchedSession {
+    pub file: Option<String>,
+    pub kept: Vec<Kept>,
+}
+
+/// An entry a branched session kept: its place in the old path (`at`, labels included),
+/// its new `parentId`, and for a compaction its `firstKeptEntryId` now (absent: undefined).
+#[napi(object, object_from_js = false)]
+pub struct Kept {
+    pub at: u32,
+    #[napi(ts_type = "unknown")]
+    pub parent_id: Js<'static>,
+    pub compaction: bool,
+    #[napi(ts_type = "unknown")]
+    pub first_kept_entry_id: Option<Js<'static>>,
+}
+
+/// A JSON object of a caller's arguments, by name.
+fn args_of(json: &str) -> Result<pi_session::Object<'_>> {
+    // (`Value` drops its members itself: they are taken out, not moved.)
+    match &mut Value::parse(json.as_bytes()).map_err(|e| napi::Error::from_reason(e.to_string()))? {
+        Value::Object(o) => Ok(std::mem::replace(o, pi_session::Object::new())),
+        _ => Err(napi::Error::from_reason("Error: the arguments must be an object")),
+    }
+}
+
 /// What `refresh()` found: how many entries came in, and whether the file was replaced
 /// or rewritten (then every entry was read again: numbers may name other entries).
 #[napi(object)]
@@ -194,6 +253,12 @@ impl NativeSession {
             let mut w = Writer::open_with(&path, self.dir.as_deref(), Entropy::default(), options).map_err(js_error)?;
             if let Some(cwd) = &self.cwd {
                 w.set_cwd(cwd);
+            }
+            // pi's leaf is held in memory, whatever the file holds now: the writer keeps
+            // the one the reader had moved to. (An id that is an object or an array is
+            // unique to the session that read it: the writer's own stays.)
+            if !matches!(s.leaf(), Key::Unique(_)) {
+                w.session_mut().set_leaf_raw(s.leaf().clone());
             }
             // A file cut short or replaced meanwhile is numbered anew.
             reread = w.session().entries_len() < before;
@@ -361,6 +426,53 @@ impl NativeSession {
         Ok(())
     }
 
+    /// pi's append `method` (`appendMessage`, ..., `branchWithSummary`) with the arguments
+    /// of `args_json` (`JSON.stringify` of an object of them by parameter name), the entry
+    /// built, checked and written by the library as pi's method does; the leaf moves to it.
+    #[napi]
+    pub fn append_call(&mut self, method: String, args_json: String) -> Result<Made> {
+        let call = pi_session::Append::from_method(&method)
+            .ok_or_else(|| napi::Error::from_reason(format!("Error: no append method {method}")))?;
+        let args = args_of(&args_json)?;
+        let (_, reread) = self.writer()?;
+        let before = self.s().entries_len();
+        let Store::Write(w) = &mut self.store else {
+            unreachable!("writer() made one")
+        };
+        let a = w.append_call(call, &args).map_err(js_error)?;
+        let anew = reread || a.reread || self.s().entries_len() < before;
+        self.renumber(if anew { 0 } else { before });
+        let mut made = Made::of(a.line, &a.members)?;
+        made.number = self.s().find(&a.id).map(|p| self.number[p.0 as usize]);
+        made.anew = anew;
+        Ok(made)
+    }
+
+    /// pi's `newSession(options)` (`options_json`: `JSON.stringify` of `{ id, parentSession }`),
+    /// to be written to `file` (none: a new name in the session folder) once it holds a user
+    /// or assistant message; an in-memory session is written nowhere.
+    #[napi]
+    pub fn new_session(&mut self, options_json: String, file: Option<String>) -> Result<Made> {
+        let options = args_of(&options_json)?;
+        if let Store::Read(_) = self.store {
+            let cwd = self.cwd.clone().unwrap_or_default();
+            let dir = self.dir.clone().unwrap_or_default();
+            let w = Writer::create(&cwd, &dir, Entropy::default()).map_err(js_error)?;
+            self.store = Store::Write(w);
+        }
+        let Store::Write(w) = &mut self.store else {
+            unreachable!("made a writer above")
+        };
+        let n = w
+            .new_session_call(&options, file.map(PathBuf::from))
+            .map_err(js_error)?;
+        self.renumber(0);
+        let mut made = Made::of(n.line, &n.members)?;
+        made.file = n.file.map(|f| f.to_string_lossy().into_owned());
+        made.anew = true;
+        Ok(made)
+    }
+
     /// Append one entry (`JSON.stringify` of the object `index.js` keeps): to memory
     /// before the file exists, else to the file. Returns whether the entries before it
     /// were read again in another form (see [`NativeSession::writer`]).
@@ -414,13 +526,27 @@ impl NativeSession {
         self.cwd = Some(cwd);
     }
 
-    /// pi's `createBranchedSession(leafId)`: the new file (`null` for an in-memory session).
+    /// pi's `createBranchedSession(leafId)`: the new file (`null` for an in-memory session)
+    /// and, for each entry kept, its place in the path and its relinked members.
     #[napi]
-    pub fn create_branched_session(&mut self, leaf: String) -> Result<Option<String>> {
+    pub fn create_branched_session(&mut self, leaf: String) -> Result<BranchedSession> {
         let (w, _) = self.writer()?;
-        let file = w.create_branched_session(&leaf).map_err(js_error)?;
+        let b = w.create_branched_session_relinked(&leaf).map_err(js_error)?;
         self.renumber(0);
-        Ok(file.map(|f| f.to_string_lossy().into_owned()))
+        let kept = b
+            .relinked
+            .into_iter()
+            .map(|r| Kept {
+                at: r.at as u32,
+                parent_id: Js(r.parent_id),
+                compaction: r.first_kept_entry_id.is_some(),
+                first_kept_entry_id: r.first_kept_entry_id.flatten().map(Js),
+            })
+            .collect();
+        Ok(BranchedSession {
+            file: b.file.map(|f| f.to_string_lossy().into_owned()),
+            kept,
+        })
     }
 
     /// The system message a compaction appended now records (pi's
@@ -1050,8 +1176,127 @@ fn pi_env() -> Result<listing::dirs::Env> {
     listing::dirs::Env::from_process(listing::dirs::Flavor::Pi).map_err(|e| napi::Error::from_reason(e.to_string()))
 }
 
+fn path_text(p: &Path) -> String {
+    p.to_string_lossy().into_owned()
+}
+
+/// pi's `normalizePath(input)`: `~` and `~/...` expanded, a `file://` URL made a path (node's
+/// `fileURLToPath`, whose error it throws: `TypeError [ERR_INVALID_FILE_URL_HOST]: ...`).
+#[napi]
+pub fn normalize_path(input: String) -> Result<String> {
+    let env = pi_env()?;
+    env.try_normalize_path(Path::new(&input))
+        .map(|p| path_text(&p))
+        .map_err(napi::Error::from_reason)
+}
+
+/// pi's `resolvePath(input, baseDir = process.cwd())`: normalized, then absolute against
+/// the normalized `baseDir`.
+#[napi]
+pub fn resolve_path(input: String, base_dir: Option<String>) -> Result<String> {
+    let mut env = pi_env()?;
+    if let Some(base) = base_dir {
+        let base = env
+            .try_normalize_path(Path::new(&base))
+            .map_err(napi::Error::from_reason)?;
+        env.cwd = env.resolve_path(&base);
+    }
+    let n = env
+        .try_normalize_path(Path::new(&input))
+        .map_err(napi::Error::from_reason)?;
+    Ok(path_text(&env.resolve_path(&n)))
+}
+
+/// pi's `pathsEqual(a, b)`.
+#[napi]
+pub fn paths_equal(a: String, b: String) -> Result<bool> {
+    Ok(pi_env()?.paths_equal(Path::new(&a), Path::new(&b)))
+}
+
+/// pi's `getAgentDir()`: `PI_CODING_AGENT_DIR` (normalized), else `~/.pi/agent`.
+#[napi]
+pub fn agent_dir() -> Result<String> {
+    Ok(path_text(&pi_env()?.agent_dir(None)))
+}
+
+/// pi's `getDefaultSessionDirPath(cwd, agentDir = getAgentDir())`: the project's folder of
+/// sessions, `<agent>/sessions/--<cwd with - for / \ :>--` (not created).
+#[napi]
+pub fn default_session_dir_path(cwd: String, agent_dir: Option<String>) -> Result<String> {
+    let env = pi_env()?;
+    let agent = match agent_dir {
+        Some(a) => PathBuf::from(a),
+        None => env.agent_dir(None),
+    };
+    Ok(path_text(&env.default_session_dir(Path::new(&cwd), &agent)))
+}
+
 /// pi's `findMostRecentSession(dir, cwd?)` over a folder `index.js` resolved: the newest
 /// `.jsonl` file with a session header (of `cwd`, when given), or `null`.
+/// One change of pi's migration to an entry held in memory (see `migrate_entries`): the
+/// member at `path` of entry `at` is set to `value` (none: `undefined`), or deleted
+/// (`remove`).
+#[napi(object, object_from_js = false)]
+pub struct Edit {
+    pub at: u32,
+    pub path: Vec<String>,
+    #[napi(ts_type = "unknown")]
+    pub value: Option<Js<'static>>,
+    pub remove: bool,
+}
+
+/// pi's `migrateSessionEntries` of the entries whose `JSON.stringify` is `entries_json`: the
+/// changes it makes to them, whether it ran, and the error it throws after them, if any
+/// (pi's text).
+#[napi(object, object_from_js = false)]
+pub struct Migration {
+    pub edits: Vec<Edit>,
+    pub ran: bool,
+    pub thrown: Option<String>,
+}
+
+#[napi]
+pub fn migration_edits(entries_json: String) -> Result<Migration> {
+    let entries =
+        match &mut Value::parse(entries_json.as_bytes()).map_err(|e| napi::Error::from_reason(e.to_string()))? {
+            Value::Array(a) => std::mem::take(a),
+            _ => return Err(napi::Error::from_reason("Error: the entries must be an array")),
+        };
+    let mut entropy = Entropy::default();
+    let m = pi_session::migrate_entries(&entries, &mut *entropy.uuid4);
+    let edits = m
+        .edits
+        .into_iter()
+        .map(|e| {
+            let (value, remove) = match e.change {
+                pi_session::Change::Set(v) => (Some(Js(v)), false),
+                pi_session::Change::SetUndefined => (None, false),
+                pi_session::Change::Delete => (None, true),
+            };
+            Edit {
+                at: e.at as u32,
+                path: e.path.iter().map(|p| (*p).to_string()).collect(),
+                value,
+                remove,
+            }
+        })
+        .collect();
+    Ok(Migration {
+        edits,
+        ran: m.ran,
+        thrown: m.thrown.map(|e| js_error(e).reason),
+    })
+}
+
+/// pi's `assertValidSessionId(id)` (of `String(id)`), with pi's error.
+#[napi]
+pub fn assert_valid_session_id(id: String) -> Result<()> {
+    if pi_session::valid_session_id(&id) {
+        return Ok(());
+    }
+    Err(js_error(pi_session::InvalidInput::SessionId { id }.into()))
+}
+
 #[napi]
 pub fn find_most_recent_session(dir: String, cwd: Option<String>) -> Result<Option<String>> {
     let env = pi_env()?;

@@ -193,7 +193,20 @@ function script(M, root) {
   step('new session with a parent', () => sm, () => sm.newSession({ parentSession: first }))
   step('new session with a bad id', () => sm, () => sm.newSession({ id: '-bad' }))
   step('new session with an id', () => sm, () => sm.newSession({ id: 'my.session-1' }))
-  step('its first message', () => sm, () => sm.appendMessage(user('named', 8)))
+  const named = step('its first message', () => sm, () => sm.appendMessage(user('named', 8)))
+  // Arguments not of the types pi declares: pi's methods take them as they are, or throw.
+  step('session name that is a number', () => sm, () => sm.appendSessionInfo(5))
+  step('session name undefined', () => sm, () => sm.appendSessionInfo())
+  step('session name with a lone surrogate', () => sm, () => sm.appendSessionInfo('\r\n a\ud800b \n\n'))
+  step('label on an id that is a number', () => sm, () => sm.appendLabelChange(5, 'x'))
+  step('usage with an empty note', () => sm, () => sm.appendUsage('k', 'p', 'm', { input: 1 }, ''))
+  step('model change of other types', () => sm, () => sm.appendModelChange(1, { id: [2, null] }))
+  step('context edit keeping the replacement whole', () => sm, () => sm.appendContextEdit(named, { content: [{ type: 'text', text: 'y' }], note: 'kept' }))
+  step('context edit with undefined', () => sm, () => sm.appendContextEdit(named, undefined))
+  step('compaction with a null first kept entry', () => sm, () => sm.appendCompaction('s', null, Number.NaN, undefined, undefined, null))
+  step('custom message of other types', () => sm, () => sm.appendCustomMessageEntry(7, null, 'yes'))
+  step('branch with summary from an undefined entry', () => sm, () => sm.branchWithSummary(undefined, 'x'))
+  step('new session with a null id', () => sm, () => sm.newSession({ id: null }))
 
   // Files opened, then written.
   const opened = join(root, 'opened.jsonl')
@@ -201,6 +214,9 @@ function script(M, root) {
   sm = step('open a file', NEW, () => SM.open(opened))
   step('append to it', () => sm, () => sm.appendMessage(user('appended', 9)))
   step('branch and append', () => sm, () => (sm.branch(sm.getEntries()[1].id), sm.appendThinkingLevelChange('low')))
+  // The leaf a read-only open moved to is the parent of its first append.
+  sm = step('open it again', NEW, () => SM.open(opened))
+  step('branch, then the first append', () => sm, () => (sm.branch(sm.getEntries()[2].id), sm.appendMessage(user('on a branch', 20))))
   const v2 = join(root, 'v2.jsonl')
   writeFileSync(v2, V2_TEXT)
   sm = step(`${READ_ONLY_OPEN} a version-2 file without a final newline`, NEW, () => SM.open(v2, undefined, '/override'), V2_TEXT)
