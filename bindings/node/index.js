@@ -375,31 +375,28 @@ function settle(object, key, value) {
   return value
 }
 
-/** The JSON texts of falsy values: lines pi's reader skips. */
-const FALSY_JSON = new Set(['null', 'false', '0', '""'])
-
 /** A header for sessions made only to run the module's functions over entry arrays. */
 const SCRATCH_HEADER = '{"type":"session","version":3,"id":"scratch","timestamp":"1970-01-01T00:00:00.000Z","cwd":""}'
 
 /**
  * A native session holding `entries` (the caller's objects, as JSON), its leaf `leafId`,
- * and for each of its entry numbers the caller's index. (A value a session file could
- * not hold as an entry, such as `null`, a header or one `JSON.stringify` cannot write,
- * has no number.)
+ * and for each of its entry numbers the caller's index. (A value the native reader keeps
+ * as no entry, such as `null`, a header or one `JSON.stringify` cannot write, has no
+ * number.)
  */
 function scratch(entries, leafId) {
   const lines = [SCRATCH_HEADER]
   const index = []
   for (let i = 0; i < entries.length; i++) {
     const text = JSON.stringify(entries[i])
-    // (What a file's reader skips: JSON's falsy values, which `NaN`, `-0` and the like
-    // become; headers, which are no entries.)
-    if (text === undefined || FALSY_JSON.has(text) || entries[i]?.type === 'session') continue
+    if (text === undefined) continue
     lines.push(text)
     index.push(i)
   }
   const n = made(() => native.NativeSession.ofLines(`${lines.join('\n')}\n`, JSON.stringify(leafId)))
-  return { n, at: (k) => entries[index[k]] }
+  // Entry k is on line `line` of the text (1: the header), the caller's `index[line - 2]`.
+  const lineOf = n.entryLines()
+  return { n, at: (k) => entries[index[lineOf[k] - 2]] }
 }
 
 /**

@@ -418,7 +418,8 @@ mod tests {
             for f in std::fs::read_dir(&dir).expect("the corpus") {
                 let f = f.expect("a corpus file").path();
                 let bytes = std::fs::read(&f).expect("read");
-                let Ok(s) = Session::from_source_with_ids(Source::from_bytes(bytes), OpenOptions::default(), &mut ids())
+                let Ok(s) =
+                    Session::from_source_with_ids(Source::from_bytes(bytes), OpenOptions::default(), &mut ids())
                 else {
                     continue;
                 };
@@ -426,7 +427,11 @@ mod tests {
                     continue;
                 }
                 let mut values: Vec<Value<'static>> = (0..s.index().len())
-                    .map(|i| value::parse(s.raw(EntryPos(i as u32))).expect("a kept line").into_owned())
+                    .map(|i| {
+                        value::parse(s.raw(EntryPos(i as u32)))
+                            .expect("a kept line")
+                            .into_owned()
+                    })
                     .collect();
                 let m = migrate_entries(&values, &mut ids());
                 assert!(m.ran && m.thrown.is_none(), "{}: {:?}", f.display(), m.thrown);

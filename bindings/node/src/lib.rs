@@ -823,6 +823,15 @@ impl NativeSession {
         Ok(self.s().session_name().map_err(js_error)?.map(|n| Js(Value::String(n))))
     }
 
+    /// For each entry number, the entry's line (1: the first line of the bytes).
+    #[napi]
+    pub fn entry_lines(&self) -> Vec<u32> {
+        let s = self.s();
+        (0..s.entries_len())
+            .map(|k| s.entry_at(k).map_or(0, |p| s.record(p).line.0 as u32))
+            .collect()
+    }
+
     /// `branch(id)`: move the leaf (pi's error when no entry has that id).
     #[napi]
     pub fn branch(&mut self, id: String) -> Result<()> {
