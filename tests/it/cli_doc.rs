@@ -250,7 +250,18 @@ fn docs_cli_md_other_blocks_are_checked_too() {
                     // print what would go into FILE.
                     let cmd = line.split(" > ").next().unwrap_or(line);
                     let cmd = cmd.split(" >> ").next().unwrap_or(cmd);
-                    let words: Vec<&str> = cmd.split_whitespace().collect();
+                    // Run as a shell runs it: `~` is the (scratch) home, and anything
+                    // written to a relative path lands in the scratch folder, never in the
+                    // checkout.
+                    let home_text = home.path().display().to_string();
+                    let words: Vec<String> = cmd
+                        .split_whitespace()
+                        .map(|w| match w.strip_prefix('~') {
+                            Some(rest) if rest.is_empty() || rest.starts_with('/') => format!("{home_text}{rest}"),
+                            _ => w.to_string(),
+                        })
+                        .collect();
+                    let words: Vec<&str> = words.iter().map(String::as_str).collect();
                     assert_eq!(
                         words.first(),
                         Some(&"pi-session"),
@@ -259,6 +270,7 @@ fn docs_cli_md_other_blocks_are_checked_too() {
                     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
                         .args(&words[1..])
                         .env("HOME", home.path())
+                        .current_dir(home.path())
                         .output()
                         .expect("run");
                     assert!(
