@@ -138,14 +138,14 @@ pub(crate) fn matching_lines(m: &Matcher, text: &str, at_most: usize, out: &mut 
     }
 }
 
-/// `lines` (matching lines, in order) with up to `n` lines of context before and after
-/// each, within `text`; context lines are never repeated nor overlap a match.
-pub(crate) fn with_context(text: &str, lines: Vec<TextLine>, n: usize) -> Vec<TextLine> {
-    if n == 0 || lines.is_empty() {
+/// `lines` (matching lines, in order) with up to `before` lines of context before and
+/// `after` after each, within `text`; context lines are never repeated nor overlap a match.
+pub(crate) fn with_context(text: &str, lines: Vec<TextLine>, (before_n, after_n): (usize, usize)) -> Vec<TextLine> {
+    if before_n == 0 && after_n == 0 || lines.is_empty() {
         return lines;
     }
     let b = text.as_bytes();
-    let mut out: Vec<TextLine> = Vec::with_capacity(lines.len() * (1 + 2 * n));
+    let mut out: Vec<TextLine> = Vec::with_capacity(lines.len() * (1 + before_n + after_n));
     // Where context may start: past the last line already given.
     let mut floor = 0usize;
     let ctx = |r: Range<usize>| TextLine {
@@ -157,7 +157,7 @@ pub(crate) fn with_context(text: &str, lines: Vec<TextLine>, n: usize) -> Vec<Te
         // Before: up to n lines ending right before l, not below `floor`.
         let mut before = Vec::new();
         let mut end = l.span.start;
-        while before.len() < n && end > floor {
+        while before.len() < before_n && end > floor {
             // The line ending at end-1 (the '\n' at end-1).
             let stop = end - 1;
             let start = memchr::memrchr(b'\n', &b[..stop]).map_or(0, |i| i + 1);
@@ -174,7 +174,7 @@ pub(crate) fn with_context(text: &str, lines: Vec<TextLine>, n: usize) -> Vec<Te
         let limit = lines.get(k + 1).map_or(b.len() + 1, |x| x.span.start);
         let mut start = l.span.end + 1;
         let mut taken = 0;
-        while taken < n && start < limit && start <= b.len() {
+        while taken < after_n && start < limit && start <= b.len() {
             let e = memchr::memchr(b'\n', &b[start..]).map_or(b.len(), |i| start + i);
             out.push(ctx(start..e));
             taken += 1;

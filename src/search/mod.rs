@@ -152,8 +152,10 @@ pub struct Query {
     pub branch_only: bool,
     /// At most this many matching lines per session.
     pub max_per_session: Option<usize>,
-    /// Lines of context before and after each matching line, within its text.
-    pub context: usize,
+    /// Lines of context before each matching line, within its text (ripgrep's `-B`).
+    pub before: usize,
+    /// Lines of context after each matching line, within its text (ripgrep's `-A`).
+    pub after: usize,
 }
 
 impl Query {
@@ -167,7 +169,8 @@ impl Query {
             until: None,
             branch_only: false,
             max_per_session: None,
-            context: 0,
+            before: 0,
+            after: 0,
         }
     }
 
@@ -371,7 +374,7 @@ pub(crate) fn entry_hits(
         strings_in(&value, &mut strs);
         for text in &strs {
             let text = text.to_str_lossy();
-            let lines = text_lines(&q.matcher, &text, *left, q.context);
+            let lines = text_lines(&q.matcher, &text, *left, (q.before, q.after));
             if lines.is_empty() {
                 continue;
             }
@@ -428,7 +431,7 @@ fn id_text(b: &[u8]) -> String {
 }
 
 /// The hit lines of one decoded text: matching lines (at most `at_most`) with their context.
-pub(crate) fn text_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<HitLine> {
+pub(crate) fn text_lines(m: &Matcher, text: &str, at_most: usize, context: (usize, usize)) -> Vec<HitLine> {
     let mut found = Vec::new();
     lines::matching_lines(m, text, at_most, &mut found);
     lines::with_context(text, found, context)

@@ -37,7 +37,8 @@ fn queries() -> Vec<Query> {
             pat.fixed = fixed;
             let mut q = Query::new(pat.compile().unwrap());
             q.fields = fields;
-            q.context = usize::from(fields.thinking);
+            q.before = usize::from(fields.thinking);
+            q.after = usize::from(fields.tool_calls) * 2;
             out.push(q);
         }
     }

@@ -101,7 +101,7 @@ fn searched<'v, 'a>(
 /// The matching lines of `text`, the obvious way: each line alone (with `-U`, each
 /// match of the whole text with the lines it touches, overlapping ones merged), then
 /// context lines around them.
-fn naive_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<HitLine> {
+fn naive_lines(m: &Matcher, text: &str, at_most: usize, (before, after): (usize, usize)) -> Vec<HitLine> {
     // Line spans as `split('\n')` gives them.
     let mut spans = Vec::new();
     let mut start = 0;
@@ -152,8 +152,8 @@ fn naive_lines(m: &Matcher, text: &str, at_most: usize, context: usize) -> Vec<H
     }
     let mut ctx = vec![false; spans.len()];
     for (a, b, _) in &groups {
-        ctx[a.saturating_sub(context)..*a].fill(true);
-        ctx[(b + 1).min(spans.len())..(b + 1 + context).min(spans.len())].fill(true);
+        ctx[a.saturating_sub(before)..*a].fill(true);
+        ctx[(b + 1).min(spans.len())..(b + 1 + after).min(spans.len())].fill(true);
     }
     let mut k = 0;
     while k < spans.len() {
@@ -207,7 +207,7 @@ pub fn search_source_slow(source: Source, q: &Query) -> Result<Vec<Hit>> {
                 if left == 0 {
                     return Ok(hits);
                 }
-                let lines = naive_lines(&q.matcher, &t.to_str_lossy(), left, q.context);
+                let lines = naive_lines(&q.matcher, &t.to_str_lossy(), left, (q.before, q.after));
                 if lines.is_empty() {
                     continue;
                 }
@@ -582,7 +582,10 @@ pub mod hostile {
             tool_results: o & 4 != 0,
         };
         q.branch_only = o & 8 != 0;
-        q.context = usize::from(o >> 4 & 3);
+        // Context before and after, 0 to 3 lines each, from one byte.
+        let c = b.next();
+        q.before = usize::from(c & 3);
+        q.after = usize::from(c >> 2 & 3);
         if o & 64 != 0 {
             q.max_per_session = Some(usize::from(b.next() % 5));
         }

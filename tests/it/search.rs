@@ -467,3 +467,100 @@ fn a_match_in_a_label_is_shown_at_the_labelled_entry() {
         assert!(stdout(&run(&args)).contains("8cecc1bf * label"), "{extra:?}");
     }
 }
+
+/// ripgrep's -A, -B, -n, -o and --no-heading, as they apply to the lines of messages; -v
+/// is refused with what to use instead.
+#[test]
+fn context_line_numbers_only_matching_and_no_heading_are_ripgreps() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hostile_file(dir.path());
+    // The assistant's text is "one\ntwo needle\nthree\nfour", on line 3 of the file.
+    let texts = |args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["--json", "--role", "assistant"];
+        all.extend_from_slice(args);
+        all.extend(["needle", f.as_str()]);
+        json_lines(&run(&all))
+            .iter()
+            .filter(|j| j["type"] != "summary")
+            .map(|j| {
+                (
+                    j["type"].as_str().unwrap().to_owned(),
+                    j["text"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let pair = |t: &str, x: &str| (t.to_owned(), x.to_owned());
+    assert_eq!(
+        texts(&["-B", "1", "-A", "2"]),
+        [
+            pair("context", "one"),
+            pair("match", "two needle"),
+            pair("context", "three"),
+            pair("context", "four")
+        ]
+    );
+    // -A and -B override -C on their side only.
+    assert_eq!(
+        texts(&["-C", "2", "-A", "0"]),
+        [pair("context", "one"), pair("match", "two needle")]
+    );
+    assert_eq!(
+        texts(&["-C", "1", "-B", "0"]),
+        [pair("match", "two needle"), pair("context", "three")]
+    );
+
+    let o = run(&["--role", "assistant", "-n", "--no-heading", "-B", "1", "needle", &f]);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with(&format!("{f}-3-aaaa0002 * assistant ")), "{out}");
+    assert!(lines[0].ends_with("- one"), "{out}");
+    assert!(lines[1].starts_with(&format!("{f}:3:aaaa0002 * assistant ")), "{out}");
+    assert!(lines[1].ends_with(": two needle"), "{out}");
+
+    // -o: the match alone, context left out.
+    let o = run(&["--role", "assistant", "-o", "-C", "1", "ne+dle", &f]);
+    let out = stdout(&o);
+    let hits: Vec<&str> = out.lines().filter(|l| l.starts_with("aaaa0002")).collect();
+    assert_eq!(hits.len(), 1, "{out}");
+    assert!(hits[0].ends_with(": needle"), "{out}");
+
+    let o = run(&["-v", "needle", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("-L lists the sessions without a match"), "{err}");
+    assert!(o.stdout.is_empty());
+}
+
+/// One time-zone flag group for every command that shows times: `--utc` or `-z ZONE`.
+#[test]
+fn every_command_that_shows_times_takes_a_zone() {
+    let dir = tempfile::tempdir().unwrap();
+    let f = hostile_file(dir.path());
+    // The assistant's entry is at 2025-03-02T00:00:01Z: 09:00 in Tokyo.
+    let o = run(&["-z", "Asia/Tokyo", "--role", "assistant", "two needle", &f]);
+    assert!(stdout(&o).contains("2025-03-02 09:00: two needle"), "{}", stdout(&o));
+    let o = run(&["--utc", "--role", "assistant", "two needle", &f]);
+    assert!(stdout(&o).contains("2025-03-02 00:00: two needle"), "{}", stdout(&o));
+    let show = crate::common::run_cli("show", &["-z", "Asia/Tokyo", "--no-pager", &f]);
+    assert!(
+        String::from_utf8_lossy(&show.stdout).contains("2025-03-02 09:00:01 JST"),
+        "{}",
+        String::from_utf8_lossy(&show.stdout)
+    );
+    for cmd in ["search", "ls", "show", "export", "usage"] {
+        let args: Vec<&str> = match cmd {
+            "search" => vec!["-z", "Mars/Olympus", "x", &f],
+            "ls" => vec!["-z", "Mars/Olympus", "--agent-dir", "corpus/demo"],
+            _ => vec!["-z", "Mars/Olympus", &f],
+        };
+        let o = crate::common::run_cli(cmd, &args);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("--timezone Mars/Olympus: no such time zone"),
+            "{cmd}: {err}"
+        );
+    }
+}

@@ -85,9 +85,8 @@ pub(crate) struct ExportArgs {
     /// html: embed PNG, JPEG, GIF and WebP images (as data: URIs) instead of placeholders.
     #[arg(long)]
     images: bool,
-    /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
-    #[arg(long)]
-    pub(crate) utc: bool,
+    #[command(flatten)]
+    pub(crate) zone: crate::flags::ZoneArgs,
 }
 
 impl ExportArgs {

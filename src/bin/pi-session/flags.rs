@@ -6,7 +6,10 @@
 //! - [`CacheArgs`]: `--cache-dir`, `--no-cache`;
 //! - [`SessionArg`]: a SESSION (a file, or an id or a unique prefix of one) and where to
 //!   look it up;
-//! - [`ColorArgs`]: `--color`; [`QuietArgs`]: `--quiet`; [`WaitArgs`]: `--wait`.
+//! - [`ColorArgs`]: `--color`; [`ZoneArgs`]: `--utc`, `-z ZONE`; [`QuietArgs`]: `--quiet`;
+//!   [`WaitArgs`]: `--wait`.
+//!
+//! (`--json` is each command's own: its help says what the JSON is.)
 
 use crate::show::{Kind, Printable};
 use anyhow::Result;
@@ -191,6 +194,45 @@ impl ColorChoice {
             ColorChoice::Never => false,
             ColorChoice::Auto => tty && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
         }
+    }
+}
+
+/// `--utc` and `-z ZONE`: the time zone times are shown in.
+#[derive(Args, Clone, Default)]
+pub struct ZoneArgs {
+    /// Times in this time zone (an IANA name, such as Europe/Berlin; default: TZ, else
+    /// the system's).
+    #[arg(short = 'z', long, value_name = "ZONE", conflicts_with = "utc")]
+    pub timezone: Option<String>,
+    /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
+    #[arg(long)]
+    pub utc: bool,
+}
+
+impl ZoneArgs {
+    /// The zone and its name (`UTC`, the name given, the system zone's IANA name or
+    /// `local`); an unknown name is a usage error.
+    pub fn tz(&self) -> Result<(jiff::tz::TimeZone, String)> {
+        if self.utc {
+            return Ok((jiff::tz::TimeZone::UTC, "UTC".into()));
+        }
+        if let Some(z) = &self.timezone {
+            let tz = jiff::tz::TimeZone::get(z).map_err(|_| {
+                anyhow::anyhow!(Printable::kind(
+                    format!("--timezone {}: no such time zone", pi_session::text::escape(z)),
+                    Kind::Usage
+                ))
+            })?;
+            return Ok((tz, z.clone()));
+        }
+        let tz = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
+        let name = tz.iana_name().unwrap_or("local").to_string();
+        Ok((tz, name))
+    }
+
+    /// The zone as [`crate::when::Zone`] shows times in it.
+    pub fn zone(&self) -> Result<crate::when::Zone> {
+        Ok(crate::when::Zone::of(self.tz()?.0))
     }
 }
 

@@ -106,9 +106,8 @@ pub struct LsArgs {
     /// Also the file of each session (absolute path), as the last column.
     #[arg(short, long)]
     long: bool,
-    /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
-    #[arg(long)]
-    utc: bool,
+    #[command(flatten)]
+    zone: crate::flags::ZoneArgs,
     /// Fit rows into N columns (default, on a terminal: $COLUMNS, else its width; piped:
     /// only titles are cut, to 100 columns). 0: never cut.
     #[arg(short, long, value_name = "N")]
@@ -156,7 +155,7 @@ fn resolve(w: &WhereArgs) -> Result<Place> {
 /// Output errors; a `--since`/`--until` value that is no date (a usage error).
 pub fn run_ls(a: &LsArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let r = resolve(&a.place)?;
-    let zone = crate::when::Zone::new(a.utc);
+    let zone = a.zone.zone()?;
     let now = crate::when::now_ms();
     let (since, until) = zone.range(a.since.as_deref(), a.until.as_deref(), now)?;
     let (since, until) = (since.and_then(|w| zone.start_ms(w)), until.and_then(|w| zone.end_ms(w)));

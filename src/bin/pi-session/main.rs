@@ -121,9 +121,8 @@ enum Cmd {
         no_pager: bool,
         #[command(flatten)]
         color: ColorArgs,
-        /// Times in UTC instead of the local time zone (TZ, else /etc/localtime).
-        #[arg(long)]
-        utc: bool,
+        #[command(flatten)]
+        zone: crate::flags::ZoneArgs,
     },
     /// Draw the conversation's shape as pi's /tree does: one line an entry (role and
     /// text cut to the terminal), the current branch marked `*` (`@` its leaf); --json
@@ -532,9 +531,9 @@ fn run(mut cli: Cli) -> Result<i32> {
             thinking,
             no_pager,
             color,
-            utc,
+            zone,
         } => {
-            when::set_transcript_zone(utc);
+            when::set_transcript_zone(zone.zone()?);
             let mut pager = (!no_pager).then(term::Pager::start).flatten();
             let color = color.on_stdout();
             let flags = transcript::ShowFlags { full, thinking, color };
@@ -548,7 +547,7 @@ fn run(mut cli: Cli) -> Result<i32> {
             code?
         }
         Cmd::Export(a) => {
-            when::set_transcript_zone(a.utc);
+            when::set_transcript_zone(a.zone.zone()?);
             export::run(&a, open, &mut out)?
         }
         Cmd::Ls(a) => ls::run_ls(&a, open.read_mode, &mut out)?,

@@ -27,7 +27,7 @@ use unicode_width::UnicodeWidthChar;
 /// `pi-session search`.
 #[derive(Args)]
 #[command(
-    after_help = "Searched: user and assistant text, compaction and branch summaries, custom messages, bash commands, session names and labels; --thinking, --tool-calls and --tool-results add the rest. Never JSON keys, ids, signatures, extension state or image data. A phrase with a quote, a newline (-U and \\n) or any character a file writes as a JSON escape is found as it reads.\n\nOutput: a heading per session (newest first), then ENTRY * ROLE TIME[ FIELD]: LINE, `*` marking entries on the current branch; `-` instead of `:` for context lines.\n\nExit status: 0 a match was found, 1 none, 2 an error (a bad pattern, a file that could not be read).\n\nExamples:\n  pi-session search 'rustfmt'\n  pi-session search -F 'say \"hi\"' --role user --since 2w\n  pi-session search -U 'first line\\nsecond' --json\n  pi-session search -l --tool-results 'panicked at' ~/.pi/agent/sessions"
+    after_help = "Searched: user and assistant text, compaction and branch summaries, custom messages, bash commands, session names and labels; --thinking, --tool-calls and --tool-results add the rest. Never JSON keys, ids, signatures, extension state or image data. A phrase with a quote, a newline (-U and \\n) or any character a file writes as a JSON escape is found as it reads.\n\nOutput: a heading per session (newest first), then ENTRY * ROLE TIME[ FIELD]: LINE, `*` marking entries on the current branch; `-` instead of `:` for context lines. --no-heading: each line begins with PATH: instead; -n: with the session file's LINE: of its entry; -o: each match alone after its head. -v is not taken (-L lists the sessions without a match); ripgrep's file selection (-g, -t, --hidden, ...) has no meaning here.\n\nExit status: 0 a match was found, 1 none, 2 an error (a bad pattern, a file that could not be read).\n\nExamples:\n  pi-session search 'rustfmt'\n  pi-session search -F 'say \"hi\"' --role user --since 2w\n  pi-session search -U 'first line\\nsecond' --json\n  pi-session search -l --tool-results 'panicked at' ~/.pi/agent/sessions"
 )]
 pub struct SearchArgs {
     /// The pattern (a regex, as the regex crate reads it; -F: a literal string).
@@ -79,6 +79,26 @@ pub struct SearchArgs {
     /// N lines of context before and after each matching line (within its message).
     #[arg(short = 'C', long, value_name = "N", default_value_t = 0)]
     context: usize,
+    /// N lines of context after each matching line (overrides -C after).
+    #[arg(short = 'A', long, value_name = "N")]
+    after_context: Option<usize>,
+    /// N lines of context before each matching line (overrides -C before).
+    #[arg(short = 'B', long, value_name = "N")]
+    before_context: Option<usize>,
+    /// Begin each line with the line of the session file its entry is on (`:` for a
+    /// match, `-` for context).
+    #[arg(short = 'n', long)]
+    line_number: bool,
+    /// No heading per session: each line begins with its session's path instead.
+    #[arg(long)]
+    no_heading: bool,
+    /// Print each match alone on a line of its own (no context lines).
+    #[arg(short = 'o', long)]
+    only_matching: bool,
+    /// Not taken: a message has no lines worth printing for not matching (-L lists the
+    /// sessions without a match).
+    #[arg(short = 'v', long, hide = true)]
+    invert_match: bool,
     /// Also search assistants' thinking.
     #[arg(long)]
     thinking: bool,
@@ -111,9 +131,8 @@ pub struct SearchArgs {
     pub json: bool,
     #[command(flatten)]
     color: crate::flags::ColorArgs,
-    /// Times in UTC instead of the local time zone.
-    #[arg(long)]
-    utc: bool,
+    #[command(flatten)]
+    zone: crate::flags::ZoneArgs,
     /// Cut lines to N columns (default: $COLUMNS, else the terminal's width; piped output
     /// is not cut). 0: never cut.
     #[arg(long, value_name = "N")]
@@ -185,7 +204,8 @@ impl SearchArgs {
         q.until = until.and_then(|w| zone.end_ms(w));
         q.branch_only = self.branch;
         q.max_per_session = self.max_count;
-        q.context = self.context;
+        q.before = self.before_context.unwrap_or(self.context);
+        q.after = self.after_context.unwrap_or(self.context);
         Ok(q)
     }
 }
@@ -195,7 +215,12 @@ impl SearchArgs {
 /// # Errors
 /// A bad pattern or option (usage), a named session or folder that cannot be read.
 pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
-    let zone = crate::when::Zone::new(a.utc);
+    if a.invert_match {
+        return Err(usage(
+            "-v (--invert-match): the lines of a message that do not match are not printed; -L lists the sessions without a match".into(),
+        ));
+    }
+    let zone = a.zone.zone()?;
     let (pattern, named) = a.pattern();
     let q = a.query(&pattern, &zone)?;
     let roots = a.place.roots(&named)?;
@@ -247,6 +272,9 @@ pub fn run(a: &SearchArgs, read_mode: pi_session::ReadMode, out: &mut impl Write
         width: crate::term::width(a.width),
         zone,
         json: a.json,
+        line_number: a.line_number,
+        heading: !a.no_heading,
+        only_matching: a.only_matching,
         mode: if a.files_with_matches {
             Mode::Files
         } else if a.files_without_match {
@@ -404,6 +432,12 @@ struct Printer {
     width: Option<usize>,
     zone: crate::when::Zone,
     json: bool,
+    /// -n: the session file's line of each entry first.
+    line_number: bool,
+    /// A heading per session (else each line begins with the path: --no-heading).
+    heading: bool,
+    /// -o: each match alone.
+    only_matching: bool,
     mode: Mode,
 }
 
@@ -444,6 +478,7 @@ const MATCH: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Red))).bo
 const PATH: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Magenta))).bold();
 const ID: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Yellow)));
 const DIM: Style = Style::new().dimmed();
+const LINE: Style = Style::new().fg_color(Some(Color::Ansi(AnsiColor::Green)));
 
 impl Printer {
     fn paint(&self, s: &str, style: Style, out: &mut String) {
@@ -492,21 +527,35 @@ impl Printer {
                 s.push_str(&format!(":{lines}\n"));
             }
             Mode::Lines => {
-                if !first {
+                // (--no-heading: the painted path, and the columns it takes.)
+                let mut prefix = (String::new(), 0);
+                if self.heading {
+                    if !first {
+                        s.push('\n');
+                    }
+                    self.paint(&escape_path(&info.path), PATH, &mut s);
                     s.push('\n');
+                    let short: String = id.as_deref().unwrap_or("(no id)").chars().take(8).collect();
+                    self.paint(&escape(&short), ID, &mut s);
+                    if let Some(n) = &info.name {
+                        s.push_str(" · ");
+                        s.push_str(&escape(&n.to_str_lossy()));
+                    }
+                    s.push('\n');
+                } else {
+                    let plain = escape_path(&info.path);
+                    prefix.1 = crate::term::measure(&plain, usize::MAX);
+                    self.paint(&plain, PATH, &mut prefix.0);
                 }
-                self.paint(&escape_path(&info.path), PATH, &mut s);
-                s.push('\n');
-                let short: String = id.as_deref().unwrap_or("(no id)").chars().take(8).collect();
-                self.paint(&escape(&short), ID, &mut s);
-                if let Some(n) = &info.name {
-                    s.push_str(" · ");
-                    s.push_str(&escape(&n.to_str_lossy()));
-                }
-                s.push('\n');
                 for h in hits {
                     for l in &h.lines {
-                        self.text_line(h, l, &mut s);
+                        if self.only_matching {
+                            if l.is_match() {
+                                self.each_match((&prefix.0, prefix.1), h, l, &mut s);
+                            }
+                        } else {
+                            self.text_line((&prefix.0, prefix.1), h, l, &mut s);
+                        }
                     }
                 }
             }
@@ -551,7 +600,37 @@ impl Printer {
         });
     }
 
-    fn text_line(&self, h: &Hit, l: &HitLine, s: &mut String) {
+    /// `-o`: each match of a matching line on a line of its own, after the line's head.
+    fn each_match(&self, prefix: (&str, usize), h: &Hit, l: &HitLine, s: &mut String) {
+        for &(a, b) in &l.matches {
+            let (a, b) = (a.saturating_sub(l.offset), b.saturating_sub(l.offset));
+            let Some(m) = l.text.get(a.min(l.text.len())..b.min(l.text.len())) else {
+                continue;
+            };
+            let used = self.head(prefix, h, true, s);
+            let room = self.width.map(|w| w.saturating_sub(used).max(20));
+            self.fitted(m, 0, &[(0, m.len())], room, s);
+            s.push('\n');
+        }
+    }
+
+    /// The start of an output line: `PATH:` (--no-heading), `LINE:` (-n), the entry, its
+    /// role, time and field, then `: ` (`-` for context, in each separator). Returns the
+    /// columns it takes.
+    fn head(&self, (prefix, prefix_cols): (&str, usize), h: &Hit, is_match: bool, s: &mut String) -> usize {
+        let sep = if is_match { ':' } else { '-' };
+        let mut used = 0;
+        if !prefix.is_empty() {
+            s.push_str(prefix);
+            s.push(sep);
+            used += prefix_cols + 1;
+        }
+        if self.line_number {
+            let n = h.line.0.to_string();
+            self.paint(&n, LINE, s);
+            s.push(sep);
+            used += n.len() + 1;
+        }
         let id: String = shown_id(h).unwrap_or("(no id)").chars().take(8).collect();
         let id = escape(&id);
         self.paint(&format!("{id:<8}"), ID, s);
@@ -567,15 +646,19 @@ impl Printer {
             s.push(' ');
             s.push_str(h.field.as_str());
         }
-        s.push_str(if l.is_match() { ": " } else { "- " });
+        s.push_str(if is_match { ": " } else { "- " });
         // Visible width so far (no escapes in it but the id's and colour codes).
-        let used = id.chars().count().max(8)
+        used + id.chars().count().max(8)
             + 3
             + h.role.len().max(9)
             + 1
             + time.chars().count()
             + if shown_field { 1 + h.field.as_str().len() } else { 0 }
-            + 2;
+            + 2
+    }
+
+    fn text_line(&self, prefix: (&str, usize), h: &Hit, l: &HitLine, s: &mut String) {
+        let used = self.head(prefix, h, l.is_match(), s);
         let room = self.width.map(|w| w.saturating_sub(used).max(20));
         self.fitted(&l.text, l.offset, &l.matches, room, s);
         s.push('\n');

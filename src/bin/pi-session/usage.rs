@@ -31,12 +31,9 @@ pub struct UsageArgs {
     /// Only records until the end of DATE (same forms; a day includes all of it).
     #[arg(long, value_name = "DATE")]
     until: Option<String>,
-    /// Days and months in this time zone (an IANA name; default: TZ, else the system's).
-    #[arg(short = 'z', long, value_name = "ZONE", conflicts_with = "utc")]
-    timezone: Option<String>,
-    /// Days and months in UTC.
-    #[arg(long)]
-    utc: bool,
+    /// Days and months in this zone.
+    #[command(flatten)]
+    zone: crate::flags::ZoneArgs,
     /// Only sessions started in DIR or a folder below it (their header's cwd).
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
@@ -123,17 +120,7 @@ impl UsageArgs {
     }
 
     fn filter(&self, period: Period) -> Result<(Filter, String)> {
-        let (tz, zone_name) = if self.utc {
-            (jiff::tz::TimeZone::UTC, "UTC".to_string())
-        } else if let Some(z) = &self.timezone {
-            let tz = jiff::tz::TimeZone::get(z)
-                .map_err(|_| usage_error(format!("--timezone {}: no such time zone", escape(z))))?;
-            (tz, z.clone())
-        } else {
-            let tz = jiff::tz::TimeZone::try_system().unwrap_or(jiff::tz::TimeZone::UTC);
-            let name = tz.iana_name().unwrap_or("local").to_string();
-            (tz, name)
-        };
+        let (tz, zone_name) = self.zone.tz()?;
         let mut sources = Vec::new();
         for s in &self.source {
             match Source::parse(s) {

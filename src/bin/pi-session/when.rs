@@ -23,8 +23,8 @@ use std::fmt::Write as _;
 static TRANSCRIPT: std::sync::OnceLock<Zone> = std::sync::OnceLock::new();
 
 /// Set the zone [`transcript_zone`] answers (the first call wins).
-pub fn set_transcript_zone(utc: bool) {
-    let _ = TRANSCRIPT.set(Zone::new(utc));
+pub fn set_transcript_zone(zone: Zone) {
+    let _ = TRANSCRIPT.set(zone);
 }
 
 /// The zone `show` and `export` print times in: the system's unless `--utc`.
@@ -48,12 +48,15 @@ impl Zone {
     /// UTC when `utc`, else the system's zone: `TZ` when it names one (an IANA name, a
     /// TZif path or a POSIX rule), else `/etc/localtime`; UTC when neither is usable.
     pub fn new(utc: bool) -> Zone {
-        if utc {
-            return Zone { tz: TimeZone::UTC };
+        if !utc {
+            return Zone::of(TimeZone::try_system().unwrap_or(TimeZone::UTC));
         }
-        Zone {
-            tz: TimeZone::try_system().unwrap_or(TimeZone::UTC),
-        }
+        Zone::of(TimeZone::UTC)
+    }
+
+    /// Times in `tz`.
+    pub fn of(tz: TimeZone) -> Zone {
+        Zone { tz }
     }
 
     fn at(&self, ms: f64) -> Option<(DateTime, Timestamp)> {
