@@ -41,20 +41,23 @@ pub struct Title<'a> {
     pub named: bool,
 }
 
-/// `~/…` for a path inside `home` (pi's `shortenHomePath`), else the path.
+/// pi's `shortenHomePath(path, home)` (utils/paths.js), which its session picker and its
+/// `/tree` both use: an absolute `path` within `home` (both resolved: `.` and `..` folded)
+/// as `~` or `~/…` relative to it; any other path (relative, elsewhere, no home) as it is.
 pub fn shorten_home(p: &str, home: Option<&Path>) -> String {
+    use crate::listing::dirs::lexical_normalize;
     let path = Path::new(p);
-    if let Some(h) = home
-        && path.is_absolute()
-        && let Ok(rest) = path.strip_prefix(h)
-    {
-        return if rest.as_os_str().is_empty() {
-            "~".into()
-        } else {
-            format!("~/{}", rest.to_string_lossy())
-        };
+    let Some(home) = home.filter(|h| !h.as_os_str().is_empty() && h.is_absolute()) else {
+        return p.to_owned();
+    };
+    if !path.is_absolute() {
+        return p.to_owned();
     }
-    p.to_owned()
+    match lexical_normalize(path).strip_prefix(lexical_normalize(home)) {
+        Ok(rest) if rest.as_os_str().is_empty() => "~".into(),
+        Ok(rest) => format!("~/{}", rest.to_string_lossy()),
+        Err(_) => p.to_owned(),
+    }
 }
 
 /// pi's threaded view (`buildSessionTree`, `flattenSessionTree`) of `infos` (in the order
@@ -227,5 +230,10 @@ mod tests {
         assert_eq!(shorten_home("/home/u/src", Some(Path::new("/home/u"))), "~/src");
         assert_eq!(shorten_home("/home/u", Some(Path::new("/home/u"))), "~");
         assert_eq!(shorten_home("/srv/x", Some(Path::new("/home/u"))), "/srv/x");
+        // Resolved as pi resolves both; a sibling that shares the prefix is not inside.
+        assert_eq!(shorten_home("/home/u/a/../b/", Some(Path::new("/home/u/"))), "~/b");
+        assert_eq!(shorten_home("/home/user2", Some(Path::new("/home/u"))), "/home/user2");
+        assert_eq!(shorten_home("rel/x", Some(Path::new("/home/u"))), "rel/x");
+        assert_eq!(shorten_home("/usr/bin", Some(Path::new("/"))), "~/usr/bin");
     }
 }

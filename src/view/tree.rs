@@ -18,6 +18,7 @@
 //!   on every core if it likes: a tool result's output is skipped, never decoded, and so
 //!   is everything of an entry but the `content` its text comes from.
 
+use crate::view::sessions::shorten_home;
 use crate::{EntryPos, EntryType, KeyRef, Role, Session, Value};
 use ahash::AHashMap as HashMap;
 use rayon::prelude::*;
@@ -284,15 +285,6 @@ fn js_text(v: Option<&Value<'_>>) -> String {
     v.map_or_else(|| "undefined".into(), Value::to_js_string)
 }
 
-/// pi's `shortenHomePath`.
-fn shorten_home(p: &str, home: Option<&str>) -> String {
-    match home {
-        Some(h) if p == h => "~".into(),
-        Some(h) if p.starts_with(h) && p[h.len()..].starts_with('/') => format!("~{}", &p[h.len()..]),
-        _ => p.to_owned(),
-    }
-}
-
 /// pi's `formatReadLineRange(offset, limit)`: `:10`, `:10-29` or nothing.
 fn line_range(offset: Option<&Value<'_>>, limit: Option<&Value<'_>>) -> String {
     let absent = |v: Option<&Value<'_>>| matches!(v, None | Some(Value::Null));
@@ -340,7 +332,7 @@ fn format_call(name: &str, args: Option<&Value<'_>>, home: Option<&str>) -> Stri
             Some(v) if v.truthy() => v.to_js_string(),
             _ => or("file_path", ""),
         };
-        shorten_home(&p, home)
+        shorten_home(&p, home.map(std::path::Path::new))
     };
     match name {
         "read" => format!("[read: {}{}]", file(), line_range(arg("offset"), arg("limit"))),
@@ -355,14 +347,17 @@ fn format_call(name: &str, args: Option<&Value<'_>>, home: Option<&str>) -> Stri
         "grep" => format!(
             "[grep: /{}/ in {}]",
             or("pattern", ""),
-            shorten_home(&or("path", "."), home)
+            shorten_home(&or("path", "."), home.map(std::path::Path::new))
         ),
         "find" => format!(
             "[find: {} in {}]",
             or("pattern", ""),
-            shorten_home(&or("path", "."), home)
+            shorten_home(&or("path", "."), home.map(std::path::Path::new))
         ),
-        "ls" => format!("[ls: {}]", shorten_home(&or("path", "."), home)),
+        "ls" => format!(
+            "[ls: {}]",
+            shorten_home(&or("path", "."), home.map(std::path::Path::new))
+        ),
         _ => {
             let json = args.map_or_else(|| "undefined".into(), Value::stringify);
             let cut: String = json.chars().take(40).collect();

@@ -33,12 +33,7 @@ pub(crate) fn header_str(s: &Session, key: &str) -> Option<String> {
 /// An id key for human output (escaped): a string as it is, any other id as JavaScript
 /// prints it (`null`, `42`), never a Rust name.
 pub(crate) fn key_text<'k>(k: impl Into<KeyRef<'k>>) -> String {
-    escape(&key_raw(k)).into_owned()
-}
-
-/// [`key_text`] before escaping (for files: Markdown and HTML escape it their way).
-pub(crate) fn key_raw<'k>(k: impl Into<KeyRef<'k>>) -> String {
-    pi_session::view::id_text(k)
+    escape(&pi_session::view::id_text(k)).into_owned()
 }
 
 /// What a failure is, for its exit code and the `kind` of `--json`'s error object
