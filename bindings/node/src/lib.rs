@@ -231,6 +231,21 @@ impl NativeSession {
         self.number = number;
     }
 
+    /// The writer a new session starts on: this one's, or (for a file opened read-only) a
+    /// new one for the same folder and working directory.
+    fn fresh_writer(&mut self) -> Result<&mut Writer> {
+        if let Store::Read(_) = self.store {
+            let cwd = self.cwd.clone().unwrap_or_default();
+            let dir = self.dir.clone().unwrap_or_default();
+            let w = Writer::create(&cwd, &dir, Entropy::default()).map_err(js_error)?;
+            self.store = Store::Write(w);
+        }
+        match &mut self.store {
+            Store::Write(w) => Ok(w),
+            Store::Read(_) => unreachable!("made a writer above"),
+        }
+    }
+
     fn numbers(&self, pos: impl IntoIterator<Item = EntryPos>) -> Vec<u32> {
         pos.into_iter().map(|p| self.number[p.0 as usize]).collect()
     }
@@ -402,15 +417,7 @@ impl NativeSession {
     /// `file` (none: in memory) once it holds a user or assistant message.
     #[napi]
     pub fn start_session(&mut self, header_line: String, file: Option<String>) -> Result<()> {
-        if let Store::Read(_) = self.store {
-            let cwd = self.cwd.clone().unwrap_or_default();
-            let dir = self.dir.clone().unwrap_or_default();
-            let w = Writer::create(&cwd, &dir, Entropy::default()).map_err(js_error)?;
-            self.store = Store::Write(w);
-        }
-        let Store::Write(w) = &mut self.store else {
-            unreachable!("made a writer above")
-        };
+        let w = self.fresh_writer()?;
         w.start_session(header_line.as_bytes(), file.map(PathBuf::from))
             .map_err(js_error)?;
         self.renumber(0);
@@ -454,15 +461,7 @@ impl NativeSession {
     #[napi]
     pub fn new_session(&mut self, options_json: String, file: Option<String>) -> Result<Made> {
         let options = args_of(&options_json)?;
-        if let Store::Read(_) = self.store {
-            let cwd = self.cwd.clone().unwrap_or_default();
-            let dir = self.dir.clone().unwrap_or_default();
-            let w = Writer::create(&cwd, &dir, Entropy::default()).map_err(js_error)?;
-            self.store = Store::Write(w);
-        }
-        let Store::Write(w) = &mut self.store else {
-            unreachable!("made a writer above")
-        };
+        let w = self.fresh_writer()?;
         let n = w
             .new_session_call(&options, file.map(PathBuf::from))
             .map_err(js_error)?;
