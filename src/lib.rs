@@ -128,8 +128,8 @@ pub use write::journal::{
 };
 pub use write::message;
 pub use write::{
-    Append, Appended, Branched, Entropy, Members, NewSession, Relinked, Writer, migrate_file, migrate_file_with,
-    valid_session_id,
+    Append, Appended, Branched, Entropy, Members, NewSession, Relinked, Writer, load_entries_from_file, migrate_file,
+    migrate_file_with, valid_session_id,
 };
 #[cfg(test)]
 mod layering;

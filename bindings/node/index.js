@@ -11,7 +11,7 @@
 // there (the message appended stays the entry's `message`, as in pi). No rule of pi's is
 // written here: entries, headers, branching, migration and paths are the library's.
 
-const { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, statSync } = require('node:fs')
+const { existsSync, mkdirSync, statSync } = require('node:fs')
 const { constants: osConstants } = require('node:os')
 const { resolve } = require('node:path')
 const native = require('./native.js')
@@ -408,20 +408,6 @@ function scratch(entries, leafId) {
 function isEmptyRegularFile(path) {
   const st = statSync(path)
   return st.isFile() && st.size === 0
-}
-
-/** The size of a file and whether it ends in a newline. */
-function endsWithNewline(path) {
-  const fd = openSync(path, 'r')
-  try {
-    const { size } = fstatSync(fd)
-    if (size === 0) return true
-    const b = Buffer.alloc(1)
-    readSync(fd, b, 0, 1, size - 1)
-    return b[0] === 0x0a
-  } finally {
-    closeSync(fd)
-  }
 }
 
 /**
@@ -1007,33 +993,7 @@ class SessionManager {
 /** Every line of a file that `JSON.parse` accepts, unmigrated; `[]` when it is no session. */
 function loadEntriesFromFile(filePath) {
   const path = normalizePath(filePath)
-  if (!existsSync(path)) return []
-  let entries
-  try {
-    entries = native.NativeSession.loadEntries(path)
-  } catch (e) {
-    // A version-1 file that pi's in-memory migration cannot take (the native reader
-    // migrates as it opens): read here, line by line, as pi's function reads it.
-    if (!/^TypeError: /.test(e?.message)) throw piError(e)
-    entries = []
-    for (const line of readFileSync(path, 'utf8').split('\n')) {
-      if (!line.trim()) continue
-      try {
-        const v = JSON.parse(line)
-        if (v) entries.push(v)
-      } catch {
-        // Skipped, as pi skips it.
-      }
-    }
-  }
-  if (!entries || entries.length === 0) return []
-  const header = entries[0]
-  if (header === null || typeof header !== 'object' || header.type !== 'session' || typeof header.id !== 'string') return []
-  // pi ends a torn last line with a newline when it reads the file.
-  // (Only ever to a regular file: the native read refused anything else, and a name
-  // swapped since for a FIFO or a device is not written.)
-  if (statSync(path).isFile() && !endsWithNewline(path)) appendFileSync(path, '\n')
-  return entries
+  return call(() => native.NativeSession.loadEntries(path))
 }
 
 /** The JSON lines of a text, each parsed; lines that do not parse are left out. */

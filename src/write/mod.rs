@@ -45,10 +45,12 @@ mod branch;
 mod call;
 mod fs;
 pub(crate) mod journal;
+mod load;
 pub mod message;
 
 pub use branch::{Branched, Relinked};
 pub use call::{Append, Appended, Members};
+pub use load::load_entries_from_file;
 
 use crate::error::{Error, InvalidInput, Result};
 use crate::index::{EntryType, Role};

@@ -585,20 +585,13 @@ impl NativeSession {
         }
     }
 
-    /// Every line `JSON.parse` accepts, unmigrated (pi's `loadEntriesFromFile`), or
-    /// `null` when the file is no session.
+    /// pi's `loadEntriesFromFile(path)` (the library's `load_entries_from_file`): every
+    /// line `JSON.parse` accepts, unmigrated; `[]` when the file is missing or no session;
+    /// a line break appended after a last line without one.
     #[napi]
-    pub fn load_entries(path: String) -> Result<Option<Js<'static>>> {
-        let s = match Session::open_with(&path, OpenOptions::default()) {
-            Ok(s) => s,
-            Err(e) if matches!(e.kind(), pi_session::ErrorKind::NotASession { .. }) => return Ok(None),
-            Err(e) => return Err(js_error(e)),
-        };
-        let mut out = Vec::with_capacity(s.index().len());
-        for i in 0..s.index().len() {
-            out.push(s.parsed(EntryPos(i as u32)).map_err(js_error)?.into_owned());
-        }
-        Ok(Some(Js(Value::Array(out))))
+    pub fn load_entries(path: String) -> Result<Js<'static>> {
+        let entries = pi_session::load_entries_from_file(Path::new(&path)).map_err(js_error)?;
+        Ok(Js(Value::Array(entries)))
     }
 
     /// `getHeader()` (`null` when there is none).
