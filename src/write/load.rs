@@ -98,14 +98,8 @@ mod tests {
     fn a_fifo_is_refused_not_read_nor_written() {
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("f.jsonl");
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &fifo,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        use rustix::fs::{CWD, FileType, Mode, mknodat};
+        mknodat(CWD, &fifo, FileType::Fifo, Mode::from_raw_mode(0o600), 0).expect("mkfifo");
         let e = load_entries_from_file(&fifo).unwrap_err();
         assert!(e.to_string().contains("f.jsonl"), "{e}");
     }
