@@ -431,14 +431,12 @@ function migrateToCurrentVersion(entries) {
 /**
  * The object pi's method made, from what the native side made of `args` (see
  * `appendCall` in src/lib.rs): the members in pi's order, the caller's own values where
- * they are its arguments, the line's values elsewhere.
+ * they are its arguments, the values the method made elsewhere.
  */
 function assemble(made, args) {
-  const line = JSON.parse(made.line)
   const object = {}
   for (let i = 0; i < made.keys.length; i++) {
-    const key = made.keys[i]
-    object[key] = made.args[i] === null ? line[key] : args[made.args[i]]
+    object[made.keys[i]] = made.args[i] === null ? made.values[i] : args[made.args[i]]
   }
   return object
 }

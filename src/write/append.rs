@@ -55,16 +55,16 @@ impl Writer {
             }
             .into());
         };
-        self.append_bytes(owned)
+        self.append_bytes(&owned)
     }
 
-    pub(super) fn append_bytes(&mut self, line: Vec<u8>) -> Result<bool> {
+    pub(super) fn append_bytes(&mut self, line: &[u8]) -> Result<bool> {
         let mut rebuilt = false;
         self.last_journal = JournalUse::NotNeeded;
         match (&self.file, self.persist, self.flushed) {
             (Some(path), true, true) => {
                 let path = path.clone();
-                self.last_journal = append_line(&path, &line, &self.options)?;
+                self.last_journal = append_line(&path, line, &self.options)?;
                 // Whatever else was appended meanwhile is indexed too; nothing is lost. An
                 // error means the line is in the file but the session could not take it
                 // in (the file changed under it): open the file again.
@@ -74,14 +74,14 @@ impl Writer {
                 // Until now the session had no user or assistant message (else it would
                 // be in its file): only the new line can start the conversation. Indexed
                 // alone, it gets the type, role and id the whole file's index gives it.
-                let alone = crate::index::build(&line);
-                let rec = alone.iter(&line).next_back();
+                let alone = crate::index::build(line);
+                let rec = alone.iter(line).next_back();
                 match rec.filter(|r| r.ty == EntryType::Message && matches!(r.role, Role::User | Role::Assistant)) {
                     Some(r) => {
                         // pi's first conversation message creates the file with everything.
                         let mut bytes = Vec::with_capacity(self.session.bytes().len() + line.len());
                         bytes.extend_from_slice(self.session.bytes());
-                        bytes.extend_from_slice(&line);
+                        bytes.extend_from_slice(line);
                         create_exclusive(path, &bytes)?;
                         let path = path.clone();
                         self.session = Session::open(&path)?;
@@ -89,12 +89,12 @@ impl Writer {
                         self.flushed = true;
                     }
                     None => {
-                        self.session.append_in_memory(&line)?;
+                        self.session.append_in_memory(line)?;
                     }
                 }
             }
             _ => {
-                self.session.append_in_memory(&line)?;
+                self.session.append_in_memory(line)?;
             }
         }
         Ok(rebuilt)
@@ -127,7 +127,7 @@ impl Writer {
         let args = args([("message", Some(message))]);
         with_lock(&path, &opts, |file, _| {
             self.session.refresh()?;
-            let (id, o, _) = self.build(Append::Message, &args)?;
+            let (id, o, _) = self.build(Append::Message, args)?;
             let (_, used) = append_locked(file, &path, &line_of(&Value::Object(o)), false)?;
             self.last_journal = used;
             self.session.refresh()?;
@@ -292,6 +292,6 @@ impl Writer {
         method: Append,
         pairs: impl IntoIterator<Item = (&'static str, Option<Value<'a>>)>,
     ) -> Result<String> {
-        self.append_call(method, &args(pairs)).map(|a| a.id)
+        self.append_call(method, args(pairs)).map(|a| a.id)
     }
 }

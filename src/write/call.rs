@@ -46,81 +46,38 @@ pub enum Append {
 }
 
 impl Append {
-    /// Every method, with pi's name and its parameters' names in order.
-    pub const ALL: [(Append, &'static str, &'static [&'static str]); 11] = [
-        (Append::Message, "appendMessage", &["message"]),
-        (
-            Append::ThinkingLevelChange,
-            "appendThinkingLevelChange",
-            &["thinkingLevel"],
-        ),
-        (Append::ModelChange, "appendModelChange", &["provider", "modelId"]),
-        (
-            Append::Usage,
-            "appendUsage",
-            &["kind", "provider", "model", "usage", "note"],
-        ),
-        (
-            Append::Compaction,
-            "appendCompaction",
-            &[
-                "summary",
-                "firstKeptEntryId",
-                "tokensBefore",
-                "details",
-                "fromHook",
-                "usage",
-            ],
-        ),
-        (Append::Custom, "appendCustomEntry", &["customType", "data"]),
-        (
-            Append::CustomMessage,
-            "appendCustomMessageEntry",
-            &["customType", "content", "display", "details"],
-        ),
-        (Append::SessionInfo, "appendSessionInfo", &["name"]),
-        (Append::Label, "appendLabelChange", &["targetId", "label"]),
-        (Append::ContextEdit, "appendContextEdit", &["targetId", "replacement"]),
-        (
-            Append::BranchSummary,
-            "branchWithSummary",
-            &["branchFromId", "summary", "details", "fromHook", "usage"],
-        ),
+    /// Every method, with pi's name.
+    pub const ALL: [(Append, &'static str); 11] = [
+        (Append::Message, "appendMessage"),
+        (Append::ThinkingLevelChange, "appendThinkingLevelChange"),
+        (Append::ModelChange, "appendModelChange"),
+        (Append::Usage, "appendUsage"),
+        (Append::Compaction, "appendCompaction"),
+        (Append::Custom, "appendCustomEntry"),
+        (Append::CustomMessage, "appendCustomMessageEntry"),
+        (Append::SessionInfo, "appendSessionInfo"),
+        (Append::Label, "appendLabelChange"),
+        (Append::ContextEdit, "appendContextEdit"),
+        (Append::BranchSummary, "branchWithSummary"),
     ];
 
     /// The method of pi's name (`"appendMessage"`, ...).
     pub fn from_method(name: &str) -> Option<Append> {
-        Append::ALL.iter().find(|(_, n, _)| *n == name).map(|(a, _, _)| *a)
-    }
-
-    /// pi's name of the method.
-    pub fn method(self) -> &'static str {
-        Append::ALL
-            .iter()
-            .find(|(a, _, _)| *a == self)
-            .map_or("", |(_, n, _)| n)
-    }
-
-    /// The names of its parameters, in order.
-    pub fn parameters(self) -> &'static [&'static str] {
-        Append::ALL
-            .iter()
-            .find(|(a, _, _)| *a == self)
-            .map_or(&[], |(_, _, p)| p)
+        Append::ALL.iter().find(|(_, n)| *n == name).map(|(a, _)| *a)
     }
 }
 
 /// What [`Writer::append_call`] appended.
 #[derive(Debug, Clone)]
-pub struct Appended {
+pub struct Appended<'a> {
     /// The new entry's id.
     pub id: String,
-    /// The entry's line as written (`JSON.stringify` of pi's entry object, then `\n`).
-    pub line: Vec<u8>,
-    /// The members of pi's entry object in its order, each with the parameter whose
-    /// argument it holds (`None`: a value the method made, read it from the line). A member
-    /// whose value is `undefined` is listed but absent from the line.
-    pub members: Vec<(&'static str, Option<&'static str>)>,
+    /// pi's entry object (its line is `JSON.stringify` of it).
+    pub entry: Object<'a>,
+    /// Its members in pi's order, each with the parameter whose argument it holds (`None`:
+    /// a value the method made). A member whose value is `undefined` is listed but absent
+    /// from `entry`.
+    pub members: Members,
     /// Whether the session was read again from scratch meanwhile (see
     /// [`Writer::append_line`]): entries before may now have other positions.
     pub reread: bool,
@@ -131,13 +88,14 @@ pub struct Appended {
 pub type Members = Vec<(&'static str, Option<&'static str>)>;
 
 /// An entry being built: pi's object, and where each member came from.
-struct Entry<'a, 'x> {
+struct Entry<'a> {
     o: Object<'a>,
     members: Members,
-    args: &'x Object<'a>,
+    /// The caller's arguments not taken yet: each goes into the entry as it is, not copied.
+    args: Object<'a>,
 }
 
-impl<'a> Entry<'a, '_> {
+impl<'a> Entry<'a> {
     /// A member the method made (`None`: `undefined`, left out of the line).
     fn made(&mut self, key: &'static str, v: Option<Value<'a>>) {
         put(&mut self.o, key, v);
@@ -146,7 +104,7 @@ impl<'a> Entry<'a, '_> {
 
     /// A member that is the caller's argument `param` as it is.
     fn arg(&mut self, key: &'static str, param: &'static str) {
-        put(&mut self.o, key, self.args.get(param).cloned());
+        put(&mut self.o, key, self.args.remove(param));
         self.members.push((key, Some(param)));
     }
 
@@ -158,44 +116,50 @@ impl<'a> Entry<'a, '_> {
 
 impl Writer {
     /// Append an entry as pi's `method` does, `args` holding the caller's arguments by
-    /// their parameter names ([`Append::parameters`]; a missing one is `undefined`). The
-    /// entry is built as pi builds it, checked as pi checks it (an unknown target, a
-    /// context edit pi refuses, with pi's messages), written (to memory before the file
-    /// exists, else to the file) and made the leaf.
+    /// their parameter names (pi's, as each variant of [`Append`] lists them; a missing one
+    /// is `undefined`), each taken into the entry as it is, not copied. The entry is built
+    /// as pi builds it, checked as pi checks it (an unknown target, a context edit pi
+    /// refuses, with pi's messages), written (to memory before the file exists, else to
+    /// the file) and made the leaf.
     ///
     /// ```
     /// use pi_session::{Append, Entropy, Object, Value, Writer};
     /// let mut w = Writer::in_memory("/p", Entropy::seeded(1, 0));
     /// let args = Value::parse(br#"{"message":{"role":"user","content":"hi","timestamp":1}}"#).unwrap();
-    /// let a = w.append_call(Append::Message, args.as_object().unwrap()).unwrap();
+    /// let a = w.append_call(Append::Message, args.as_object().unwrap().clone()).unwrap();
     /// assert_eq!(a.members[0], ("type", None));
     /// assert_eq!(a.members[4], ("message", Some("message")));
-    /// assert!(std::str::from_utf8(&a.line).unwrap().ends_with(r#""message":{"role":"user","content":"hi","timestamp":1}}
-    /// "#));
+    /// assert_eq!(a.entry.get("id").and_then(Value::as_str), Some(a.id.as_str()));
+    /// assert_eq!(a.entry.get("message"), args.get("message"));
     /// # let _: Object = Object::new();
     /// ```
     ///
     /// # Errors
     /// [`ErrorKind::EntryNotFound`] and [`ErrorKind::InvalidInput`] where pi throws (its
     /// text is [`Error::pi_text`]); I/O errors (memory and file are then as before).
-    pub fn append_call(&mut self, method: Append, args: &Object<'_>) -> Result<Appended> {
+    pub fn append_call<'a>(&mut self, method: Append, args: Object<'a>) -> Result<Appended<'a>> {
         let (id, entry, members) = self.build(method, args)?;
-        let line = line_of(&Value::Object(entry));
-        let reread = self.append_bytes(line.clone())?;
+        let mut entry = Value::Object(entry);
+        let reread = self.append_bytes(&line_of(&entry))?;
         // pi's leaf is the entry just appended, whatever else another process appended.
         if self.session.find(&id).is_some() {
             self.session.branch(&id)?;
         }
+        // (`Value` drops its members itself: the object is taken out, not moved.)
+        let Value::Object(entry) = &mut entry else {
+            unreachable!("made an object above")
+        };
+        let entry = std::mem::replace(entry, Object::new());
         Ok(Appended {
             id,
-            line,
+            entry,
             members,
             reread,
         })
     }
 
     /// The entry `method` makes of `args` now, checked: its id, pi's object, its members.
-    pub(super) fn build<'a>(&mut self, method: Append, args: &Object<'a>) -> Result<(String, Object<'a>, Members)> {
+    pub(super) fn build<'a>(&mut self, method: Append, args: Object<'a>) -> Result<(String, Object<'a>, Members)> {
         let mut e = Entry {
             o: Object::new(),
             members: Vec::new(),
@@ -208,7 +172,7 @@ impl Writer {
             Append::Usage => {
                 let id = self.headed(&mut e, "usage", &["kind", "provider", "model", "usage"]);
                 // `...(note ? { note } : {})`
-                if args.get("note").is_some_and(Value::truthy) {
+                if e.args.get("note").is_some_and(Value::truthy) {
                     e.same("note");
                 }
                 id
@@ -228,17 +192,17 @@ impl Writer {
                 self.tail(&mut e)
             }
             Append::SessionInfo => {
-                let name = session_name(args.get("name"))?;
+                let name = session_name(e.args.get("name"))?;
                 let id = self.headed(&mut e, "session_info", &[]);
                 e.made("name", Some(name));
                 id
             }
             Append::Label => {
-                self.must_have(args.get("targetId"))?;
+                self.must_have(e.args.get("targetId"))?;
                 self.headed(&mut e, "label", &["targetId", "label"])
             }
             Append::ContextEdit => {
-                let made = self.context_edit(args)?;
+                let made = self.context_edit(&e.args)?;
                 let id = self.headed(&mut e, "context_edit", &["targetId"]);
                 match made {
                     Some(replacement) => e.made("replacement", Some(replacement)),
@@ -253,7 +217,7 @@ impl Writer {
 
     /// `{ type, id, parentId, timestamp, ...params }`, pi's common head then the
     /// arguments of `params` under their own names. Returns the id.
-    fn headed(&mut self, e: &mut Entry<'_, '_>, ty: &'static str, params: &[&'static str]) -> String {
+    fn headed(&mut self, e: &mut Entry<'_>, ty: &'static str, params: &[&'static str]) -> String {
         let id = self.new_id();
         let ts = (self.entropy.now)();
         e.made("type", Some(Value::str(ty)));
@@ -268,7 +232,7 @@ impl Writer {
 
     /// `id, parentId, timestamp` at the end, where pi's custom entries put them (the same
     /// id-then-clock order as [`Writer::headed`]).
-    fn tail(&mut self, e: &mut Entry<'_, '_>) -> String {
+    fn tail(&mut self, e: &mut Entry<'_>) -> String {
         let id = self.new_id();
         let ts = (self.entropy.now)();
         e.made("id", Some(Value::string(id.clone())));
@@ -287,7 +251,7 @@ impl Writer {
 
     /// `appendCompaction`: the clock first, then the system message in force in the
     /// current context, then the id (pi's order); `firstKeptEntryId ?? id`.
-    fn compaction(&mut self, e: &mut Entry<'_, '_>) -> Result<String> {
+    fn compaction(&mut self, e: &mut Entry<'_>) -> Result<String> {
         let ts = (self.entropy.now)();
         let system = {
             let leaf = self.session.leaf().clone();
@@ -387,7 +351,7 @@ impl Writer {
 
     /// `branchWithSummary`: the leaf moves to `branchFromId` (`null`: before the first
     /// entry), where the summary of the branch left is recorded.
-    fn branch_summary(&mut self, e: &mut Entry<'_, '_>) -> Result<String> {
+    fn branch_summary(&mut self, e: &mut Entry<'_>) -> Result<String> {
         let from = e.args.get("branchFromId");
         if !matches!(from, Some(Value::Null)) {
             self.must_have(from)?;

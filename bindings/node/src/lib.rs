@@ -38,33 +38,41 @@ pub struct ContextValue<'a> {
 }
 
 /// What an append or a new session made ([`NativeSession::append_call`],
-/// [`NativeSession::new_session`]): the line, its members in pi's order (`keys`), each with
-/// the parameter whose argument it holds (`args`; `null`: the line's value), the entry's
-/// number, whether every entry was numbered anew, and the file a new session goes to.
-#[napi(object)]
+/// [`NativeSession::new_session`]): its members in pi's order (`keys`), each with the
+/// parameter whose argument it holds (`args`) or else the value the method made
+/// (`values`; absent: `undefined`), the entry's number, whether every entry was numbered
+/// anew, and the file a new session goes to. (Only what the method made crosses: the
+/// caller's arguments, a message with its images, are the caller's already.)
+#[napi(object, object_from_js = false)]
 pub struct Made {
-    pub line: String,
     pub keys: Vec<String>,
     pub args: Vec<Option<String>>,
+    #[napi(ts_type = "unknown[]")]
+    pub values: Vec<Option<Js<'static>>>,
     pub number: Option<u32>,
     pub anew: bool,
     pub file: Option<String>,
 }
 
 impl Made {
-    fn of(line: Vec<u8>, members: &[(&'static str, Option<&'static str>)]) -> Result<Made> {
-        let (keys, args) = members
-            .iter()
-            .map(|&(key, arg)| (key.to_string(), arg.map(str::to_string)))
-            .unzip();
-        Ok(Made {
-            line: String::from_utf8(line).map_err(|e| napi::Error::from_reason(e.to_string()))?,
-            keys,
-            args,
+    fn of(object: &pi_session::Object<'_>, members: &[(&'static str, Option<&'static str>)]) -> Made {
+        let mut made = Made {
+            keys: Vec::with_capacity(members.len()),
+            args: Vec::with_capacity(members.len()),
+            values: Vec::with_capacity(members.len()),
             number: None,
             anew: false,
             file: None,
-        })
+        };
+        for &(key, arg) in members {
+            made.keys.push(key.to_string());
+            made.args.push(arg.map(str::to_string));
+            made.values.push(match arg {
+                Some(_) => None,
+                None => object.get(key).map(|v| Js(v.clone().into_owned())),
+            });
+        }
+        made
     }
 }
 
@@ -391,10 +399,10 @@ impl NativeSession {
         let Store::Write(w) = &mut self.store else {
             unreachable!("writer() made one")
         };
-        let a = w.append_call(call, &args).map_err(js_error)?;
+        let a = w.append_call(call, args).map_err(js_error)?;
         let anew = reread || a.reread || self.s().entries_len() < before;
         self.renumber(if anew { 0 } else { before });
-        let mut made = Made::of(a.line, &a.members)?;
+        let mut made = Made::of(&a.entry, &a.members);
         made.number = self.s().find(&a.id).map(|p| self.number[p.0 as usize]);
         made.anew = anew;
         Ok(made)
@@ -411,7 +419,8 @@ impl NativeSession {
             .new_session_call(&options, file.map(PathBuf::from))
             .map_err(js_error)?;
         self.renumber(0);
-        let mut made = Made::of(n.line, &n.members)?;
+        let header = Value::parse(&n.line).map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let mut made = Made::of(header.as_object().expect("a header is an object"), &n.members);
         made.file = n.file.map(|f| f.to_string_lossy().into_owned());
         made.anew = true;
         Ok(made)
