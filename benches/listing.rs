@@ -40,6 +40,7 @@ fn bench(c: &mut Criterion) {
         folders: 10,
         total_bytes: 60_000_000,
         start_ms: 1_750_000_000_000,
+        flavor: Default::default(),
     };
     let stats = generator::write_sessions_tree(&spec, &root).expect("generate");
     let bytes = tree_bytes(&root);
@@ -141,6 +142,7 @@ fn bench_cache(c: &mut Criterion) {
         folders: 20,
         total_bytes: 100_000_000,
         start_ms: 1_750_000_000_000,
+        flavor: Default::default(),
     };
     let n_generated = generator::write_sessions_tree(&spec, &generated)
         .expect("generate")

@@ -6,7 +6,7 @@
 #   ORACLE_DIR=/path/to/oracle corpus/bless.sh
 #   corpus/bless.sh valid/branches.jsonl ...   # only these corpus files (and their leaves)
 #
-# For each corpus file F in valid/ and malformed/:
+# For each corpus file F in valid/, malformed/ and pig/:
 #   node $ORACLE_DIR/dump.mjs F            > golden/<valid|malformed>/<stem>.json
 # and for each line "F<TAB>LEAF" of leaves.tsv:
 #   node $ORACLE_DIR/dump.mjs F --leaf LEAF > golden/<dir>/<stem>@<LEAF>.json
@@ -79,13 +79,13 @@ if [ $# -gt 0 ]; then
 	set -- "${files[@]}"
 else
 	files=()
-	for f in valid/*.jsonl malformed/*.jsonl; do
+	for f in valid/*.jsonl malformed/*.jsonl pig/*.jsonl; do
 		[ -e "$f" ] && files+=("$f")
 	done
 	# A full run starts from scratch so that goldens of removed fixtures do not linger.
-	rm -f golden/valid/*.json golden/malformed/*.json
+	rm -f golden/valid/*.json golden/malformed/*.json golden/pig/*.json
 fi
-mkdir -p golden/valid golden/malformed
+mkdir -p golden/valid golden/malformed golden/pig
 
 for rel in "${files[@]}"; do
 	dir="${rel%%/*}"

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 
 /// Bottom first. Folders of one rank (`dump`, `listing`) must not import each other.
 const LAYERS: &[(&str, u32)] = &[
-    ("generator", 0),
+    ("flavor", 0),
+    ("generator", 1),
     ("js", 0),
     ("json", 1),
     ("source", 2),

@@ -87,6 +87,7 @@ pub mod dump;
 mod error;
 mod files;
 #[cfg(feature = "generator")]
+mod flavor;
 pub mod generator;
 mod index;
 #[cfg(any(test, feature = "internals"))]
@@ -105,15 +106,19 @@ mod write;
 
 pub use error::{Error, ErrorKind, InvalidInput, NotASessionWhy, Result, Walk};
 pub use files::OutputFile;
+pub use flavor::Flavor;
 pub use index::v8;
 pub use index::{
     ByteOffset, EntryPos, EntryRec, EntryType, Index, Key, KeyRef, LineNo, Position, Role, SkipReason, Skipped,
 };
 pub use js::string::JsStr;
 pub use json::{Field, Kind, Object, SyntaxError, Value};
-pub use listing::dirs::{self, Env, Flavor};
+pub use listing::dirs::{self, Env};
 pub use listing::{CancelToken, Cancelled, ListOptions, Listing, Progress, SessionInfo, SkipFileReason, SkippedFile};
-pub use session::context::{Context, ContextMessage, Projection, RetainedTail, Span, current_system_message};
+pub use session::block::{Block, CallShape, block};
+pub use session::context::{
+    Context, ContextMessage, PigDifferences, Projection, RetainedTail, Span, current_system_message,
+};
 pub use session::entry::{
     BranchItem, BranchSummaryEntry, CompactionEntry, ContextEditEntry, CustomEntry, CustomMessageEntry, Entry,
     EntryFields, LabelEntry, MessageEntry, ModelChangeEntry, SessionHeader, SessionInfoEntry, ThinkingLevelChangeEntry,

@@ -442,7 +442,8 @@ fn content_at(line: &[u8], i: usize, out: &mut Blocks) -> Result<usize, SyntaxEr
             let is_string = |s: &Span| s.get(line).and_then(<[u8]>::first) == Some(&b'"');
             match string_bytes(line, &ty).as_deref() {
                 Some(b"text") if is_string(&txt) => out.texts.push(txt),
-                Some(b"toolCall") if is_string(&name) => out.names.push(name),
+                // pi's `toolCall` and PiG's `tool_use`.
+                Some(b"toolCall" | b"tool_use") if is_string(&name) => out.names.push(name),
                 _ => {}
             }
             Ok(end)
@@ -622,8 +623,10 @@ fn row_of(s: &Session, p: EntryPos, v: &Value<'_>, on_branch: bool, with_text: b
                     if let Some(Value::Array(blocks)) = m.get("content") {
                         let names: Vec<String> = blocks
                             .iter()
-                            .filter(|b| b.get("type").and_then(Value::as_str) == Some("toolCall"))
-                            .filter_map(|b| str_of(b.get("name")))
+                            .filter_map(|b| match crate::block(b) {
+                                crate::Block::Call { name, .. } => str_of(name),
+                                _ => None,
+                            })
                             .collect();
                         row.tool_name = (!names.is_empty()).then(|| names.join(","));
                     }

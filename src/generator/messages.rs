@@ -24,6 +24,17 @@ impl<W: Write> Gen<W> {
         hdr[20..24].copy_from_slice(&h.to_be_bytes());
         hdr[24..29].copy_from_slice(&[8, 6, 0, 0, 0]);
         hdr[29..33].copy_from_slice(&(self.rng.next() as u32).to_be_bytes());
+        if self.pig && self.rng.chance(0.25) {
+            // PiG's image given by its address: a few bytes where the data would be.
+            put(
+                &mut self.buf,
+                "{\"type\":\"image\",\"media_type\":\"image/jpeg\",\"url\":\"https://example.com/shots/",
+            );
+            put_hex(&mut self.buf, &mut self.rng, 16);
+            put(&mut self.buf, ".jpg\"}");
+            self.stats.images += 1;
+            return 48;
+        }
         put(&mut self.buf, "{\"type\":\"image\",\"data\":\"");
         b64_encode(&mut self.buf, &hdr);
         let mut left = (len.max(44) - 44) / 4 * 4;
@@ -34,7 +45,14 @@ impl<W: Write> Gen<W> {
             self.buf.extend_from_slice(&pool[off..off + take]);
             left -= take;
         }
-        put(&mut self.buf, "\",\"mimeType\":\"image/png\"}");
+        put(
+            &mut self.buf,
+            if self.pig {
+                "\",\"media_type\":\"image/png\"}"
+            } else {
+                "\",\"mimeType\":\"image/png\"}"
+            },
+        );
         self.stats.images += 1;
         self.stats.image_bytes += data_len as u64;
         data_len
@@ -177,7 +195,14 @@ impl<W: Write> Gen<W> {
                 out_bytes += len;
                 put(&mut self.buf, "{\"type\":\"thinking\",\"thinking\":\"");
                 self.prose.put(&mut self.buf, &mut self.rng, len);
-                put(&mut self.buf, "\",\"thinkingSignature\":\"");
+                put(
+                    &mut self.buf,
+                    if self.pig {
+                        "\",\"signature\":\""
+                    } else {
+                        "\",\"thinkingSignature\":\""
+                    },
+                );
                 let sig = self.rng.lognormal(700.0, 0.8, 100, 12_000).min(budget);
                 budget -= sig;
                 if m.sig == Sig::Anthropic {
@@ -298,7 +323,7 @@ impl<W: Write> Gen<W> {
         Ok(errored || aborted || (self.pending.is_empty() && !final_))
     }
 
-    /// A toolCall block; returns the bytes of its variable parts.
+    /// A toolCall block (PiG: `tool_use`); returns the bytes of its variable parts.
     fn tool_call(&mut self, budget: usize) -> usize {
         let call_id = self.tool_call_id();
         let t = match self.rng.below(100) {
@@ -314,11 +339,25 @@ impl<W: Write> Gen<W> {
             Tool::Edit | Tool::Write if self.small => Tool::Read,
             t => t,
         };
-        put(&mut self.buf, "{\"type\":\"toolCall\",\"id\":\"");
+        put(
+            &mut self.buf,
+            if self.pig {
+                "{\"type\":\"tool_use\",\"id\":\""
+            } else {
+                "{\"type\":\"toolCall\",\"id\":\""
+            },
+        );
         self.buf.extend_from_slice(&call_id);
         put(&mut self.buf, "\",\"name\":\"");
         put(&mut self.buf, t.name());
-        put(&mut self.buf, "\",\"arguments\":{");
+        put(
+            &mut self.buf,
+            if self.pig {
+                "\",\"input\":{"
+            } else {
+                "\",\"arguments\":{"
+            },
+        );
         let mut path = String::new();
         let mut image = false;
         if matches!(t, Tool::Read | Tool::Edit | Tool::Write) {

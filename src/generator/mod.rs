@@ -62,6 +62,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, UNIX_EPOCH};
 
+pub use crate::flavor::Flavor;
 use json::{put_iso, uuid_v7};
 use rng::Rng;
 use session::{Extra, generate};
@@ -81,6 +82,9 @@ pub struct SessionSpec {
     pub mix: Mix,
     /// The header's `timestamp`, in Unix milliseconds; entries follow it.
     pub start_ms: i64,
+    /// Whose content blocks: pi's, or PiG's (`tool_use` with `input`, `thinking` with
+    /// `signature`, `image` with `media_type`, and now and then an image given by `url`).
+    pub flavor: Flavor,
 }
 
 impl SessionSpec {
@@ -93,6 +97,7 @@ impl SessionSpec {
             cwd: "/home/user/proj".to_string(),
             mix: Mix::Realistic,
             start_ms: 1_764_579_600_000,
+            flavor: Flavor::Pi,
         }
     }
 }
@@ -204,6 +209,8 @@ pub struct TreeSpec {
     /// Creation time of the first session, Unix ms; the others follow over
     /// about three months.
     pub start_ms: i64,
+    /// Whose content blocks (see [`SessionSpec::flavor`]).
+    pub flavor: Flavor,
 }
 
 /// One file written by [`write_sessions_tree`].
@@ -351,6 +358,7 @@ pub fn write_sessions_tree(spec: &TreeSpec, root: &Path) -> io::Result<TreeStats
             cwd: cwd.clone(),
             mix: Mix::Realistic,
             start_ms,
+            flavor: spec.flavor,
         };
         let extra = Extra {
             session_id: Some(session_id.clone()),

@@ -4,6 +4,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 
+use super::Flavor;
 use super::corpus::{code_pool, prose_pool};
 use super::json::*;
 use super::params::*;
@@ -126,6 +127,8 @@ pub(super) struct Gen<W: Write> {
     pub(super) target: u64,
     pub(super) reserve: i64,
     pub(super) small: bool,
+    /// PiG's content blocks instead of pi's.
+    pub(super) pig: bool,
     /// In a side trip: no images or big tool outputs.
     pub(super) side: bool,
     pub(super) p: &'static Params,
@@ -198,6 +201,7 @@ pub(super) fn generate<W: Write>(spec: &SessionSpec, extra: &Extra, out: W) -> i
         buf: Vec::with_capacity(FLUSH_AT + (64 << 10)),
         scratch: Vec::with_capacity(4096),
         flushed: 0,
+        pig: spec.flavor == Flavor::Pig,
         target: spec.target_bytes,
         reserve: (spec.target_bytes as i64 / 40).clamp(p.reserve.0, p.reserve.1),
         small,

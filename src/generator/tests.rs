@@ -194,6 +194,7 @@ fn tree_layout() {
         folders: 4,
         total_bytes: 3_000_000,
         start_ms: 1_760_000_000_000,
+        flavor: Flavor::Pi,
     };
     let st = write_sessions_tree(&spec, &dir).unwrap();
     assert_eq!(st.sessions, 30);
@@ -289,4 +290,35 @@ fn generated_files_refuse_what_is_not_a_regular_file() {
     std::fs::write(&file, "old").expect("write");
     drop(super::create_regular(&file).expect("regular"));
     assert_eq!(std::fs::read(&file).expect("read"), b"");
+}
+
+#[test]
+fn the_pig_flavor_writes_pigs_blocks_and_none_of_pis() {
+    let spec = SessionSpec {
+        flavor: Flavor::Pig,
+        ..SessionSpec::new(4, 24 << 20)
+    };
+    let mut v = Vec::new();
+    write_session(&spec, &mut v).unwrap();
+    let s = String::from_utf8(v).unwrap();
+    for want in [
+        "\"type\":\"tool_use\"",
+        "\"input\":{",
+        "\"media_type\":\"image/png\"}",
+        "\"media_type\":\"image/jpeg\",\"url\":\"https://",
+        "\"signature\":\"",
+    ] {
+        assert!(s.contains(want), "no {want}");
+    }
+    for unwanted in [
+        "\"type\":\"toolCall\"",
+        "\"arguments\":{",
+        "\"mimeType\"",
+        "thinkingSignature",
+    ] {
+        assert!(!s.contains(unwanted), "{unwanted}");
+    }
+    // pi's flavor keeps pi's blocks.
+    let (pi, _) = gen_bytes(4, 24 << 20, Mix::Realistic);
+    assert!(String::from_utf8(pi).unwrap().contains("\"type\":\"toolCall\""));
 }

@@ -18,19 +18,11 @@
 //! Windows drive paths (pi converts them; pi-session takes them literally).
 
 use crate::files::TEMP_PREFIX;
+pub use crate::flavor::Flavor;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 
 /// Which program's conventions to follow.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Flavor {
-    /// pi: `~/.pi/agent`, `PI_CODING_AGENT_DIR`, `PI_CODING_AGENT_SESSION_DIR`.
-    #[default]
-    Pi,
-    /// PiG, the Go port: `~/.pig/agent`, `PIG_CODING_AGENT_DIR`, `PIG_CODING_AGENT_SESSION_DIR`.
-    Pig,
-}
-
 impl Flavor {
     /// The environment variable naming the agent dir.
     pub fn agent_dir_var(self) -> &'static str {

@@ -182,7 +182,8 @@ fn walk_message(b: &[u8], start: usize, role: Role, want: Fields, out: &mut Vec<
 }
 
 /// A `content` that is a string (searched whole) or an array of blocks: `text` blocks,
-/// and for an assistant (`assistant`) `thinking` and `toolCall` blocks when asked for.
+/// and for an assistant (`assistant`) `thinking` and `toolCall` blocks (PiG's `tool_use`)
+/// when asked for.
 fn content(
     b: &[u8],
     at: &At,
@@ -204,13 +205,19 @@ fn content(
             let mut k = 0u32;
             walk_elements::<Line>(b, at.start, |i| {
                 let end = if b[i] == b'{' {
-                    let (mut ty, mut text, mut thinking, mut args) =
-                        (At::default(), At::default(), At::default(), At::default());
+                    let (mut ty, mut text, mut thinking, mut args, mut input) = (
+                        At::default(),
+                        At::default(),
+                        At::default(),
+                        At::default(),
+                        At::default(),
+                    );
                     let end = walk_members::<Line>(b, i, |key, j| match key {
                         b"type" => record(b, j, &mut ty),
                         b"text" => record(b, j, &mut text),
                         b"thinking" if assistant => record(b, j, &mut thinking),
                         b"arguments" if assistant => record(b, j, &mut args),
+                        b"input" if assistant => record(b, j, &mut input),
                         _ => skip(b, j).map(|(e, _)| e),
                     })?;
                     let block = Some(k);
@@ -227,6 +234,13 @@ fn content(
                             field: FieldKind::ToolCall,
                             block,
                             at: args,
+                        });
+                    } else if want.tool_calls && input.kind.is_some() && string_is(b, &ty, b"tool_use") {
+                        // PiG's tool call: its `input`.
+                        out.push(Found {
+                            field: FieldKind::ToolCall,
+                            block,
+                            at: input,
                         });
                     }
                     end

@@ -40,6 +40,11 @@ fn searched<'v, 'a>(
                             out.push((FieldKind::ToolCall, Some(k as u32), a));
                         }
                     }
+                    Some(b"tool_use") if assistant && want.tool_calls => {
+                        if let Some(a) = o.get("input") {
+                            out.push((FieldKind::ToolCall, Some(k as u32), a));
+                        }
+                    }
                     _ => {}
                 }
             }
@@ -467,7 +472,7 @@ pub mod hostile {
                     line.extend_from_slice(&s1);
                     line.extend_from_slice(
                         format!(
-                            "}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{nz}{nz}\"}},{{\"text\":"
+                            "}},{{\"type\":\"image\",\"mimeType\":\"image/png\",\"data\":\"{nz}{nz}\"}},{{\"type\":\"image\",\"media_type\":\"{nz}\",\"url\":\"{nz}\"}},{{\"text\":"
                         )
                         .as_bytes(),
                     );
@@ -480,7 +485,14 @@ pub mod hostile {
                         b"\"message\":{\"role\":\"assistant\",\"content\":[{\"type\":\"thinking\",\"thinking\":",
                     );
                     line.extend_from_slice(&s1);
-                    line.extend_from_slice(format!(",\"thinkingSignature\":\"{nz}\"}},{{\"type\":\"toolCall\",\"id\":\"{nz}\",\"name\":\"{nz}\",\"arguments\":{{\"{nz}\":").as_bytes());
+                    // pi's blocks, or PiG's (`signature`, `tool_use` with `input`), or a
+                    // call whose arguments sit under the other program's name.
+                    let (sig, call, args) = match b.next() % 4 {
+                        0 | 1 => ("thinkingSignature", "toolCall", "arguments"),
+                        2 => ("signature", "tool_use", "input"),
+                        _ => ("signature", "tool_use", "arguments"),
+                    };
+                    line.extend_from_slice(format!(",\"{sig}\":\"{nz}\"}},{{\"type\":\"{call}\",\"id\":\"{nz}\",\"name\":\"{nz}\",\"{args}\":{{\"{nz}\":").as_bytes());
                     line.extend_from_slice(&s2);
                     line.extend_from_slice(b",\"n\":[1,{\"deep\":");
                     line.extend_from_slice(&string(b));

@@ -16,6 +16,7 @@
 //! [`ErrorKind::ParentCycle`].
 
 use crate::error::{ErrorKind, Result, Walk};
+use crate::flavor::Flavor;
 use crate::index::{ByteOffset, EntryPos, EntryType, Key, KeyRef, Role};
 use crate::js::string::JsStr;
 use crate::json::value::{self, Object, Value};
@@ -24,6 +25,23 @@ use crate::json::{Field, Kind, ws};
 use crate::session::{Session, key_from_value, line_of};
 use ahash::AHashMap;
 use smallvec::SmallVec;
+
+/// Where PiG's context differs from pi's ([`Session::pig_differences`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PigDifferences {
+    /// The `context_edit` entries pi applies (changing or dropping a message) and PiG does
+    /// not, in the order pi meets them.
+    pub edits: Vec<EntryPos>,
+    /// The `bashExecution` messages marked `excludeFromContext` that PiG leaves out.
+    pub left_out: Vec<EntryPos>,
+}
+
+impl PigDifferences {
+    /// Whether the two contexts are the same.
+    pub fn is_empty(&self) -> bool {
+        self.edits.is_empty() && self.left_out.is_empty()
+    }
+}
 
 /// How the context treats a compaction's `retainedTail`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -349,14 +367,68 @@ impl Session {
     /// # Errors
     /// As [`Session::context`].
     pub fn context_with(&self, leaf: &Key, tail: RetainedTail) -> Result<Context<'_>> {
+        self.build_context(leaf, tail, Flavor::Pi, &mut Vec::new(), &mut Vec::new())
+    }
+
+    /// The context as pi 1.6.0 builds it, or as PiG's document says PiG does: the same
+    /// walk, compaction (at `firstKeptEntryId`; there is no `retainedTail`) and
+    /// projections, but no `context_edit` applied, and `bashExecution` messages marked
+    /// `excludeFromContext` left out (pi leaves those out only when it sends the context
+    /// to the model). [`Session::pig_differences`] says what differs.
+    ///
+    /// ```
+    /// use pi_session::{Flavor, Session};
+    /// let text = br#"{"type":"session","version":3,"id":"s"}
+    /// {"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"hi"}}
+    /// {"type":"context_edit","id":"e","parentId":"a","targetId":"a","replacement":null}
+    /// "#;
+    /// let s = Session::from_bytes(text.to_vec()).unwrap();
+    /// assert_eq!(s.context_as(s.leaf(), Flavor::Pi).unwrap().messages.len(), 0);
+    /// assert_eq!(s.context_as(s.leaf(), Flavor::Pig).unwrap().messages.len(), 1);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Session::context`] (PiG never throws for a `context_edit`).
+    pub fn context_as(&self, leaf: &Key, flavor: Flavor) -> Result<Context<'_>> {
+        self.build_context(leaf, RetainedTail::Ignore, flavor, &mut Vec::new(), &mut Vec::new())
+    }
+
+    /// Where PiG's context for `leaf` differs from pi's ([`Session::context_as`]). When
+    /// pi's build throws (a `context_edit` without `replacement`), the error is pi's.
+    ///
+    /// # Errors
+    /// As [`Session::context`].
+    pub fn pig_differences(&self, leaf: &Key) -> Result<PigDifferences> {
+        let mut d = PigDifferences::default();
+        self.build_context(leaf, RetainedTail::Ignore, Flavor::Pi, &mut d.edits, &mut Vec::new())?;
+        self.build_context(
+            leaf,
+            RetainedTail::Ignore,
+            Flavor::Pig,
+            &mut Vec::new(),
+            &mut d.left_out,
+        )?;
+        Ok(d)
+    }
+
+    /// The context under `flavor`'s rules; the edits applied (pi) and the bash messages
+    /// left out (PiG) are pushed to `applied` and `left_out`.
+    fn build_context(
+        &self,
+        leaf: &Key,
+        tail: RetainedTail,
+        flavor: Flavor,
+        applied: &mut Vec<EntryPos>,
+        left_out: &mut Vec<EntryPos>,
+    ) -> Result<Context<'_>> {
         let bytes = self.check()?;
         let path = self.session_path(leaf)?;
         let (thinking_level, model) = self.context_settings(bytes, &path)?;
         let (entries, retained_from) = self.context_entries_of(bytes, path, tail)?;
         // The latest edit per target among the context entries, with what its
-        // `replacement` is.
+        // `replacement` is (PiG applies none).
         let mut edits: AHashMap<Key, (EntryPos, Replacement)> = AHashMap::new();
-        for &p in &entries {
+        for &p in entries.iter().filter(|_| flavor == Flavor::Pi) {
             if self.record(p).ty == EntryType::ContextEdit {
                 let rep = match self.entry_fields(bytes, p, &["replacement"])?[0] {
                     None => Replacement::Missing,
@@ -377,9 +449,25 @@ impl Session {
             }
             let first = messages.len();
             self.entry_messages(bytes, p, &mut messages)?;
+            if flavor == Flavor::Pig && rec.ty == EntryType::Message && rec.role == Role::BashExecution {
+                let exclude = self.message_members(bytes, p, &["excludeFromContext"])?;
+                if exclude.is_some_and(|(_, v)| v[0].as_ref().is_some_and(Value::truthy)) {
+                    messages.truncate(first);
+                    left_out.push(p);
+                }
+            }
             if !edits.is_empty()
                 && let Some(&(edit, rep)) = edits.get(&rec.id.to_key())
             {
+                if messages.len() > first && !applied.contains(&edit) {
+                    let changes = rep == Replacement::Null
+                        || messages[first..]
+                            .iter()
+                            .any(|m| matches!(m.role, Role::User | Role::Assistant | Role::ToolResult | Role::Custom));
+                    if changes {
+                        applied.push(edit);
+                    }
+                }
                 if rep == Replacement::Null {
                     messages.truncate(first);
                 }

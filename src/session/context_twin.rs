@@ -5,6 +5,7 @@
 //! decoded by `project.rs` (one by one, all at once, and written as JSON) against it.
 
 use crate::error::{ErrorKind, Result};
+use crate::flavor::Flavor;
 use crate::index::{EntryPos, EntryType, Key, Role};
 use crate::js::string::JsStr;
 use crate::json::stringify::stringify;
@@ -31,9 +32,18 @@ impl Session {
     /// # Errors
     /// As [`Session::context_with`].
     pub fn context_eager(&self, leaf: &Key, tail: RetainedTail) -> Result<EagerContext<'_>> {
+        self.context_eager_as(leaf, tail, Flavor::Pi)
+    }
+
+    /// The slow twin of [`Session::context_as`] (and with [`Flavor::Pi`], of
+    /// [`Session::context_with`]).
+    ///
+    /// # Errors
+    /// As [`Session::context_with`].
+    pub fn context_eager_as(&self, leaf: &Key, tail: RetainedTail, flavor: Flavor) -> Result<EagerContext<'_>> {
         let mut messages = Vec::new();
         let mut sources = Vec::new();
-        let (thinking_level, model) = self.eager_visit(leaf, tail, &mut |p, m| {
+        let (thinking_level, model) = self.eager_visit(leaf, tail, flavor, &mut |p, m| {
             sources.push(p);
             messages.push(m);
             Ok(())
@@ -86,6 +96,7 @@ impl Session {
         &'a self,
         leaf: &Key,
         tail: RetainedTail,
+        flavor: Flavor,
         visit: &mut dyn FnMut(EntryPos, Value<'a>) -> Result<()>,
     ) -> Result<(Option<Value<'a>>, Option<Object<'a>>)> {
         let bytes = self.check()?;
@@ -123,10 +134,10 @@ impl Session {
             }
         };
         let (entries, retained_from) = self.eager_entries(leaf, tail)?;
-        // The latest edit per target among the context entries.
+        // The latest edit per target among the context entries (PiG applies none).
         let mut edits: AHashMap<Key, EntryPos> = AHashMap::new();
         for &p in &entries {
-            if self.record(p).ty == EntryType::ContextEdit {
+            if flavor == Flavor::Pi && self.record(p).ty == EntryType::ContextEdit {
                 let v = self.value_in(bytes, p)?;
                 edits.insert(key_from_value(v.get("targetId")), p);
             }
@@ -137,6 +148,14 @@ impl Session {
                 continue;
             }
             let mut msgs = self.eager_messages(bytes, p)?;
+            // PiG leaves out a bash execution marked `excludeFromContext`.
+            let excluded = |m: &Value<'_>| {
+                m.get("role").and_then(Value::as_str) == Some("bashExecution")
+                    && m.get("excludeFromContext").is_some_and(Value::truthy)
+            };
+            if flavor == Flavor::Pig && rec.ty == EntryType::Message && msgs.iter().any(excluded) {
+                msgs.clear();
+            }
             if let Some(&edit) = edits.get(&rec.id.to_key()) {
                 msgs = self.eager_edit(bytes, edit, msgs)?;
             }
@@ -280,8 +299,12 @@ impl Session {
 
 /// Everything the handles give for one leaf, as text: messages (decoded one by one,
 /// all at once, and as `context --json` writes them), sources, settings; or the error.
-fn lazy(s: &Session, leaf: &Key, tail: RetainedTail) -> std::result::Result<String, String> {
-    let ctx = s.context_with(leaf, tail).map_err(|e| e.to_string())?;
+fn lazy(s: &Session, leaf: &Key, tail: RetainedTail, flavor: Flavor) -> std::result::Result<String, String> {
+    let ctx = match flavor {
+        Flavor::Pi => s.context_with(leaf, tail),
+        Flavor::Pig => s.context_as(leaf, flavor),
+    }
+    .map_err(|e| e.to_string())?;
     let all = s.context_values(&ctx).map_err(|e| e.to_string())?;
     let one: Vec<Value<'_>> = ctx
         .messages
@@ -311,8 +334,8 @@ fn lazy(s: &Session, leaf: &Key, tail: RetainedTail) -> std::result::Result<Stri
     ))
 }
 
-fn eager(s: &Session, leaf: &Key, tail: RetainedTail) -> std::result::Result<String, String> {
-    let c = s.context_eager(leaf, tail).map_err(|e| e.to_string())?;
+fn eager(s: &Session, leaf: &Key, tail: RetainedTail, flavor: Flavor) -> std::result::Result<String, String> {
+    let c = s.context_eager_as(leaf, tail, flavor).map_err(|e| e.to_string())?;
     let messages: Vec<String> = c.messages.iter().map(stringify).collect();
     // `context --json`: JSON.stringify({messages, thinkingLevel, model}).
     let mut o = Object::new();
@@ -343,16 +366,20 @@ fn render(
 }
 
 /// Hold the handles against the twin (panics where they differ) for the file's leaf, `null`, and (up to `most`)
-/// every entry as leaf, with both `retainedTail` rules. Returns the leaves compared.
+/// every entry as leaf, with both `retainedTail` rules and PiG's. Returns the leaves compared.
 pub fn compare_with_twin(s: &Session, name: &str, most: usize) -> usize {
     let mut leaves = vec![s.leaf().clone(), Key::Null, Key::Undefined];
     leaves.extend(s.entries().iter().take(most).map(|&p| s.record(p).id.to_key()));
     for leaf in &leaves {
-        for tail in [RetainedTail::Ignore, RetainedTail::Honor] {
+        for (tail, flavor) in [
+            (RetainedTail::Ignore, Flavor::Pi),
+            (RetainedTail::Honor, Flavor::Pi),
+            (RetainedTail::Ignore, Flavor::Pig),
+        ] {
             assert_eq!(
-                lazy(s, leaf, tail),
-                eager(s, leaf, tail),
-                "{name}: leaf {leaf:?}, {tail:?}"
+                lazy(s, leaf, tail, flavor),
+                eager(s, leaf, tail, flavor),
+                "{name}: leaf {leaf:?}, {tail:?}, {flavor:?}"
             );
         }
     }

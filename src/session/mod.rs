@@ -5,6 +5,7 @@
 //! an entry's line (or a member of it) in `decode.rs`; pi's state (header, leaf, labels,
 //! name, positions) in `state.rs`.
 
+pub(crate) mod block;
 pub(crate) mod context;
 #[cfg(any(test, feature = "internals"))]
 pub(crate) mod context_twin;

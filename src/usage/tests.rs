@@ -80,6 +80,7 @@ fn corpus(root: &Path) -> Vec<PathBuf> {
         folders: 3,
         total_bytes: 3 << 20,
         start_ms: 1_735_689_600_000,
+        flavor: Default::default(),
     };
     let tree = write_sessions_tree(&spec, root).expect("tree");
     let mut paths: Vec<PathBuf> = tree.files.iter().map(|f| f.path.clone()).collect();

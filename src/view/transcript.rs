@@ -7,7 +7,7 @@
 //! Entries are decoded one at a time as they are handed out, so a face shows the first
 //! screen of a 1 GiB session while the rest is still unread.
 
-use crate::{EntryPos, EntryType, Session, Value};
+use crate::{Block, EntryPos, EntryType, Session, Value};
 use std::io::Result;
 use std::path::Path;
 
@@ -138,12 +138,14 @@ pub enum Part<'a> {
         /// Its arguments.
         args: Vec<(Option<String>, String)>,
     },
-    /// An image: its type (when given) and its base64 data (measured, never decoded).
-    Image {
-        /// Its `mimeType`.
-        mime: Option<&'a str>,
-        /// Its base64 data.
-        data: &'a str,
+    /// An image.
+    Image(Image<'a>),
+    /// A block of a type no rule here knows: its type and size, never its contents.
+    Block {
+        /// Its `type`, when a string.
+        ty: Option<&'a str>,
+        /// The length of its JSON, in bytes.
+        bytes: usize,
     },
     /// The command of a `bashExecution`.
     Command(&'a str),
@@ -153,6 +155,16 @@ pub enum Part<'a> {
     Error(&'a str),
     /// Anything else, as JSON.
     Json(String),
+}
+
+/// An image: pi's (`mimeType`, `data`) or PiG's (`media_type`, `data` or `url`).
+pub struct Image<'a> {
+    /// Its type, when given.
+    pub mime: Option<&'a str>,
+    /// Its base64 data (measured, never decoded; empty when it has none).
+    pub data: &'a str,
+    /// Its address, when it is given by one (never fetched).
+    pub url: Option<&'a str>,
 }
 
 /// A one-line note between messages.
@@ -377,19 +389,22 @@ fn content(c: Option<&Value<'_>>, flow: Flow, sink: &mut dyn Sink) -> Result<()>
 }
 
 fn block(b: &Value<'_>, flow: Flow, sink: &mut dyn Sink) -> Result<()> {
-    let str_of = |k: &str| b.get(k).and_then(Value::as_str).unwrap_or("");
-    match b.get("type").and_then(Value::as_str) {
-        Some("text") => sink.part(&Part::Text(str_of("text"), flow)),
-        Some("thinking") => sink.part(&Part::Thinking(str_of("thinking"))),
-        Some("toolCall") => sink.part(&Part::Call {
-            name: b.get("name").and_then(Value::as_str).unwrap_or("?"),
-            args: arguments(b.get("arguments")),
+    match crate::block(b) {
+        Block::Text(t) => sink.part(&Part::Text(t.as_deref().unwrap_or(""), flow)),
+        Block::Thinking { text, .. } => sink.part(&Part::Thinking(text.as_deref().unwrap_or(""))),
+        Block::Call { name, args, .. } => sink.part(&Part::Call {
+            name: name.and_then(Value::as_str).unwrap_or("?"),
+            args: arguments(args),
         }),
-        Some("image") => sink.part(&Part::Image {
-            mime: b.get("mimeType").and_then(Value::as_str),
-            data: str_of("data"),
+        Block::Image { mime, data, url } => sink.part(&Part::Image(Image {
+            mime: mime.as_deref(),
+            data: data.unwrap_or(""),
+            url: url.as_deref(),
+        })),
+        Block::Other { ty, bytes } => sink.part(&Part::Block {
+            ty: ty.as_deref(),
+            bytes,
         }),
-        _ => sink.part(&Part::Json(b.stringify())),
     }
 }
 
@@ -431,11 +446,35 @@ fn arguments_joined(args: &[(Option<String>, String)], sep: &str) -> String {
         .join(sep)
 }
 
-/// An image's placeholder: `[image/png 1.2 MB]` (the size from the base64 length; the
-/// data is never decoded), its type passed through `esc`.
-pub fn image_note(mime: Option<&str>, data: &str, esc: &dyn Fn(&str) -> String) -> String {
-    let bytes = data.len() / 4 * 3;
-    format!("[{} {}]", esc(mime.unwrap_or("image")), size_text(bytes as u64))
+impl Image<'_> {
+    /// The image's placeholder, its session strings passed through `esc`:
+    /// `[image/png 1.2 MB]` (the size from the base64 length; the data is never decoded),
+    /// or for an image given by its address `[image/jpeg at https://…]` (never fetched).
+    pub fn note(&self, esc: &dyn Fn(&str) -> String) -> String {
+        let mime = esc(self.mime.unwrap_or("image"));
+        match self.url {
+            Some(url) => format!("[{mime} at {}]", esc(url)),
+            None => format!("[{mime} {}]", size_text((self.data.len() / 4 * 3) as u64)),
+        }
+    }
+
+    /// The image's address when a page may link to it: `http:` or `https:` only (never a
+    /// `javascript:` or `data:` one).
+    pub fn link(&self) -> Option<&str> {
+        self.url.filter(|u| {
+            let scheme = u.split_once(':').map(|(s, _)| s.to_ascii_lowercase());
+            matches!(scheme.as_deref(), Some("http" | "https"))
+        })
+    }
+}
+
+/// An opaque block's placeholder, its type passed through `esc`: `[tool_result block,
+/// 55 B]`.
+pub fn block_note(ty: Option<&str>, bytes: usize, esc: &dyn Fn(&str) -> String) -> String {
+    match ty {
+        Some(t) => format!("[{} block, {}]", esc(t), size_text(bytes as u64)),
+        None => format!("[block, {}]", size_text(bytes as u64)),
+    }
 }
 
 /// `1 line`, `3 lines`.

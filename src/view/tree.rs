@@ -435,11 +435,16 @@ fn describe(s: &Session, p: EntryPos, hook_is_custom: bool, home: Option<&str>) 
                 let get = |i: usize| m.get(i).and_then(Option::as_ref);
                 if let Some(Value::Array(blocks)) = get(0) {
                     for b in blocks {
-                        if b.get("type").and_then(Value::as_str) == Some("toolCall")
-                            && let Some(id) = b.get("id")
+                        // pi's `toolCall`, and PiG's `tool_use` (its `input`) alike.
+                        if let crate::Block::Call {
+                            id: Some(id),
+                            name,
+                            args,
+                            ..
+                        } = crate::block(b)
                         {
-                            let name = b.get("name").map_or_else(|| "undefined".into(), Value::to_js_string);
-                            calls.push((id.to_js_string(), format_call(&name, b.get("arguments"), home)));
+                            let name = name.map_or_else(|| "undefined".into(), Value::to_js_string);
+                            calls.push((id.to_js_string(), format_call(&name, args, home)));
                         }
                     }
                 }

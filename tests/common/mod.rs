@@ -426,6 +426,8 @@ pub fn run_cli(subcommand: &str, args: &[&str]) -> std::process::Output {
         .env_remove("COLUMNS")
         .env_remove("PI_CODING_AGENT_DIR")
         .env_remove("PI_CODING_AGENT_SESSION_DIR")
+        .env_remove("PIG_CODING_AGENT_DIR")
+        .env_remove("PIG_CODING_AGENT_SESSION_DIR")
         .env(
             "PI_SESSION_CACHE_DIR",
             std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target/listing-cache"),

@@ -109,7 +109,7 @@ fn hostile_line(k: usize, long: &str, kind: u8) -> String {
         // Duplicate and escaped keys (the last one counts), a number id, blocks that are
         // no object, a tool name that is no string, a usage record.
         6 => format!(
-            r#"{{"type":"message","id":{k},"parentId":{parent},"\u0074imestamp":"{ts}","message":"x","message":{{"role":"assistant","model":"a","mod\u0065l":"{long}","provider":"p","responseId":"r{k}","usage":{{"input":1,"output":2,"cacheRead":3,"cacheWrite":0,"totalTokens":6,"cost":{{"total":0.01}}}},"content":[1,"s",null,{{"type":"text","text":"{long}"}},{{"type":"toolCall","name":7}},{{"type":"toolCall","name":"a","name":"{long}"}}]}}}}"#
+            r#"{{"type":"message","id":{k},"parentId":{parent},"\u0074imestamp":"{ts}","message":"x","message":{{"role":"assistant","model":"a","mod\u0065l":"{long}","provider":"p","responseId":"r{k}","usage":{{"input":1,"output":2,"cacheRead":3,"cacheWrite":0,"totalTokens":6,"cost":{{"total":0.01}}}},"content":[1,"s",null,{{"type":"text","text":"{long}"}},{{"type":"toolCall","name":7}},{{"type":"toolCall","name":"a","name":"{long}"}},{{"type":"tool_use","name":"g","input":{{}}}}]}}}}"#
         ),
         // A message object overridden by a later non-object; a type given twice.
         7 => format!(

@@ -22,6 +22,8 @@ const FIXTURES: &[(&str, &str)] = &[
     ("old.jsonl", "corpus/valid/version-1.jsonl"),
     ("skips.jsonl", "corpus/malformed/truncated-line-mid-file.jsonl"),
     ("cycle.jsonl", "corpus/malformed/cycle-two-entries.jsonl"),
+    ("pig/blocks.jsonl", "corpus/pig/blocks.jsonl"),
+    ("pig/edits.jsonl", "corpus/pig/context-edits.jsonl"),
 ];
 
 /// A command of a console block.
@@ -80,7 +82,9 @@ fn check_page(page: &str) -> Vec<String> {
     let dir = std::fs::canonicalize(tmp.path()).expect("canonical").join("cli.in");
     std::fs::create_dir(&dir).expect("mkdir");
     for (name, from) in FIXTURES {
-        std::fs::copy(root().join(from), dir.join(name)).expect("copy a fixture");
+        let to = dir.join(name);
+        std::fs::create_dir_all(to.parent().expect("a folder")).expect("make its folder");
+        std::fs::copy(root().join(from), to).expect("copy a fixture");
     }
     std::fs::write(dir.join("notes.txt"), "{\"not\":\"a session\"}\n").expect("write");
     let home = dir.parent().expect("parent").join("home");

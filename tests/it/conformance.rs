@@ -20,7 +20,7 @@ struct Case {
 
 fn cases() -> Vec<Case> {
     let mut out = Vec::new();
-    for dir in ["valid", "malformed"] {
+    for dir in ["valid", "malformed", "pig"] {
         let gdir = corpus().join("golden").join(dir);
         let Ok(rd) = std::fs::read_dir(&gdir) else {
             continue;
@@ -102,7 +102,7 @@ fn first_difference(a: &str, b: &str) -> String {
 
 #[test]
 fn every_corpus_file_has_a_golden() {
-    for dir in ["valid", "malformed"] {
+    for dir in ["valid", "malformed", "pig"] {
         for e in std::fs::read_dir(corpus().join(dir)).expect("corpus dir") {
             let p = e.expect("entry").path();
             if p.extension().is_some_and(|x| x == "jsonl") {

@@ -23,6 +23,7 @@ mod incremental;
 mod listing;
 mod ls;
 mod memory;
+mod pig;
 mod readme;
 mod real;
 mod robustness;

@@ -43,7 +43,7 @@ use anyhow::{Result, bail};
 use clap::{Args, ValueEnum};
 use pi_session::text::{escape, escape_path};
 use pi_session::view::transcript::{
-    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, count, image_note, one_line, walk,
+    Flow, Head, Info, Note, Part, Sink, arguments_block, arguments_line, block_note, count, one_line, walk,
 };
 use pi_session::{Env, Flavor, OpenOptions, OutputFile, Session};
 use std::borrow::Cow;
@@ -568,7 +568,14 @@ impl Sink for Markdown<'_> {
                     format!("**→ {}**\n\n{}", md(name), fenced(&arguments_block(args), ""))
                 }
             }
-            Part::Image { mime, data } => format!("*{}*\n\n", md(&image_note(*mime, data, &|s| s.to_owned()))),
+            Part::Image(img) => {
+                let note = md(&img.note(&|s| s.to_owned()));
+                match img.link() {
+                    Some(url) => format!("*[{note}](<{}>)*\n\n", link_target(url)),
+                    None => format!("*{note}*\n\n"),
+                }
+            }
+            Part::Block { ty, bytes } => format!("*{}*\n\n", md(&block_note(*ty, *bytes, &|s| s.to_owned()))),
             Part::Command(c) => fenced(&format!("$ {c}"), "sh"),
             Part::Exit(code) => format!("(exit {})\n\n", md(code)),
             Part::Error(e) => format!("**error:**\n\n{}", fenced(e, "")),
@@ -669,6 +676,21 @@ fn hb(s: &str) -> Cow<'_, str> {
 
 fn hs(s: &str) -> String {
     hb(s).into_owned()
+}
+
+/// A link's target in plain ASCII: what could end a Markdown `<...>` target or be read
+/// as markup (`<`, `>`, `\`, spaces, control and non-ASCII characters, bidirectional
+/// overrides among them) percent-encoded. (In an HTML attribute, `h` escapes `"` and `&`.)
+fn link_target(url: &str) -> String {
+    let mut out = String::with_capacity(url.len());
+    for b in url.bytes() {
+        if b.is_ascii_graphic() && !matches!(b, b'<' | b'>' | b'\\') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 /// Image types a page may show from a `data:` URI (no SVG: it can hold script).
@@ -824,10 +846,19 @@ impl Sink for Html<'_> {
                     )
                 }
             }
-            Part::Image { mime, data } => {
-                let note = image_note(*mime, data, &hs);
+            Part::Image(img) => {
+                let (mime, data) = (img.mime, img.data);
+                let note = img.note(&hs);
+                if let Some(url) = img.link() {
+                    // A link, never an <img>: the page fetches nothing.
+                    let a = format!(
+                        "<a href=\"{}\" rel=\"noopener noreferrer nofollow\">{note}</a>",
+                        h(&link_target(url))
+                    );
+                    return self.out.write_all(format!("<p class=\"dim\">{a}</p>\n").as_bytes());
+                }
                 // Without --images the data is not looked at (only its length).
-                match self.images.then(|| embeddable(*mime, data)) {
+                match self.images.then(|| embeddable(mime, data)) {
                     Some(Some(m)) => format!("<img src=\"data:{m};base64,{data}\" alt=\"{note}\">\n"),
                     Some(None) => {
                         format!(
@@ -840,6 +871,7 @@ impl Sink for Html<'_> {
             Part::Command(c) => format!("<pre>$ {}</pre>\n", h(c)),
             Part::Exit(code) => format!("<p class=\"dim\">(exit {})</p>\n", h(code)),
             Part::Error(e) => format!("<pre class=\"error\">error: {}</pre>\n", h(e)),
+            Part::Block { ty, bytes } => format!("<p class=\"dim\">{}</p>\n", block_note(*ty, *bytes, &hs)),
             Part::Json(j) => format!("<pre>{}</pre>\n", h(j)),
         };
         self.out.write_all(t.as_bytes())?;

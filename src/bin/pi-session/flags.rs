@@ -19,14 +19,23 @@ use pi_session::listing::{self, Place};
 use pi_session::text::escape_path;
 use std::path::{Path, PathBuf};
 
-/// Which program's directories and variables to follow.
+/// pi, or PiG (its Go port).
 #[derive(Clone, Copy, Default, ValueEnum)]
 pub enum FlavorArg {
-    /// pi: ~/.pi/agent, PI_CODING_AGENT_DIR, PI_CODING_AGENT_SESSION_DIR.
+    /// pi's (the default).
     #[default]
     Pi,
-    /// PiG: ~/.pig/agent, PIG_CODING_AGENT_DIR, PIG_CODING_AGENT_SESSION_DIR.
+    /// PiG's (the Go port of pi).
     Pig,
+}
+
+impl From<FlavorArg> for Flavor {
+    fn from(f: FlavorArg) -> Flavor {
+        match f {
+            FlavorArg::Pi => Flavor::Pi,
+            FlavorArg::Pig => Flavor::Pig,
+        }
+    }
 }
 
 /// Where sessions are: the agent dir, a custom session dir, pi's or PiG's conventions.
@@ -40,9 +49,10 @@ pub struct PlaceArgs {
     /// in the agent dir's settings.json).
     #[arg(long, value_name = "DIR")]
     pub session_dir: Option<PathBuf>,
-    /// Follow pi's or PiG's conventions.
-    #[arg(long, value_enum, default_value_t = FlavorArg::Pi)]
-    pub flavor: FlavorArg,
+    /// Follow pi's conventions (the default), or PiG's: ~/.pig/agent,
+    /// PIG_CODING_AGENT_DIR, PIG_CODING_AGENT_SESSION_DIR, and PiG's context rules.
+    #[arg(long, value_enum, value_name = "pi|pig")]
+    pub flavor: Option<FlavorArg>,
 }
 
 impl PlaceArgs {
@@ -71,11 +81,8 @@ impl PlaceArgs {
     /// # Errors
     /// A current directory that cannot be read.
     pub fn env(&self) -> Result<Env> {
-        let flavor = match self.flavor {
-            FlavorArg::Pi => Flavor::Pi,
-            FlavorArg::Pig => Flavor::Pig,
-        };
-        Env::from_process(flavor).map_err(|e| anyhow::anyhow!(e).context("cannot read the current directory"))
+        Env::from_process(self.flavor.unwrap_or_default().into())
+            .map_err(|e| anyhow::anyhow!(e).context("cannot read the current directory"))
     }
 
     /// What a run over sessions covers: the `named` sessions (ids looked up here) and
@@ -155,6 +162,29 @@ impl SessionArg {
         let place = &self.place;
         self.file = crate::locate::session(&self.file, || place.resolve(None))?;
         Ok(())
+    }
+
+    /// Whose rules read the session: `--flavor` when given, else PiG's for a file under
+    /// PiG's sessions folder (`~/.pig/agent/sessions`, `$PIG_CODING_AGENT_DIR/sessions`,
+    /// `$PIG_CODING_AGENT_SESSION_DIR`), else pi's.
+    pub fn flavor(&self) -> Flavor {
+        if let Some(f) = self.place.flavor {
+            return f.into();
+        }
+        let Ok(env) = Env::from_process(Flavor::Pig) else {
+            return Flavor::Pi;
+        };
+        let file = std::fs::canonicalize(&self.file).unwrap_or_else(|_| self.file.clone());
+        let agent = env.agent_dir(None);
+        let roots = [
+            Some(pi_session::dirs::sessions_root(&agent)),
+            env.custom_session_dir(None, &agent),
+        ];
+        let under = roots
+            .into_iter()
+            .flatten()
+            .any(|r| file.starts_with(std::fs::canonicalize(&r).unwrap_or(r)));
+        if under { Flavor::Pig } else { Flavor::Pi }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The `gen` command: deterministic sessions for tests and benchmarks.
 
+use crate::flags::FlavorArg;
 use anyhow::{Context as _, Result};
 use clap::{Subcommand, ValueEnum};
 use std::io::Write;
@@ -36,6 +37,10 @@ pub(crate) enum GenCmd {
         /// no compaction).
         #[arg(long, value_enum, default_value_t = GenShape::Realistic)]
         shape: GenShape,
+        /// Whose content blocks: pi's, or PiG's (`tool_use`, `signature`, `media_type`,
+        /// images given by `url`).
+        #[arg(long, value_enum, default_value_t = FlavorArg::Pi)]
+        flavor: FlavorArg,
     },
     /// A sessions root: SESSIONS files in FOLDERS project folders, about SIZE bytes in all.
     Tree {
@@ -55,6 +60,9 @@ pub(crate) enum GenCmd {
         /// Random seed.
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        /// Whose content blocks: pi's, or PiG's.
+        #[arg(long, value_enum, default_value_t = FlavorArg::Pi)]
+        flavor: FlavorArg,
     },
 }
 
@@ -110,8 +118,10 @@ pub fn generate(g: GenCmd, out: &mut impl Write) -> Result<i32> {
             seed,
             small,
             shape,
+            flavor,
         } => {
             let mut spec = SessionSpec::new(seed, parse_size(&size)?);
+            spec.flavor = flavor.into();
             spec.mix = match (small, shape) {
                 (true, _) | (false, GenShape::SmallEntries) => Mix::SmallEntries,
                 (false, GenShape::Realistic) => Mix::Realistic,
@@ -139,6 +149,7 @@ pub fn generate(g: GenCmd, out: &mut impl Write) -> Result<i32> {
             folders,
             size,
             seed,
+            flavor,
         } => {
             let spec = TreeSpec {
                 seed,
@@ -146,6 +157,7 @@ pub fn generate(g: GenCmd, out: &mut impl Write) -> Result<i32> {
                 folders,
                 total_bytes: parse_size(&size)?,
                 start_ms: 1_735_689_600_000,
+                flavor: flavor.into(),
             };
             let st = write_sessions_tree(&spec, &root)?;
             writeln!(

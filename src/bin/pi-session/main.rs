@@ -131,7 +131,8 @@ enum Cmd {
     /// Export the current branch (or --leaf's) as Markdown, a self-contained HTML page, or
     /// a pi session file (jsonl).
     Export(export::ExportArgs),
-    /// Print the model context for the current leaf (or --leaf).
+    /// Print the model context for the current leaf (or --leaf), as pi builds it, or as
+    /// PiG does (--flavor pig, and by default for a session under PiG's folder).
     Context {
         #[command(flatten)]
         session: SessionArg,
@@ -518,11 +519,20 @@ fn run(mut cli: Cli) -> Result<i32> {
             timings,
         } => read::check(&file, open, read::CheckFlags { json, strict, timings }, &mut out)?,
         Cmd::Context {
-            session: SessionArg { file, .. },
+            session,
             leaf,
             json,
             retained_tail,
-        } => read::context(&file, open, leaf.as_deref(), json, retained_tail, &mut out)?,
+        } => {
+            let flavor = session.flavor();
+            let flags = read::ContextFlags {
+                leaf: leaf.as_deref(),
+                json,
+                retained_tail,
+                flavor,
+            };
+            read::context(&session.file, open, flags, &mut out)?
+        }
         Cmd::Tree(a) => tree::run(&a, open, &mut out)?,
         Cmd::Show {
             session: SessionArg { file, .. },

@@ -5,7 +5,9 @@ use crate::show::key_text;
 use anyhow::Result;
 use pi_session::Value;
 use pi_session::text::{escape, escape_path};
-use pi_session::{OpenOptions, Recovery, RetainedTail, Session};
+use pi_session::view::transcript::count;
+use pi_session::{Block, Flavor, OpenOptions, Recovery, RetainedTail, Session};
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -259,20 +261,56 @@ pub fn check(path: &Path, opts: OpenOptions, flags: CheckFlags, out: &mut impl W
     Ok(if strict && problems { 1 } else { 0 })
 }
 
+/// Says on stderr where PiG's context differs from pi's (nothing when it does not).
+fn note_pig_differences(path: &Path, s: &Session, leaf: &pi_session::Key) {
+    let file = escape_path(path);
+    match s.pig_differences(leaf) {
+        Err(e) => eprintln!(
+            "pi-session: {file}: PiG's context, which applies no context edit; pi's build fails here: {}",
+            escape(&e.to_string())
+        ),
+        Ok(d) if d.is_empty() => {}
+        Ok(d) => {
+            let ids = |ps: &[pi_session::EntryPos]| {
+                ps.iter()
+                    .map(|&p| escape(&key_text(&s.record(p).id.to_key())).into_owned())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let mut what = Vec::new();
+            if !d.edits.is_empty() {
+                what.push(format!(
+                    "{} that pi applies not applied ({})",
+                    count(d.edits.len(), "context edit"),
+                    ids(&d.edits)
+                ));
+            }
+            if !d.left_out.is_empty() {
+                what.push(format!(
+                    "{} marked excludeFromContext left out ({}; pi leaves them out only when it sends the context to the model)",
+                    count(d.left_out.len(), "bash execution"),
+                    ids(&d.left_out)
+                ));
+            }
+            eprintln!(
+                "pi-session: {file}: PiG's context differs from pi's: {}",
+                what.join("; ")
+            );
+        }
+    }
+}
+
 fn text_of(m: &Value<'_>) -> String {
     let text = match m.get("content") {
         Some(Value::String(s)) => s.to_str_lossy().into_owned(),
         Some(Value::Array(blocks)) => blocks
             .iter()
-            .find_map(|b| match b.get("type").and_then(Value::as_str) {
-                Some("text") => b.get("text").and_then(Value::as_str).map(str::to_owned),
-                Some("toolCall") => b
-                    .get("name")
-                    .and_then(Value::as_str)
-                    .map(|n| format!("[tool call {n}]")),
-                Some("image") => Some("[image]".into()),
-                Some("thinking") => Some("[thinking]".into()),
-                _ => None,
+            .find_map(|b| match pi_session::block(b) {
+                Block::Text(t) => t.map(Cow::into_owned),
+                Block::Call { name, .. } => name.and_then(Value::as_str).map(|n| format!("[tool call {n}]")),
+                Block::Image { .. } => Some("[image]".into()),
+                Block::Thinking { .. } => Some("[thinking]".into()),
+                Block::Other { .. } => None,
             })
             .unwrap_or_default(),
         // A bash execution: its command, as pi's context shows it (`$ cmd`).
@@ -292,15 +330,32 @@ fn text_of(m: &Value<'_>) -> String {
     s
 }
 
+/// What `pi-session context` is asked.
+pub struct ContextFlags<'a> {
+    /// `--leaf`.
+    pub leaf: Option<&'a str>,
+    /// `--json`.
+    pub json: bool,
+    /// `--retained-tail`.
+    pub retained_tail: bool,
+    /// Whose rules build it.
+    pub flavor: Flavor,
+}
+
 /// `pi-session context`.
-pub fn context(
-    path: &Path,
-    opts: OpenOptions,
-    leaf: Option<&str>,
-    json: bool,
-    retained: bool,
-    out: &mut impl Write,
-) -> Result<i32> {
+pub fn context(path: &Path, opts: OpenOptions, flags: ContextFlags<'_>, out: &mut impl Write) -> Result<i32> {
+    let ContextFlags {
+        leaf,
+        json,
+        retained_tail: retained,
+        flavor,
+    } = flags;
+    if retained && flavor == Flavor::Pig {
+        anyhow::bail!(crate::show::Printable::kind(
+            "--retained-tail is a rule of pi's format documents; PiG's context has no retainedTail (drop --flavor pig or --retained-tail)".into(),
+            crate::show::Kind::Usage
+        ));
+    }
     let mut s = open(path, opts)?.map_err(crate::show::at(path))?;
     crate::show::note_old_format(path, &s);
     if let Some(l) = leaf {
@@ -319,7 +374,14 @@ pub fn context(
         RetainedTail::Ignore
     };
     let leaf = s.leaf().clone();
-    let ctx = s.context_with(&leaf, tail).map_err(crate::show::at(path))?;
+    let ctx = match flavor {
+        Flavor::Pi => s.context_with(&leaf, tail),
+        Flavor::Pig => {
+            note_pig_differences(path, &s, &leaf);
+            s.context_as(&leaf, Flavor::Pig)
+        }
+    }
+    .map_err(crate::show::at(path))?;
     if json {
         s.write_context_json(&ctx, out).map_err(crate::show::at(path))?;
         writeln!(out)?;

@@ -14,7 +14,7 @@ use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
 use pi_session::OpenOptions;
 use pi_session::text::{escape, escape_path};
-use pi_session::view::transcript::{Flow, Head, Info, Note, Part, Sink, arguments_line, count, image_note, walk};
+use pi_session::view::transcript::{Flow, Head, Info, Note, Part, Sink, arguments_line, block_note, count, walk};
 use std::io::Write;
 use std::path::Path;
 
@@ -171,9 +171,8 @@ impl Sink for Terminal<'_> {
                 let call = format!("→ {}({})", escape(name), one_line(&arguments_line(args)));
                 writeln!(self.out, "{}", flags.paint(&call, CALL))?;
             }
-            Part::Image { mime, data } => {
-                writeln!(self.out, "{}", flags.paint(&image_note(*mime, data, &esc), DIM))?;
-            }
+            Part::Image(img) => writeln!(self.out, "{}", flags.paint(&img.note(&esc), DIM))?,
+            Part::Block { ty, bytes } => writeln!(self.out, "{}", flags.paint(&block_note(*ty, *bytes, &esc), DIM))?,
             Part::Command(c) => writeln!(self.out, "{}", flags.paint(&format!("$ {}", one_line(c)), CALL))?,
             Part::Exit(code) => writeln!(self.out, "(exit {code})")?,
             Part::Error(e) => writeln!(self.out, "{}", flags.paint(&format!("error: {}", escape(e)), ERROR))?,

@@ -1,0 +1,242 @@
+//! PiG's sessions (`corpus/pig/`: the examples of PiG's document, a conversation in PiG's
+//! content blocks, a hostile one, and one fixture per rule of PiG's context), through
+//! every command that shows, searches, exports or builds a context. Each output is held
+//! to its golden in `corpus/golden/pig-views/` (read the diff, then bless with
+//! `PI_SESSION_BLESS_PIG=1 cargo test --release --test it pig::`); pi's own answers on
+//! these files are held to pi 1.6.0 by the conformance suite (`corpus/golden/pig/`).
+
+use crate::common::{run_cli, terminal_safe};
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixtures() -> Vec<PathBuf> {
+    // Relative names (tests run in the package's folder): the outputs name the file.
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("corpus/pig"))
+        .expect("corpus/pig")
+        .map(|e| Path::new("corpus/pig").join(e.expect("entry").file_name()))
+        .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 9, "the PiG corpus is missing");
+    v
+}
+
+/// stdout of a command that must succeed.
+fn ok(sub: &str, args: &[&str]) -> String {
+    let out = run_cli(sub, args);
+    assert!(
+        out.status.success(),
+        "{sub} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8")
+}
+
+/// Compare `got` with `corpus/golden/pig-views/NAME`, or write it when blessing.
+fn golden(name: &str, got: &str, failures: &mut Vec<String>) {
+    let path = root().join("corpus/golden/pig-views").join(name);
+    if std::env::var_os("PI_SESSION_BLESS_PIG").is_some() {
+        std::fs::create_dir_all(path.parent().expect("dir")).expect("mkdir");
+        std::fs::write(&path, got).expect("write golden");
+        return;
+    }
+    match std::fs::read_to_string(&path) {
+        Ok(want) if want == got => {}
+        Ok(want) => failures.push(format!("{name}: differs\n--- want\n{want}\n--- got\n{got}")),
+        Err(_) => failures.push(format!("{name}: no golden")),
+    }
+}
+
+fn stem(p: &Path) -> String {
+    p.file_stem().expect("stem").to_string_lossy().into_owned()
+}
+
+#[test]
+fn every_view_of_every_pig_session_is_its_golden() {
+    let mut failures = Vec::new();
+    for f in fixtures() {
+        let (file, name) = (f.to_str().expect("UTF-8 path"), stem(&f));
+        let show = ok("show", &[file, "--full", "--thinking"]);
+        assert!(terminal_safe(&show), "{name}: {show}");
+        golden(&format!("{name}.show.txt"), &show, &mut failures);
+        let tree = ok("tree", &[file]);
+        assert!(terminal_safe(&tree), "{name}: {tree}");
+        golden(&format!("{name}.tree.txt"), &tree, &mut failures);
+        for fmt in ["md", "html"] {
+            let page = ok("export", &[file, "--format", fmt, "--thinking"]);
+            golden(&format!("{name}.{fmt}"), &page, &mut failures);
+        }
+        let pi = run_cli("context", &[file, "--json"]);
+        let pig = run_cli("context", &[file, "--json", "--flavor", "pig"]);
+        let text = |o: &std::process::Output| {
+            format!(
+                "exit {}\n--- stderr\n{}--- stdout\n{}",
+                o.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&o.stderr),
+                String::from_utf8_lossy(&o.stdout)
+            )
+        };
+        golden(&format!("{name}.context-pi.txt"), &text(&pi), &mut failures);
+        golden(&format!("{name}.context-pig.txt"), &text(&pig), &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn pigs_blocks_are_shown_as_pis_are() {
+    let f = root().join("corpus/pig/blocks.jsonl");
+    let file = f.to_str().expect("UTF-8");
+    let show = ok("show", &[file, "--thinking"]);
+    for want in [
+        // tool_use: its name and input, as a toolCall's name and arguments.
+        "→ bash(command: go test ./..., timeout: 120)",
+        "→ read(path: /work/gopher/api/handler.go, offset: 10, limit: 20)",
+        // image by url: its type and address, never fetched; by data: type and size.
+        "[image/png at https://example.com/shots/failing-test.png]",
+        "[image/jpeg 162 B]",
+        // thinking with a signature reads as pi's.
+        "The log shows a nil map write in the handler.",
+        // blocks of other types: type and size only.
+        "[server_tool_use block, 89 B]",
+        "[tool_result block, 75 B]",
+    ] {
+        assert!(show.contains(want), "no {want:?} in\n{show}");
+    }
+    assert!(!show.contains("opaque to pi-session") && !show.contains("\"type\":\"tool_use\""));
+    // The tree names tool_use calls as pi's /tree names toolCall ones.
+    let tree = ok("tree", &[file]);
+    assert!(
+        tree.contains("[bash: go test ./...]") || tree.contains("go test ./..."),
+        "{tree}"
+    );
+    assert!(tree.contains("[read: "), "{tree}");
+    // Markdown: a url image is a link; HTML: an <a>, never an <img> of it.
+    let md = ok("export", &[file, "--format", "md"]);
+    assert!(md.contains("(<https://example.com/shots/failing-test.png>)"), "{md}");
+    let html = ok("export", &[file, "--format", "html", "--images"]);
+    assert!(
+        html.contains("<a href=\"https://example.com/shots/failing-test.png\" rel=\"noopener noreferrer nofollow\">")
+    );
+    assert!(!html.contains("<img src=\"https://"), "{html}");
+    assert!(
+        html.contains("<img src=\"data:image/jpeg;base64,"),
+        "the data image is embedded"
+    );
+}
+
+#[test]
+fn search_finds_tool_use_input_with_tool_calls_only() {
+    let f = root().join("corpus/pig/blocks.jsonl");
+    let file = f.to_str().expect("UTF-8");
+    let hits = |extra: &[&str]| {
+        let mut args = vec!["--json"];
+        args.extend_from_slice(extra);
+        args.push(file);
+        ok("search", &args)
+    };
+    let with = hits(&["--tool-calls", "go test"]);
+    assert!(with.contains("\"a0000002\"") && with.contains("\"toolCall\""), "{with}");
+    // Without --tool-calls the input is not searched (the text of a0000009 still is).
+    let without = hits(&["go test"]);
+    assert!(
+        !without.contains("\"a0000002\"") && without.contains("\"a0000009\""),
+        "{without}"
+    );
+    // An opaque block's contents are never searched.
+    let opaque = run_cli(
+        "search",
+        &["--json", "--tool-calls", "--tool-results", "opaque to pi-session", file],
+    );
+    assert_eq!(opaque.status.code(), Some(1), "no match");
+}
+
+#[test]
+fn a_hostile_pig_session_is_safe_on_a_terminal_and_in_a_page() {
+    let f = root().join("corpus/pig/hostile.jsonl");
+    let file = f.to_str().expect("UTF-8");
+    for args in [vec![file, "--full", "--thinking"], vec![file]] {
+        let show = ok("show", &args);
+        assert!(terminal_safe(&show), "{show}");
+    }
+    let html = ok("export", &[file, "--format", "html", "--thinking", "--images"]);
+    let lower = html.to_ascii_lowercase();
+    assert!(!lower.contains("<script"), "{html}");
+    assert!(
+        !lower.contains("href=\"javascript:") && !lower.contains("href=\"data:"),
+        "{html}"
+    );
+    assert!(!lower.contains("<svg") && !lower.contains("<img src=x"), "{html}");
+    // The https address with spaces and quotes is a link with every special escaped.
+    assert!(
+        html.contains("href=\"https://example.com/a%20b%3Cc%3E%5Cd.png?x=&quot;y&quot;&amp;z=%E2%80%AE\""),
+        "{html}"
+    );
+    let md = ok("export", &[file, "--format", "md", "--thinking"]);
+    assert!(!md.contains("](<javascript:") && !md.contains("](<data:"), "{md}");
+    assert!(
+        md.contains("](<https://example.com/a%20b%3Cc%3E%5Cd.png?x=\"y\"&z=%E2%80%AE>)"),
+        "{md}"
+    );
+    assert!(md.contains("](<HTTPS://example.com/%1B]52;c;cGF3bmVk%07.png>)"), "{md}");
+}
+
+#[test]
+fn pigs_context_applies_no_context_edit_and_says_so() {
+    let f = root().join("corpus/pig/context-edits.jsonl");
+    let file = f.to_str().expect("UTF-8");
+    let pi = run_cli("context", &[file]);
+    let pig = run_cli("context", &[file, "--flavor", "pig"]);
+    let (pi_out, pig_out) = (
+        String::from_utf8_lossy(&pi.stdout),
+        String::from_utf8_lossy(&pig.stdout),
+    );
+    assert!(
+        pi_out.contains("2 messages") && pig_out.contains("3 messages"),
+        "{pi_out}\n{pig_out}"
+    );
+    assert!(pi.stderr.is_empty());
+    let note = String::from_utf8_lossy(&pig.stderr);
+    assert!(
+        note.contains("PiG's context differs from pi's: 2 context edits that pi applies not applied (e3, e4)"),
+        "{note}"
+    );
+    // Where pi's build throws, PiG's answers, and says why the two differ.
+    let f = root().join("corpus/pig/context-edit-without-replacement.jsonl");
+    let file = f.to_str().expect("UTF-8");
+    assert_eq!(run_cli("context", &[file]).status.code(), Some(2));
+    let pig = run_cli("context", &[file, "--flavor", "pig"]);
+    assert!(pig.status.success());
+    assert!(String::from_utf8_lossy(&pig.stderr).contains("pi's build fails here"));
+    // PiG has no retainedTail.
+    let both = run_cli("context", &[file, "--flavor", "pig", "--retained-tail"]);
+    assert_eq!(both.status.code(), Some(2));
+}
+
+#[test]
+fn a_session_under_pigs_folder_is_read_with_pigs_rules() {
+    let home = tempfile::tempdir().expect("tmp");
+    let dir = home.path().join(".pig/agent/sessions/--work-ctx--");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let f = dir.join("2026-03-01T09-00-00-000Z_ctx.jsonl");
+    std::fs::copy(root().join("corpus/pig/context-edits.jsonl"), &f).expect("copy");
+    let run = |args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .arg("context")
+            .arg(&f)
+            .args(args)
+            .env("HOME", home.path())
+            .env_remove("PIG_CODING_AGENT_DIR")
+            .env_remove("PIG_CODING_AGENT_SESSION_DIR")
+            .output()
+            .expect("run")
+    };
+    let out = run(&[]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("3 messages"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("PiG's context differs"));
+    // --flavor pi asks for pi's.
+    let out = run(&["--flavor", "pi"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("2 messages"));
+}
