@@ -240,3 +240,161 @@ fn a_session_under_pigs_folder_is_read_with_pigs_rules() {
     let out = run(&["--flavor", "pi"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("2 messages"));
 }
+
+/// What the view shows of one block, as the two documents say, written from a
+/// `serde_json` reading of it (the slow twin of `session::block` + the transcript walk).
+fn twin_part(b: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    let s = |k: &str| b.get(k).and_then(J::as_str);
+    let args = |a: Option<&J>| match a {
+        Some(J::Object(o)) => o
+            .iter()
+            .map(|(k, v)| format!("{k}={}", v.as_str().map_or_else(|| v.to_string(), str::to_owned)))
+            .collect::<Vec<_>>()
+            .join("|"),
+        Some(v) => v.to_string(),
+        None => String::new(),
+    };
+    match s("type") {
+        Some("text") => format!("text {}", s("text").unwrap_or("")),
+        Some("thinking") => format!("thinking {}", s("thinking").unwrap_or("")),
+        Some("toolCall") => format!("call {} {}", s("name").unwrap_or("?"), args(b.get("arguments"))),
+        Some("tool_use") => format!("call {} {}", s("name").unwrap_or("?"), args(b.get("input"))),
+        Some("image") => {
+            let mime = s("mimeType").or(s("media_type"));
+            match (s("data"), s("url")) {
+                (Some(d), _) => format!("image {mime:?} data {}", d.len()),
+                (None, Some(u)) => format!("image {mime:?} url {u}"),
+                (None, None) => format!("image {mime:?} data 0"),
+            }
+        }
+        // `JSON.stringify` of the block, for its size (serde_json writes the values
+        // generated here as JSON.stringify does: no floats, keys in order).
+        ty => format!("block {ty:?} {}", size(b.to_string().len())),
+    }
+}
+
+fn size(n: usize) -> String {
+    match n {
+        0..1_000 => format!("{n} B"),
+        1_000..1_000_000 => format!("{:.1} KB", n as f64 / 1e3),
+        _ => format!("{:.1} MB", n as f64 / 1e6),
+    }
+}
+
+/// The transcript's parts, in the twin's words.
+struct Parts(Vec<String>);
+
+impl pi_session::view::transcript::Sink for Parts {
+    fn start(&mut self, _: &pi_session::view::transcript::Info<'_>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn unreadable(&mut self, _: &str, _: &str) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn note(&mut self, _: &pi_session::view::transcript::Note<'_>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn head(&mut self, _: &pi_session::view::transcript::Head<'_>) -> std::io::Result<()> {
+        Ok(())
+    }
+    fn part(&mut self, part: &pi_session::view::transcript::Part<'_>) -> std::io::Result<()> {
+        use pi_session::view::transcript::Part;
+        let args = |a: &[(Option<String>, String)]| {
+            a.iter()
+                .map(|(k, v)| match k {
+                    Some(k) => format!("{k}={v}"),
+                    None => v.clone(),
+                })
+                .collect::<Vec<_>>()
+                .join("|")
+        };
+        self.0.push(match part {
+            Part::Text(t, _) => format!("text {t}"),
+            Part::Thinking(t) => format!("thinking {t}"),
+            Part::Call { name, args: a } => format!("call {name} {}", args(a)),
+            Part::Image(i) => match i.url {
+                Some(u) => format!("image {:?} url {u}", i.mime),
+                None => format!("image {:?} data {}", i.mime, i.data.len()),
+            },
+            Part::Block { ty, bytes } => format!("block {ty:?} {}", size(*bytes)),
+            _ => "other".into(),
+        });
+        Ok(())
+    }
+    fn end(&mut self, _: usize) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A content block of pi's or PiG's shape, or of another type, with members that may be
+/// missing, of the other program's name, or of another JSON type.
+fn block_strategy() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+    use proptest::prelude::*;
+    use serde_json::{Value as J, json};
+    let text = "[ -~é\u{202e}\u{1b}<>\"\\\\]{0,12}";
+    let member = prop_oneof![
+        text.prop_map(J::String),
+        any::<i32>().prop_map(|n| json!(n)),
+        Just(J::Null),
+        Just(json!({"k": "v", "n": [1, "x"]})),
+        Just(json!([1, 2])),
+    ];
+    let ty = prop_oneof![
+        Just("text"),
+        Just("thinking"),
+        Just("toolCall"),
+        Just("tool_use"),
+        Just("image"),
+        Just("tool_result"),
+        Just("server_tool_use"),
+        Just("redacted_thinking"),
+    ];
+    let keys = proptest::sample::subsequence(
+        vec![
+            "text",
+            "thinking",
+            "signature",
+            "thinkingSignature",
+            "id",
+            "name",
+            "arguments",
+            "input",
+            "mimeType",
+            "media_type",
+            "data",
+            "url",
+        ],
+        0..6,
+    );
+    (ty, keys, proptest::collection::vec(member, 6), any::<bool>()).prop_map(|(ty, keys, vals, typed)| {
+        let mut o = serde_json::Map::new();
+        if typed {
+            o.insert("type".into(), J::String(ty.into()));
+        }
+        for (k, v) in keys.into_iter().zip(vals) {
+            o.insert(k.into(), v);
+        }
+        J::Object(o)
+    })
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(
+        std::env::var("PROPTEST_CASES").ok().and_then(|c| c.parse().ok()).unwrap_or(256)))]
+
+    /// Every block, pi's or PiG's or neither, shows what the documents say it shows.
+    #[test]
+    fn the_view_of_a_block_is_what_the_documents_say(blocks in proptest::collection::vec(block_strategy(), 1..5)) {
+        let message = serde_json::json!({"role": "assistant", "content": blocks});
+        let text = format!(
+            "{{\"type\":\"session\",\"version\":3,\"id\":\"s\"}}\n{{\"type\":\"message\",\"id\":\"a\",\"parentId\":null,\"message\":{message}}}\n"
+        );
+        let s = pi_session::Session::from_bytes(text.into_bytes()).expect("opens");
+        let branch = s.branch_path(None).expect("branch");
+        let mut got = Parts(Vec::new());
+        pi_session::view::transcript::walk(&s, Path::new("x.jsonl"), &branch, &mut got).expect("walk");
+        let want: Vec<String> = blocks.iter().map(twin_part).collect();
+        proptest::prop_assert_eq!(got.0, want);
+    }
+}
