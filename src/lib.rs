@@ -86,8 +86,8 @@ pub mod analytics;
 pub mod dump;
 mod error;
 mod files;
-#[cfg(feature = "generator")]
 mod flavor;
+#[cfg(feature = "generator")]
 pub mod generator;
 mod index;
 #[cfg(any(test, feature = "internals"))]

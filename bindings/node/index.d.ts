@@ -110,6 +110,14 @@ export declare class SessionManager {
   buildSessionContext(): SessionContext
   getTree(): SessionTreeNode[]
   getSessionName(): string | undefined
+  /**
+   * PiG's `GetBranch()`: the current branch, root first, each entry flattened to the
+   * fields a reader uses (`text` is the string content or the text blocks joined by
+   * `\n`; `toolCalls` names an assistant's `toolCall`/`tool_use` blocks).
+   */
+  getBranchView(): BranchViewItem[]
+  /** PiG's `GetEntries()`: each entry's line exactly as written (never re-encoded). */
+  getRawEntries(): Buffer[]
   /** Move the leaf to an entry (throws pi's `Entry X not found`). */
   branch(branchFromId: string): void
   /** Set the leaf to none. */
@@ -149,3 +157,18 @@ export declare function buildContextEntries(entries: SessionEntry[], leafId?: st
 export declare function buildSessionContext(entries: SessionEntry[], leafId?: string | null, byId?: Map<string, SessionEntry>): SessionContext
 export declare function findMostRecentSession(sessionDir: string, cwd?: string): string | null
 export declare function getDefaultSessionDir(cwd: string, agentDir?: string): string
+
+/** One entry of `getBranchView()`; a field without a value is absent. */
+export interface BranchViewItem {
+  id?: string
+  parentId?: string
+  type?: string
+  role?: string
+  text: string
+  toolName?: string
+  toolCalls: string[]
+  provider?: string
+  model?: string
+  timestamp?: string
+  messageTimestamp?: number
+}

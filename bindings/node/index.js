@@ -865,6 +865,16 @@ class SessionManager {
   getSessionName() {
     return this.#reader().sessionName() ?? undefined
   }
+  /** PiG's `GetBranch()`: the current branch, root first, each entry flattened. */
+  getBranchView() {
+    return this.#reader()
+      .branchView()
+      .map((j) => JSON.parse(j))
+  }
+  /** PiG's `GetEntries()`: each entry's line exactly as written, as a Buffer. */
+  getRawEntries() {
+    return this.#reader().rawEntries()
+  }
   branch(branchFromId) {
     if (typeof branchFromId !== 'string') throw new Error(`Entry ${branchFromId} not found`)
     this.#moveLeaf(branchFromId, this.#reader())

@@ -231,8 +231,9 @@ pub enum Entry<'a> {
     Unknown(Value<'a>),
 }
 
-/// One entry of PiG's flattened branch view (`GetBranch()`).
-#[derive(Debug, Clone, PartialEq)]
+/// One entry of PiG's flattened branch view (`GetBranch()`): the fields a reader of a
+/// conversation uses, whatever the entry's type. [`BranchItem::to_json`] writes it.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct BranchItem {
     /// `id`, when a string.
     pub id: Option<String>,
@@ -242,13 +243,75 @@ pub struct BranchItem {
     pub entry_type: Option<String>,
     /// The message role (message entries), or `custom` for `custom_message`.
     pub role: Option<String>,
-    /// The readable text: string content, or text blocks joined by `\n`; summaries for
-    /// compactions and branch summaries.
+    /// The readable text: string content, or text blocks joined by `\n`; a bash
+    /// execution's command; summaries for compactions, branch summaries and summary
+    /// messages.
     pub text: String,
+    /// A tool result's `toolName`.
+    pub tool_name: Option<String>,
+    /// The names of an assistant message's tool calls (pi's `toolCall`, PiG's
+    /// `tool_use`), in order.
+    pub tool_calls: Vec<String>,
+    /// An assistant message's `provider`, or a `model_change`'s.
+    pub provider: Option<String>,
+    /// An assistant message's `model`, or a `model_change`'s `modelId`.
+    pub model: Option<String>,
     /// The entry's ISO timestamp.
     pub timestamp: Option<String>,
     /// The message's numeric timestamp (Unix ms), for message entries.
     pub message_timestamp: Option<f64>,
+}
+
+impl BranchItem {
+    /// One line of JSON, keys in the order of the fields (camelCase: `id`, `parentId`,
+    /// `type`, `role`, `text`, `toolName`, `toolCalls`, `provider`, `model`,
+    /// `timestamp`, `messageTimestamp`); a field without a value is left out, `text`
+    /// and `toolCalls` never are.
+    pub fn to_json(&self) -> String {
+        use crate::json::stringify::push_json_string;
+        let mut out = Vec::with_capacity(64 + self.text.len());
+        out.push(b'{');
+        let key = |out: &mut Vec<u8>, k: &str| {
+            if out.len() > 1 {
+                out.push(b',');
+            }
+            push_json_string(out, k.as_bytes());
+            out.push(b':');
+        };
+        let opt = |out: &mut Vec<u8>, k: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                key(out, k);
+                push_json_string(out, v.as_bytes());
+            }
+        };
+        opt(&mut out, "id", &self.id);
+        opt(&mut out, "parentId", &self.parent_id);
+        opt(&mut out, "type", &self.entry_type);
+        opt(&mut out, "role", &self.role);
+        key(&mut out, "text");
+        push_json_string(&mut out, self.text.as_bytes());
+        opt(&mut out, "toolName", &self.tool_name);
+        key(&mut out, "toolCalls");
+        out.push(b'[');
+        for (i, c) in self.tool_calls.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            push_json_string(&mut out, c.as_bytes());
+        }
+        out.push(b']');
+        opt(&mut out, "provider", &self.provider);
+        opt(&mut out, "model", &self.model);
+        opt(&mut out, "timestamp", &self.timestamp);
+        if let Some(t) = self.message_timestamp {
+            out.extend_from_slice(b",\"messageTimestamp\":");
+            let mut n = String::new();
+            crate::js::number::format_number(t, &mut n);
+            out.extend_from_slice(n.as_bytes());
+        }
+        out.push(b'}');
+        String::from_utf8(out).expect("JSON of UTF-8 strings")
+    }
 }
 
 fn text_of(content: Option<&Value<'_>>) -> String {
@@ -256,11 +319,9 @@ fn text_of(content: Option<&Value<'_>>) -> String {
         Some(Value::String(s)) => s.to_str_lossy().into_owned(),
         Some(Value::Array(blocks)) => blocks
             .iter()
-            .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
-            .filter_map(|b| {
-                b.get("text")
-                    .and_then(Value::as_js_str)
-                    .map(|t| t.to_str_lossy().into_owned())
+            .filter_map(|b| match crate::block(b) {
+                crate::Block::Text(Some(t)) => Some(t.into_owned()),
+                _ => None,
             })
             .collect::<Vec<_>>()
             .join("\n"),
@@ -302,44 +363,83 @@ impl Session {
     /// # Errors
     /// [`crate::ErrorKind::ParentCycle`], [`crate::ErrorKind::FileChanged`].
     pub fn branch_items(&self) -> Result<Vec<BranchItem>> {
-        let path = self.branch_path(None)?;
-        let mut out = Vec::with_capacity(path.len());
-        for p in path {
-            let e = self.entry(p)?;
-            let o = match &e {
-                Entry::Unknown(Value::Object(o)) => Some(o),
-                Entry::Unknown(_) => None,
-                Entry::Message(m) => Some(&m.0),
-                Entry::CustomMessage(m) => Some(&m.0),
-                Entry::Compaction(m) => Some(&m.0),
-                Entry::BranchSummary(m) => Some(&m.0),
-                Entry::Session(m) => Some(&m.0),
-                Entry::ModelChange(m) => Some(&m.0),
-                Entry::ThinkingLevelChange(m) => Some(&m.0),
-                Entry::Custom(m) => Some(&m.0),
-                Entry::Label(m) => Some(&m.0),
-                Entry::SessionInfo(m) => Some(&m.0),
-                Entry::ContextEdit(m) => Some(&m.0),
-                Entry::Usage(m) => Some(&m.0),
-            };
-            let s = |k: &str| o.and_then(|o| str_of(o, k)).map(str::to_owned);
-            let (role, text, message_timestamp) = match &e {
-                Entry::Message(m) => (m.role().map(str::to_owned), text_of(m.content()), m.message_timestamp()),
-                Entry::CustomMessage(m) => (Some("custom".into()), text_of(m.get("content")), None),
-                Entry::Compaction(c) => (None, c.summary().unwrap_or_default().to_owned(), None),
-                Entry::BranchSummary(b) => (None, b.summary().unwrap_or_default().to_owned(), None),
-                _ => (None, String::new(), None),
-            };
-            out.push(BranchItem {
-                id: s("id"),
-                parent_id: s("parentId"),
-                entry_type: s("type"),
-                role,
-                text,
-                timestamp: s("timestamp"),
-                message_timestamp,
-            });
+        self.branch_path(None)?
+            .into_iter()
+            .map(|p| self.branch_item(p))
+            .collect()
+    }
+
+    /// One entry of [`Session::branch_items`].
+    ///
+    /// ```
+    /// let text = br#"{"type":"session","version":3,"id":"s"}
+    /// {"type":"message","id":"a","parentId":null,"message":{"role":"assistant","provider":"p","model":"m","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"t","name":"bash","input":{}}]}}
+    /// "#;
+    /// let s = pi_session::Session::from_bytes(text.to_vec()).unwrap();
+    /// let item = s.branch_item(s.entries()[0]).unwrap();
+    /// assert_eq!(item.tool_calls, ["bash"]);
+    /// assert_eq!(
+    ///     item.to_json(),
+    ///     r#"{"id":"a","type":"message","role":"assistant","text":"ok","toolCalls":["bash"],"provider":"p","model":"m"}"#
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    /// [`crate::ErrorKind::FileChanged`].
+    pub fn branch_item(&self, pos: EntryPos) -> Result<BranchItem> {
+        let v = self.value(pos)?;
+        let lossy = |v: Option<&Value<'_>>| v.and_then(Value::as_js_str).map(|s| s.to_str_lossy().into_owned());
+        let s = |k: &str| lossy(v.get(k));
+        let mut item = BranchItem {
+            id: s("id"),
+            parent_id: s("parentId"),
+            entry_type: s("type"),
+            timestamp: s("timestamp"),
+            ..BranchItem::default()
+        };
+        match item.entry_type.as_deref() {
+            Some("message") => {
+                let m = v.get("message");
+                let ms = |k: &str| lossy(m.and_then(|m| m.get(k)));
+                item.role = ms("role");
+                item.message_timestamp = match m.and_then(|m| m.get("timestamp")) {
+                    Some(Value::Number(n)) => Some(*n),
+                    _ => None,
+                };
+                item.text = match item.role.as_deref() {
+                    Some("bashExecution") => ms("command").unwrap_or_default(),
+                    Some("branchSummary" | "compactionSummary") => ms("summary").unwrap_or_default(),
+                    _ => text_of(m.and_then(|m| m.get("content"))),
+                };
+                match item.role.as_deref() {
+                    Some("toolResult") => item.tool_name = ms("toolName"),
+                    Some("assistant") => {
+                        item.provider = ms("provider");
+                        item.model = ms("model");
+                        if let Some(Value::Array(blocks)) = m.and_then(|m| m.get("content")) {
+                            item.tool_calls = blocks
+                                .iter()
+                                .filter_map(|b| match crate::block(b) {
+                                    crate::Block::Call { name, .. } => lossy(name),
+                                    _ => None,
+                                })
+                                .collect();
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Some("custom_message") => {
+                item.role = Some("custom".into());
+                item.text = text_of(v.get("content"));
+            }
+            Some("compaction" | "branch_summary") => item.text = s("summary").unwrap_or_default(),
+            Some("model_change") => {
+                item.provider = s("provider");
+                item.model = s("modelId");
+            }
+            _ => {}
         }
-        Ok(out)
+        Ok(item)
     }
 }

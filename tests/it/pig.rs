@@ -69,6 +69,13 @@ fn every_view_of_every_pig_session_is_its_golden() {
             let page = ok("export", &[file, "--format", fmt, "--thinking"]);
             golden(&format!("{name}.{fmt}"), &page, &mut failures);
         }
+        // PiG's reading views: the branch flattened, and every entry's bytes as written.
+        let view = ok("dump", &[file, "--branch-view"]);
+        golden(&format!("{name}.branch-view.jsonl"), &view, &mut failures);
+        let entries = ok("dump", &[file, "--entries"]);
+        let written = std::fs::read_to_string(&f).expect("fixture");
+        let lines: Vec<&str> = written.lines().skip(1).collect();
+        assert_eq!(entries.lines().collect::<Vec<_>>(), lines, "{name}: --entries");
         let pi = run_cli("context", &[file, "--json"]);
         let pig = run_cli("context", &[file, "--json", "--flavor", "pig"]);
         let text = |o: &std::process::Output| {

@@ -769,6 +769,24 @@ impl NativeSession {
         Ok(self.s().session_name().map_err(js_error)?.map(|n| Js(Value::String(n))))
     }
 
+    /// PiG's `GetBranch()`: the current branch, root first, each entry flattened to its
+    /// common fields (one JSON text each).
+    #[napi]
+    pub fn branch_view(&self) -> Result<Vec<String>> {
+        let items = self.s().branch_items().map_err(js_error)?;
+        Ok(items.iter().map(pi_session::BranchItem::to_json).collect())
+    }
+
+    /// PiG's `GetEntries()`: each entry's line exactly as written.
+    #[napi]
+    pub fn raw_entries(&self) -> Result<Vec<Buffer>> {
+        let s = self.s();
+        let out = s.entries().iter().map(|&p| Buffer::from(s.raw(p).to_vec())).collect();
+        // The bytes were the file's only if it did not change meanwhile.
+        s.verify().map_err(js_error)?;
+        Ok(out)
+    }
+
     /// For each entry number, the entry's line (1: the first line of the bytes).
     #[napi]
     pub fn entry_lines(&self) -> Vec<u32> {

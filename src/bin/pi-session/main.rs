@@ -267,6 +267,15 @@ enum Cmd {
         /// One line instead of indented JSON.
         #[arg(long)]
         compact: bool,
+        /// Print every entry's line exactly as written, one per line, in file order
+        /// (PiG's `GetEntries`; never re-encoded), instead of pi's view.
+        #[arg(long, conflicts_with_all = ["leaf", "leaf_raw", "tree", "digest", "compact", "branch_view"])]
+        entries: bool,
+        /// Print the current branch (or --leaf's), root first, one JSON object per entry
+        /// with its common fields: id, parentId, type, role, text, toolName, toolCalls,
+        /// provider, model, timestamp, messageTimestamp (PiG's `GetBranch`).
+        #[arg(long, conflicts_with_all = ["leaf_raw", "tree", "digest", "compact"])]
+        branch_view: bool,
     },
     /// Generate synthetic sessions (deterministic, for benchmarks and demos).
     #[command(subcommand)]
@@ -471,7 +480,18 @@ fn run(mut cli: Cli) -> Result<i32> {
             tree,
             digest,
             compact,
+            entries,
+            branch_view,
         } => {
+            if entries || branch_view {
+                let view = if entries {
+                    read::Reading::Entries
+                } else {
+                    read::Reading::Branch
+                };
+                read::reading(&file, open, leaf.as_deref(), view, &mut out)?;
+                return Ok(0);
+            }
             let leaf = match (leaf, leaf_raw) {
                 (Some(l), _) => LeafChoice::Navigate((l != "null").then_some(l)),
                 (None, Some(l)) => LeafChoice::Raw((l != "null").then_some(l)),

@@ -330,6 +330,52 @@ fn text_of(m: &Value<'_>) -> String {
     s
 }
 
+/// `--leaf`: an id, or a unique prefix of one (four characters or more), or `null`.
+fn go_to_leaf(s: &mut Session, path: &Path, leaf: Option<&str>) -> Result<()> {
+    match leaf {
+        None => {}
+        Some("null") => s.reset_leaf(),
+        Some(l) => {
+            let p = s.find_prefix(l).map_err(crate::show::at(path))?;
+            let id = s.record(p).id.to_key();
+            s.set_leaf_raw(id);
+        }
+    }
+    Ok(())
+}
+
+/// PiG's reading views, as `dump` prints them.
+#[derive(Clone, Copy)]
+pub enum Reading {
+    /// Every entry's line as written (`GetEntries`).
+    Entries,
+    /// The branch's entries flattened (`GetBranch`).
+    Branch,
+}
+
+/// `pi-session dump --entries` and `--branch-view`: one JSON line per entry.
+pub fn reading(path: &Path, opts: OpenOptions, leaf: Option<&str>, view: Reading, out: &mut impl Write) -> Result<i32> {
+    let mut s = open(path, opts)?.map_err(crate::show::at(path))?;
+    crate::show::note_old_format(path, &s);
+    match view {
+        Reading::Entries => {
+            for &p in s.entries() {
+                out.write_all(s.raw(p))?;
+                out.write_all(b"\n")?;
+            }
+            // The bytes printed were the file's only if it did not change meanwhile.
+            s.verify().map_err(crate::show::at(path))?;
+        }
+        Reading::Branch => {
+            go_to_leaf(&mut s, path, leaf)?;
+            for item in s.branch_items().map_err(crate::show::at(path))? {
+                writeln!(out, "{}", item.to_json())?;
+            }
+        }
+    }
+    Ok(0)
+}
+
 /// What `pi-session context` is asked.
 pub struct ContextFlags<'a> {
     /// `--leaf`.
@@ -358,16 +404,7 @@ pub fn context(path: &Path, opts: OpenOptions, flags: ContextFlags<'_>, out: &mu
     }
     let mut s = open(path, opts)?.map_err(crate::show::at(path))?;
     crate::show::note_old_format(path, &s);
-    if let Some(l) = leaf {
-        if l == "null" {
-            s.reset_leaf();
-        } else {
-            // An id, or a unique prefix of one (four characters or more).
-            let p = s.find_prefix(l).map_err(crate::show::at(path))?;
-            let id = s.record(p).id.to_key();
-            s.set_leaf_raw(id);
-        }
-    }
+    go_to_leaf(&mut s, path, leaf)?;
     let tail = if retained {
         RetainedTail::Honor
     } else {
