@@ -28,6 +28,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("listing", 6),
     ("write", 7),
     ("search", 7),
+    // Following a session as it is written (file events, the newest of a project).
+    ("follow", 7),
     ("usage", 8),
     ("analytics", 9),
     // What a person sees: pi's view rules, over everything that reads; under the faces.

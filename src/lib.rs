@@ -87,6 +87,8 @@ pub mod dump;
 mod error;
 mod files;
 mod flavor;
+#[cfg(feature = "follow")]
+pub mod follow;
 #[cfg(feature = "generator")]
 pub mod generator;
 mod index;

@@ -244,7 +244,13 @@ fn time_text(v: Option<&Value<'_>>) -> Option<String> {
 }
 
 /// One entry; `true` when it headed a message.
-fn entry(s: &Session, p: EntryPos, sink: &mut dyn Sink) -> Result<bool> {
+/// One entry as [`walk`] hands it to `sink` (a note, a message's head and parts, or
+/// nothing for entries that show nothing); whether it was a message. For faces that show
+/// entries one by one, as `follow` does while they are appended.
+///
+/// # Errors
+/// The sink's.
+pub fn entry(s: &Session, p: EntryPos, sink: &mut dyn Sink) -> Result<bool> {
     let rec = s.record(p);
     let v = match s.value(p) {
         Ok(v) => v,

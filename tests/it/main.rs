@@ -18,6 +18,7 @@ mod conformance;
 mod crash_safety;
 mod crashes;
 mod export;
+mod follow;
 mod hostile_writes;
 mod incremental;
 mod listing;

@@ -75,6 +75,39 @@ enum TreeArg {
     None,
 }
 
+/// `pi-session follow`.
+#[derive(clap::Args)]
+struct FollowArgs {
+    /// The session: its file, or its id or a unique prefix of one.
+    #[arg(value_name = "SESSION", required_unless_present = "latest")]
+    file: Option<PathBuf>,
+    /// Follow the newest session of the project of CWD (default: the current folder),
+    /// and the next one when pi starts it.
+    #[arg(long, value_name = "CWD", num_args = 0..=1, default_missing_value = ".", conflicts_with = "file")]
+    latest: Option<PathBuf>,
+    /// Print nothing of what the file holds now: only what is appended.
+    #[arg(long)]
+    new: bool,
+    /// One JSON object per entry: `dump --branch-view`'s lines.
+    #[arg(short, long)]
+    json: bool,
+    /// Each entry's line exactly as written: `dump --entries`'s lines.
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+    /// Tool results and summaries in full.
+    #[arg(long)]
+    full: bool,
+    /// Thinking blocks too.
+    #[arg(long)]
+    thinking: bool,
+    #[command(flatten)]
+    color: ColorArgs,
+    #[command(flatten)]
+    zone: crate::flags::ZoneArgs,
+    #[command(flatten)]
+    place: flags::PlaceArgs,
+}
+
 #[derive(Subcommand)]
 enum Cmd {
     /// List sessions as pi's /resume does, newest first (--all: every project).
@@ -124,6 +157,11 @@ enum Cmd {
         #[command(flatten)]
         zone: crate::flags::ZoneArgs,
     },
+    /// Print the current branch as `show` does, then each entry as it is appended, until
+    /// interrupted: a torn line waits for its end, a rewrite or a file deleted and made
+    /// again is read from its start (and said so); --latest follows the newest session of
+    /// a project, and the next one when pi starts it.
+    Follow(FollowArgs),
     /// Draw the conversation's shape as pi's /tree does: one line an entry (role and
     /// text cut to the terminal), the current branch marked `*` (`@` its leaf); --json
     /// for scripts.
@@ -319,6 +357,7 @@ impl Cmd {
             Cmd::Export(a) => Some(&mut a.session),
             Cmd::Tree(a) => Some(&mut a.session),
             Cmd::Ls(_)
+            | Cmd::Follow(_)
             | Cmd::Find(_)
             | Cmd::Search(_)
             | Cmd::Usage(_)
@@ -575,6 +614,29 @@ fn run(mut cli: Cli) -> Result<i32> {
                 p.finish();
             }
             code?
+        }
+        Cmd::Follow(a) => {
+            when::set_transcript_zone(a.zone.zone()?);
+            let how = if a.raw {
+                transcript::FollowAs::Raw
+            } else if a.json {
+                transcript::FollowAs::Json
+            } else {
+                transcript::FollowAs::Text(transcript::ShowFlags {
+                    full: a.full,
+                    thinking: a.thinking,
+                    color: a.color.on_stdout(),
+                })
+            };
+            let target = match (&a.file, &a.latest) {
+                (_, Some(cwd)) => pi_session::follow::Target::Latest(a.place.resolve(Some(cwd))?),
+                (Some(f), None) => {
+                    let place = &a.place;
+                    pi_session::follow::Target::File(locate::session(f, || place.resolve(None))?)
+                }
+                (None, None) => unreachable!("clap requires SESSION or --latest"),
+            };
+            transcript::follow(target, open, a.new, how, &mut out)?
         }
         Cmd::Export(a) => {
             when::set_transcript_zone(a.zone.zone()?);

@@ -9,12 +9,15 @@
 //! terminal (`text::escape`, line by line), formats times in the transcript's zone and
 //! colours; entries are decoded one at a time as they are printed, so the first screen of
 //! a 1 GiB session shows while the rest is still unread.
+//!
+//! `pi-session follow` prints the same transcript, then each entry as pi appends it.
 
 use anstyle::{AnsiColor, Color, Style};
 use anyhow::Result;
-use pi_session::OpenOptions;
+use pi_session::follow::{Event, Follower, Target, Why};
 use pi_session::text::{escape, escape_path};
 use pi_session::view::transcript::{Flow, Head, Info, Note, Part, Sink, arguments_line, block_note, count, walk};
+use pi_session::{EntryPos, OpenOptions};
 use std::io::Write;
 use std::path::Path;
 
@@ -67,6 +70,99 @@ pub fn show(path: &Path, opts: OpenOptions, leaf: Option<&str>, flags: ShowFlags
     walk(&s, path, &branch, &mut Terminal { out, flags })?;
     s.verify().map_err(crate::show::at(path))?;
     Ok(0)
+}
+
+/// How `follow` prints entries.
+#[derive(Clone, Copy, Debug)]
+pub enum FollowAs {
+    /// As `show` prints them.
+    Text(ShowFlags),
+    /// One JSON object per entry (`dump --branch-view`'s lines).
+    Json,
+    /// Each entry's line as written (`dump --entries`).
+    Raw,
+}
+
+/// `pi-session follow`: the current branch (nothing with `skip`), then every entry as it
+/// is appended, until interrupted (or the output closes).
+pub fn follow(target: Target, opts: OpenOptions, skip: bool, how: FollowAs, out: &mut dyn Write) -> Result<i32> {
+    let mut f = Follower::new(target, opts);
+    if skip {
+        f.skip_existing()
+            .map_err(|e| anyhow::anyhow!(pi_session::text::escape(&e.to_string()).into_owned()))?;
+    }
+    // The first entries after a start are what the file held: the branch of them.
+    let mut fresh = false;
+    loop {
+        let event = match f.next_event(None) {
+            Ok(Some(e)) => e,
+            Ok(None) => continue,
+            Err(e) => {
+                let path = f.path().map(Path::to_path_buf).unwrap_or_default();
+                return Err(crate::show::at(&path)(e));
+            }
+        };
+        let note = |out: &mut dyn Write, text: String| -> std::io::Result<()> {
+            match how {
+                FollowAs::Text(flags) => writeln!(out, "\n{}", flags.paint(&format!("── {text}"), DIM)),
+                FollowAs::Json | FollowAs::Raw => {
+                    eprintln!("pi-session: {text}");
+                    Ok(())
+                }
+            }
+        };
+        match event {
+            Event::Start { path, why } => {
+                let file = escape_path(&path);
+                match why {
+                    Why::First => {}
+                    Why::Rewritten => note(out, format!("{file} was rewritten: read again from its start"))?,
+                    Why::Recreated => note(out, format!("{file} is back: read from its start"))?,
+                    Why::Switched => note(out, format!("following {file}, a newer session of the project"))?,
+                }
+                if let (FollowAs::Text(flags), Some(s)) = (how, f.session()) {
+                    Terminal { out: &mut *out, flags }.start(&pi_session::view::transcript::info(s, &path))?;
+                }
+                fresh = true;
+            }
+            Event::Gone { path } => note(
+                out,
+                format!("{} is gone: waiting for it to come back", escape_path(&path)),
+            )?,
+            Event::Entries(new) => {
+                let Some(s) = f.session() else { continue };
+                let shown: Vec<EntryPos> = match how {
+                    FollowAs::Text(_) | FollowAs::Json if fresh => {
+                        let set: std::collections::HashSet<EntryPos> = new.iter().copied().collect();
+                        let branch = s
+                            .branch_path(None)
+                            .map_err(crate::show::at(f.path().unwrap_or(Path::new(""))))?;
+                        branch.into_iter().filter(|p| set.contains(p)).collect()
+                    }
+                    _ => new,
+                };
+                fresh = false;
+                for p in shown {
+                    match how {
+                        FollowAs::Text(flags) => {
+                            pi_session::view::transcript::entry(s, p, &mut Terminal { out: &mut *out, flags })?;
+                        }
+                        FollowAs::Json => {
+                            let item = s
+                                .branch_item(p)
+                                .map_err(crate::show::at(f.path().unwrap_or(Path::new(""))))?;
+                            writeln!(out, "{}", item.to_json())?;
+                        }
+                        FollowAs::Raw => {
+                            out.write_all(s.raw(p))?;
+                            out.write_all(b"\n")?;
+                        }
+                    }
+                }
+            }
+        }
+        out.flush()?;
+    }
 }
 
 /// The [`Sink`] of `show`: escaped text for a terminal, coloured when asked.
