@@ -3,10 +3,10 @@
 //!
 //! A [`Follower`] holds the session open and brings it up to date with
 //! [`Session::refresh`] whenever the file's folder changes: file events (inotify and its
-//! kin, through `notify`) wake it at once, and a slow poll (every few seconds) stands in
-//! for events a file system does not send. Between changes it sleeps: an idle follower
-//! uses no CPU. An entry is handed out once its line is complete (its `\n` written): a
-//! line torn in two writes waits for its second half.
+//! kin, through `notify`) wake it at once; a poll stands in for events a file system does
+//! not send (every 2 s without events, every 10 s as a safety net with them). Between
+//! changes it sleeps: an idle follower uses no CPU. An entry is handed out once its line
+//! is complete (its `\n` written): a line torn in two writes waits for its second half.
 //!
 //! ```no_run
 //! use pi_session::follow::{Event, Follower, Target};
@@ -74,8 +74,10 @@ pub enum Event {
     },
 }
 
-/// How often the folder is looked at when no event came (a file system that sends none).
+/// How often the file is looked at when no event came: a file system that sends none
+/// (then the poll is all there is), and as a safety net when events come.
 const POLL: Duration = Duration::from_secs(2);
+const POLL_WITH_EVENTS: Duration = Duration::from_secs(10);
 
 /// Follows a session: [`Follower::next_event`], or iterate (blocking).
 pub struct Follower {
@@ -156,12 +158,13 @@ impl Follower {
             if !self.queue.is_empty() {
                 continue;
             }
+            let poll = if self.watcher.is_some() { POLL_WITH_EVENTS } else { POLL };
             let wait = match deadline {
                 Some(d) => match d.checked_duration_since(Instant::now()) {
-                    Some(left) => left.min(POLL),
+                    Some(left) => left.min(poll),
                     None => return Ok(None),
                 },
-                None => POLL,
+                None => poll,
             };
             match self.wake.recv_timeout(wait) {
                 // Several events for one write: one look serves them all.
