@@ -29,7 +29,9 @@ const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"0199a0c2-5a7e
 
 /// An entry line of a shape, with id `id` and parent `parent`.
 fn line(shape: &str, id: &str, parent: &str) -> String {
-    let head = format!("{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":");
+    let head = format!(
+        "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":\"{parent}\",\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":"
+    );
     match shape {
         "small" => format!(
             "{head}{{\"role\":\"user\",\"content\":[{{\"type\":\"text\",\"text\":\"{}\"}}],\"timestamp\":1767225601000}}}}\n",
@@ -119,7 +121,10 @@ fn run(mode: &str, args: &[&str], shapes: &[&str], per_shape: usize) {
     std::thread::sleep(Duration::from_secs(10));
     let after = ticks(pid);
     if let (Some(a), Some(b)) = (before, after) {
-        println!("follow {mode:<5} idle 10 s: {} clock ticks of CPU (1 tick = 10 ms)", b - a);
+        println!(
+            "follow {mode:<5} idle 10 s: {} clock ticks of CPU (1 tick = 10 ms)",
+            b - a
+        );
     }
     let _ = child.kill();
     let _ = child.wait();

@@ -5,7 +5,8 @@
 //!   `| tail -N` keeps the last N lines of stdout and a trailing `# comment` is ignored.
 //!   The lines shown after a command are its exact stdout, except that the time of
 //!   `checked in:` may differ and a line `...` stands for one or more elided lines.
-//!   Every command must exit 0.
+//!   Every command must exit 0; `follow`, which runs until interrupted, is stopped once
+//!   its output has been quiet for half a second, and must still be running then.
 //! - Commands on `corpus/listing/` run in a copy of that corpus with
 //!   `corpus/listing/mtimes.json` applied, as `tests/it/listing.rs` prepares it (git keeps
 //!   no mtimes, and pi sorts by them).
@@ -391,6 +392,9 @@ fn run(args: &[String], stdin: Option<&str>, cwd: &Path, home: &Path) -> Output 
         c.env_remove(var);
     }
     let mut child = c.spawn().expect("run pi-session");
+    if args.first().is_some_and(|a| a == "follow") {
+        return followed(child);
+    }
     if let Some(input) = stdin {
         use std::io::Write;
         child
@@ -405,6 +409,51 @@ fn run(args: &[String], stdin: Option<&str>, cwd: &Path, home: &Path) -> Output 
         status: out.status,
         stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// `follow` runs until interrupted: its output is what it printed once it has been quiet
+/// for half a second (at most 10 s), then it is stopped, as a reader's Ctrl-C does.
+fn followed(mut child: std::process::Child) -> Output {
+    use std::io::Read;
+    use std::sync::{Arc, Mutex};
+    let gather = |mut r: Box<dyn Read + Send>| {
+        let buf = Arc::new(Mutex::new(Vec::new()));
+        let b = buf.clone();
+        std::thread::spawn(move || {
+            let mut chunk = [0u8; 4096];
+            while let Ok(n) = r.read(&mut chunk) {
+                if n == 0 {
+                    break;
+                }
+                b.lock().expect("lock").extend_from_slice(&chunk[..n]);
+            }
+        });
+        buf
+    };
+    let out = gather(Box::new(child.stdout.take().expect("stdout")));
+    let err = gather(Box::new(child.stderr.take().expect("stderr")));
+    let start = std::time::Instant::now();
+    let (mut last, mut quiet) = (0, 0);
+    while start.elapsed() < std::time::Duration::from_secs(10) && quiet < 5 {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        let n = out.lock().expect("lock").len();
+        quiet = if n > 0 && n == last { quiet + 1 } else { 0 };
+        last = n;
+    }
+    // Still running: it follows until stopped (an exit would be its error).
+    let running = child.try_wait().expect("wait").is_none();
+    let _ = child.kill();
+    let status = child.wait().expect("wait");
+    let text = |b: &Arc<Mutex<Vec<u8>>>| String::from_utf8_lossy(&b.lock().expect("lock")).into_owned();
+    Output {
+        status: if running {
+            std::os::unix::process::ExitStatusExt::from_raw(0)
+        } else {
+            status
+        },
+        stdout: text(&out),
+        stderr: text(&err),
     }
 }
 
