@@ -66,6 +66,7 @@ fn the_fast_path_equals_the_twin_on_the_corpus() {
         "corpus/malformed",
         "corpus/demo",
         "corpus/listing",
+        "corpus/pig",
         "../shared/corpus",
     ] {
         corpus_files(&root.join(d), &mut files);

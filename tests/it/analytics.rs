@@ -59,21 +59,36 @@ fn entry_rows_equal_the_twin_on_the_corpus() {
 
 #[test]
 fn entry_rows_equal_the_twin_on_every_shape() {
-    for (k, mix) in [Mix::ImageHeavy, Mix::Realistic, Mix::SmallEntries]
-        .into_iter()
-        .enumerate()
+    use pi_session::Flavor;
+    for (k, (mix, flavor)) in [
+        (Mix::ImageHeavy, Flavor::Pi),
+        (Mix::Realistic, Flavor::Pi),
+        (Mix::SmallEntries, Flavor::Pi),
+        // PiG's blocks: tool_use names count as tool calls.
+        (Mix::Realistic, Flavor::Pig),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut bytes = Vec::new();
         write_session(
             &SessionSpec {
                 mix,
+                flavor,
                 ..SessionSpec::new(k as u64 + 11, 6 << 20)
             },
             &mut bytes,
         )
         .expect("generate");
         let s = Session::from_bytes(bytes).expect("a session");
-        agree(&s, &format!("{mix:?}"));
+        if flavor == Flavor::Pig {
+            let (rows, _) = fast(&s, false);
+            assert!(
+                rows.iter().any(|r| r.tool_name.is_some()),
+                "PiG's tool_use names are read"
+            );
+        }
+        agree(&s, &format!("{mix:?} {flavor:?}"));
     }
 }
 

@@ -405,3 +405,55 @@ proptest::proptest! {
         proptest::prop_assert_eq!(got.0, want);
     }
 }
+
+/// A generated store of PiG-shaped sessions (`gen tree --flavor pig`) through every
+/// command: nothing shows a PiG block as raw JSON, `--tool-calls` finds tool_use input.
+#[test]
+fn a_generated_pig_store_passes_through_every_command() {
+    let home = tempfile::tempdir().expect("tmp");
+    let agent = home.path().join("agent");
+    let root = agent.join("sessions");
+    let r = root.to_str().expect("UTF-8");
+    ok(
+        "gen",
+        &[
+            "tree",
+            r,
+            "--sessions",
+            "6",
+            "--folders",
+            "2",
+            "--size",
+            "3M",
+            "--flavor",
+            "pig",
+        ],
+    );
+    let a = agent.to_str().expect("UTF-8");
+    let ls = ok("ls", &["--all", "--agent-dir", a, "--json"]);
+    assert_eq!(ls.matches("\"path\"").count(), 6, "{ls}");
+    assert!(ok("usage", &["--agent-dir", a, "--json"]).contains("\"totalCost\""));
+    let hits = ok("search", &["--tool-calls", "--count", "-e", ".", "--agent-dir", a]);
+    assert!(!hits.is_empty());
+    let mut calls = 0;
+    for dir in std::fs::read_dir(&root).expect("root") {
+        for f in std::fs::read_dir(dir.expect("dir").path()).expect("project") {
+            let p = f.expect("file").path();
+            let file = p.to_str().expect("UTF-8");
+            let show = ok("show", &[file, "--full", "--thinking"]);
+            assert!(
+                !show.contains("\"tool_use\"") && !show.contains("[image 0 B]"),
+                "{show}"
+            );
+            calls += show.matches("\n→ ").count();
+            for fmt in ["md", "html"] {
+                let page = ok("export", &[file, "--format", fmt]);
+                assert!(!page.contains("\"tool_use\""), "{fmt}");
+            }
+            ok("tree", &[file]);
+            ok("context", &[file, "--flavor", "pig"]);
+            ok("dump", &[file, "--branch-view"]);
+        }
+    }
+    assert!(calls > 0, "tool_use blocks are shown as calls");
+}
