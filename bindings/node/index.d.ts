@@ -3,6 +3,8 @@
 // in-memory migration of old files); they are typed loosely here, as pi's own types
 // live in pi's package.
 
+import { EventEmitter } from 'node:events'
+
 /** A session file's header line (`type: "session"`). */
 export interface SessionHeader {
   type: 'session'
@@ -172,3 +174,56 @@ export interface BranchViewItem {
   timestamp?: string
   messageTimestamp?: number
 }
+
+/** What a follower hands out: the file read from its start (a mirror starts over; its entries come next). */
+export interface FollowStart {
+  type: 'start'
+  file: string
+  /** `first`; `rewritten` (pi's migration, a `recover`); `recreated` after it was gone; `switched` to a newer session. */
+  why: 'first' | 'rewritten' | 'recreated' | 'switched'
+  header: SessionHeader
+}
+/** Entries whose lines were completed since the last event, in file order, each parsed from its line as written. */
+export interface FollowEntries {
+  type: 'entries'
+  file: string
+  entries: SessionEntry[]
+}
+/** The file was deleted or renamed away; following waits for it. */
+export interface FollowGone {
+  type: 'gone'
+  file: string
+}
+export type FollowEvent = FollowStart | FollowEntries | FollowGone
+
+export interface FollowOptions {
+  /** Skip what the file holds now: only entries appended from now on. */
+  onlyNew?: boolean
+}
+export interface FollowLatestOptions extends FollowOptions {
+  sessionDir?: string
+  agentDir?: string
+  /** `pig`: PiG's folders and variables. */
+  flavor?: 'pi' | 'pig'
+}
+
+/**
+ * A session followed while it is written: events as an `EventEmitter`'s (`start`,
+ * `entries`, `gone`, `error`, `close`) and as an async iterator (which throws the error;
+ * leaving the loop closes the follower). Keeps the process alive until `close()`.
+ */
+export declare class SessionFollower extends EventEmitter implements AsyncIterable<FollowEvent> {
+  private constructor()
+  readonly closed: boolean
+  close(): void
+  on(event: 'start', listener: (e: FollowStart) => void): this
+  on(event: 'entries', listener: (e: FollowEntries) => void): this
+  on(event: 'gone', listener: (e: FollowGone) => void): this
+  on(event: 'error', listener: (err: Error) => void): this
+  on(event: 'close', listener: () => void): this
+  [Symbol.asyncIterator](): AsyncIterator<FollowEvent>
+}
+/** Follow a session file while it is written. */
+export declare function follow(file: string, options?: FollowOptions): SessionFollower
+/** Follow the newest session of the project `cwd` (default: the process's), switching when pi starts a newer one. */
+export declare function followLatest(cwd?: string, options?: FollowLatestOptions): SessionFollower

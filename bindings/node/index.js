@@ -11,6 +11,7 @@
 // there (the message appended stays the entry's `message`, as in pi). No rule of pi's is
 // written here: entries, headers, branching, migration and paths are the library's.
 
+const { EventEmitter } = require('node:events')
 const { existsSync, mkdirSync, statSync } = require('node:fs')
 const { constants: osConstants } = require('node:os')
 const { resolve } = require('node:path')
@@ -1046,6 +1047,148 @@ function findMostRecentSession(sessionDir, cwd) {
   return native.findMostRecentSession(normalizePath(sessionDir), cwd ? resolvePath(cwd) : null)
 }
 
+/**
+ * A session followed while it is written (`follow`, `followLatest`): an `EventEmitter`
+ * and an async iterator of the same events, each one object with a `type`:
+ * - `start` `{file, why, header}`: the file is read from its start (`why`: `first`,
+ *   `rewritten` when pi migrated or `recover` rewrote it, `recreated` after it was gone,
+ *   `switched` to a newer session of the project); a mirror starts over. Its complete
+ *   entries come next, as one `entries` event.
+ * - `entries` `{file, entries}`: entries whose lines were completed since, in file order,
+ *   each parsed from its line exactly as written (a line torn in two writes waits for its
+ *   end).
+ * - `gone` `{file}`: the file was deleted or renamed away; following waits for it.
+ * An `error` (the file is no session, or cannot be read) stops the follower; an iterator
+ * throws it. `close()` stops it (breaking out of a `for await` closes it too); until then
+ * it keeps the process alive, as a watcher does.
+ */
+class SessionFollower extends EventEmitter {
+  #native = null
+  #closed = false
+
+  constructor(file, latest, options) {
+    super()
+    const onlyNew = Boolean(options && options.onlyNew)
+    try {
+      this.#native = new native.NativeFollower(file, latest, onlyNew, (e) => this.#deliver(e))
+    } catch (e) {
+      throw piError(e)
+    }
+  }
+
+  /** Whether `close()` was called, or an error stopped it. */
+  get closed() {
+    return this.#closed
+  }
+
+  #deliver(e) {
+    if (this.#closed) return
+    switch (e.kind) {
+      case 'start':
+        this.emit('start', { type: 'start', file: e.file, why: e.why, header: JSON.parse(e.header) })
+        break
+      case 'entries':
+        this.emit('entries', { type: 'entries', file: e.file, entries: e.lines.map((l) => JSON.parse(l)) })
+        break
+      case 'gone':
+        this.emit('gone', { type: 'gone', file: e.file })
+        break
+      case 'error': {
+        const err = piError(new Error(e.error))
+        this.close()
+        this.emit('error', err)
+        break
+      }
+    }
+  }
+
+  /** Stop following: no event after this; the process may exit. */
+  close() {
+    if (this.#closed) return
+    this.#closed = true
+    this.#native.close()
+    this.emit('close')
+  }
+
+  [Symbol.asyncIterator]() {
+    const queue = []
+    let failure = null
+    let done = false
+    let wake = null
+    const names = ['start', 'entries', 'gone']
+    const push = (e) => {
+      queue.push(e)
+      if (wake) wake()
+    }
+    const fail = (err) => {
+      failure = err
+      if (wake) wake()
+    }
+    const end = () => {
+      done = true
+      if (wake) wake()
+    }
+    const detach = () => {
+      for (const n of names) this.off(n, push)
+      this.off('error', fail)
+      this.off('close', end)
+    }
+    for (const n of names) this.on(n, push)
+    this.on('error', fail)
+    this.on('close', end)
+    if (this.#closed) done = true
+    return {
+      next: async () => {
+        for (;;) {
+          if (queue.length) return { value: queue.shift(), done: false }
+          if (failure) {
+            const err = failure
+            failure = null
+            done = true
+            detach()
+            throw err
+          }
+          if (done) {
+            detach()
+            return { value: undefined, done: true }
+          }
+          await new Promise((r) => (wake = r))
+          wake = null
+        }
+      },
+      return: async () => {
+        detach()
+        this.close()
+        return { value: undefined, done: true }
+      },
+      [Symbol.asyncIterator]() {
+        return this
+      },
+    }
+  }
+}
+
+/** Follow a session file while it is written (`options.onlyNew`: only what is appended from now on). */
+function follow(file, options) {
+  return new SessionFollower(resolvePath(file), null, options)
+}
+
+/**
+ * Follow the newest session of the project `cwd` (default: the process's), switching when
+ * pi starts a newer one. `options.sessionDir` and `options.agentDir` as pi's;
+ * `options.flavor`: `pig` for PiG's folders.
+ */
+function followLatest(cwd, options) {
+  const o = options || {}
+  const latest = {
+    cwd: resolvePath(cwd ?? process.cwd()),
+    sessionDir: o.sessionDir != null ? resolvePath(o.sessionDir) : undefined,
+    agentDir: o.agentDir != null ? resolvePath(o.agentDir) : undefined,
+    flavor: o.flavor,
+  }
+  return new SessionFollower(null, latest, o)
+}
+
 module.exports = {
   SessionManager,
   CURRENT_SESSION_VERSION,
@@ -1058,4 +1201,7 @@ module.exports = {
   buildSessionContext,
   findMostRecentSession,
   getDefaultSessionDir,
+  follow,
+  followLatest,
+  SessionFollower,
 }

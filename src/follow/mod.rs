@@ -26,7 +26,8 @@ use crate::index::EntryPos;
 use crate::listing::{Place, find_most_recent};
 use crate::session::{OpenOptions, Session};
 use std::path::{Path, PathBuf};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 /// What to follow.
@@ -98,6 +99,25 @@ pub struct Follower {
     watcher: Option<notify::RecommendedWatcher>,
     watched: Option<PathBuf>,
     sender: mpsc::Sender<()>,
+    /// Set by a [`Waker`]: the wait in [`Follower::next_event`] ends.
+    woken: Arc<AtomicBool>,
+}
+
+/// Ends a [`Follower`]'s wait from another thread ([`Follower::waker`]): the
+/// [`Follower::next_event`] waiting now, or else the next one, returns `Ok(None)` at once.
+/// A follower run on a thread of its own is stopped with it.
+#[derive(Clone, Debug)]
+pub struct Waker {
+    sender: mpsc::Sender<()>,
+    woken: Arc<AtomicBool>,
+}
+
+impl Waker {
+    /// Wake the follower.
+    pub fn wake(&self) {
+        self.woken.store(true, Ordering::SeqCst);
+        let _ = self.sender.send(());
+    }
 }
 
 impl Follower {
@@ -119,6 +139,15 @@ impl Follower {
             watcher: None,
             watched: None,
             sender,
+            woken: Arc::default(),
+        }
+    }
+
+    /// A handle that ends this follower's wait from another thread.
+    pub fn waker(&self) -> Waker {
+        Waker {
+            sender: self.sender.clone(),
+            woken: Arc::clone(&self.woken),
         }
     }
 
@@ -143,7 +172,7 @@ impl Follower {
     }
 
     /// The next event, waiting for it at most `timeout` (`None`: as long as it takes).
-    /// `Ok(None)`: nothing happened in time.
+    /// `Ok(None)`: nothing happened in time, or a [`Waker`] woke the follower.
     ///
     /// # Errors
     /// A file that cannot be read for another reason than being gone, or that is no
@@ -153,6 +182,9 @@ impl Follower {
         loop {
             if let Some(e) = self.queue.pop_front() {
                 return Ok(Some(e));
+            }
+            if self.woken.swap(false, Ordering::SeqCst) {
+                return Ok(None);
             }
             self.look()?;
             if !self.queue.is_empty() {

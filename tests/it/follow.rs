@@ -239,3 +239,38 @@ fn latest_switches_to_the_newer_session_pi_starts() {
     let e = cli(&["dump", "--entries", s]);
     followed.until("the newer session's entries", |out, _| out.ends_with(&e));
 }
+
+/// The library's follower, run on a thread of its own as the Node binding runs it, stops
+/// when another thread wakes it: a wait with no timeout ends without an event, at once.
+#[test]
+fn a_waker_ends_a_wait_that_has_no_timeout() {
+    use pi_session::follow::{Event, Follower, Target};
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("s.jsonl");
+    let lines = lines();
+    std::fs::write(&file, lines[..2].concat()).expect("write");
+    let mut f = Follower::new(Target::File(file.clone()), Default::default());
+    let waker = f.waker();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        loop {
+            match f.next_event(None).expect("follow") {
+                Some(Event::Entries(new)) => tx.send(new.len()).expect("send"),
+                Some(_) => {}
+                None => return done.send(f).expect("send"),
+            }
+        }
+    });
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(1), "the first entry");
+    append(&file, &lines[2]);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(1), "the appended entry");
+    // Now waiting for the next change, which never comes: only the waker ends it (the
+    // poll alone would not: it looks again, finds nothing, and waits on).
+    std::thread::sleep(Duration::from_millis(100));
+    waker.wake();
+    let f = ended
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the wait ended when woken");
+    assert_eq!(f.session().map(|s| s.entries().len()), Some(2));
+}

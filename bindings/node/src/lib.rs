@@ -4,11 +4,13 @@
 //! so that a session of any size crosses the boundary only as far as the caller looks.
 //!
 //! Files: `lib.rs` (the session: read, written, its context and tree), `listing.rs`
-//! (`list`, `listAll`), `module.rs` (the module's functions and pi's paths), `js.rs` (values
-//! made as JavaScript values), `error.rs` (errors as JavaScript sees them).
+//! (`list`, `listAll`), `follow.rs` (`follow`, `followLatest`), `module.rs` (the module's
+//! functions and pi's paths), `js.rs` (values made as JavaScript values), `error.rs`
+//! (errors as JavaScript sees them).
 #![deny(unsafe_code)]
 
 mod error;
+mod follow;
 mod js;
 mod listing;
 mod module;

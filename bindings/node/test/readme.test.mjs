@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { ours } from './common.mjs'
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -22,4 +23,17 @@ test('the README example runs', () => {
   assert.ok(lines.includes("branch now [ 'dd48b9ed' ]"), out)
   // (The listing resolves last: it runs on another thread.)
   assert.match(lines.at(-1), /^6 sessions, newest 20\d\d-/)
+})
+
+test('the README follow example runs', () => {
+  const readme = readFileSync(join(here, 'README.md'), 'utf8')
+  const section = readme.slice(readme.indexOf('## Following a session'))
+  const code = /```js\n([\s\S]*?)```/.exec(section)[1]
+  const file = join(mkdtempSync(join(tmpdir(), 'pi-session-readme-')), 'follow.cjs')
+  writeFileSync(file, code.replace("require('@pi-session/node')", `require(${JSON.stringify(join(here, 'index.js'))})`))
+  // (It ends by itself: the example closes the follower, and nothing else holds the process.)
+  const out = execFileSync(process.execPath, [file], { cwd: here, encoding: 'utf8', timeout: 20_000 })
+  const sm = ours.SessionManager.open(join(here, '..', '..', 'corpus', 'valid', 'branches.jsonl'))
+  const entries = sm.getEntries()
+  assert.equal(out, `following ${sm.getSessionId()} (first)\n${entries.length} entries, last ${entries.at(-1).id}\n`)
 })
