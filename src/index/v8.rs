@@ -275,7 +275,7 @@ mod tests {
         assert_eq!(scan(b"{\"type\":\"session\"}\n{}\n"), None);
     }
 
-    /// The review's file: a 536,871,048-byte line (`cargo test --release -- --ignored`;
+    /// The review's file: a 536,871,048-byte line (`cargo test --profile ci -- --ignored`;
     /// 540 MB of memory).
     #[test]
     #[ignore]

@@ -360,7 +360,7 @@ fn rewrites_in_place_never_kill_a_reader() {
     rewrite_loop(std::time::Duration::from_millis(1500), 3 << 20);
 }
 
-/// `cargo test --release --test it -- --ignored rewrites_in_place_for_twenty_seconds`
+/// `cargo test --profile ci --test it -- --ignored rewrites_in_place_for_twenty_seconds`
 #[test]
 #[ignore = "20 s: the review's loop at full length"]
 fn rewrites_in_place_for_twenty_seconds() {

@@ -1,7 +1,7 @@
 //! Every integration test in one binary, one module per suite (they were eleven binaries,
 //! each linked against the library and its dependencies with the release profile's thin
-//! LTO, which was most of `cargo test --release`'s time). Run one suite with
-//! `cargo test --release --test it conformance::`.
+//! LTO, which was most of the test command's time). Run one suite with
+//! `cargo test --profile ci --test it conformance::`.
 
 #[path = "../common/mod.rs"]
 mod common;

@@ -2,7 +2,7 @@
 //! content blocks, a hostile one, and one fixture per rule of PiG's context), through
 //! every command that shows, searches, exports or builds a context. Each output is held
 //! to its golden in `corpus/golden/pig-views/` (read the diff, then bless with
-//! `PI_SESSION_BLESS_PIG=1 cargo test --release --test it pig::`); pi's own answers on
+//! `PI_SESSION_BLESS_PIG=1 cargo test --profile ci --test it pig::`); pi's own answers on
 //! these files are held to pi 1.6.0 by the conformance suite (`corpus/golden/pig/`).
 
 use crate::common::{run_cli, terminal_safe};

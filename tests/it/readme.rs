@@ -15,7 +15,8 @@
 //!   `old-v1.jsonl`; the README's entry id `8cecc1bf` stands for the id `append` printed.
 //! - The ```` ```sh ```` blocks of "Install" and "Start here": `cargo run --release -- ARGS`
 //!   runs as the binary with ARGS and must list every session file of the agent dir,
-//!   newest first; `cargo test --release` is what runs this test, so it is not run again;
+//!   newest first; `cargo test --profile ci` is what runs this test, so it is not run
+//!   again, but `.ci/run` must run it;
 //!   `cargo install --path . --features parquet` must be run by `.ci/run` (after the tests, on their build).
 //!
 //! Every `$ ` line of the README must be one of these commands, and every fenced block in
@@ -27,6 +28,8 @@ use std::process::{Command, Stdio};
 
 /// The entry id the README's write examples use for the entry `append` printed.
 const README_APPENDED_ID: &str = "8cecc1bf";
+/// The README's test command (the one running this test; `.ci/run` runs it).
+const TEST: &str = "cargo test --profile ci";
 /// The README's install command (`.ci/run` runs it).
 const INSTALL: &str = "cargo install --path . --features parquet";
 /// The commands that write; a block holding one runs in a temp dir.
@@ -707,10 +710,15 @@ fn run_start_here_line(line_no: usize, line: &str, home: &Path, report: &mut Rep
     if line.is_empty() {
         return;
     }
-    if line == "cargo test --release" {
-        report.skipped.push(format!(
-            "README.md:{line_no}: `{line}` (it is the command running this test)"
-        ));
+    if line == TEST {
+        // It is the command running this test; CI must run it as written.
+        report.ran += 1;
+        let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
+        if !ci.lines().any(|l| l.trim_start().starts_with(TEST)) {
+            report
+                .failures
+                .push(format!("README.md:{line_no}: `{line}` is not run by .ci/run"));
+        }
         return;
     }
     if line == INSTALL {

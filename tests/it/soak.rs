@@ -19,7 +19,7 @@
 //!   across files (a symlink here), so its overlapped runs are only held to succeed.
 //!
 //! `PI_SESSION_SOAK_SECS` sets how long the writer runs (default 3 s); the counts are
-//! printed (`cargo test --release --test it soak -- --nocapture`).
+//! printed (`cargo test --profile ci --test it soak -- --nocapture`).
 
 use std::collections::HashMap;
 use std::io::Write;
