@@ -29,7 +29,8 @@ struct Followed {
     err: Arc<Mutex<Vec<u8>>>,
 }
 
-fn gather(mut r: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
+/// What `r` gives, gathered on a thread as it comes (a child's stdout or stderr).
+pub(crate) fn gather(mut r: impl Read + Send + 'static) -> Arc<Mutex<Vec<u8>>> {
     let buf = Arc::new(Mutex::new(Vec::new()));
     let b = buf.clone();
     std::thread::spawn(move || {

@@ -418,24 +418,10 @@ fn run(args: &[String], stdin: Option<&str>, cwd: &Path, home: &Path) -> Output 
 /// `follow` runs until interrupted: its output is what it printed once it has been quiet
 /// for half a second (at most 10 s), then it is stopped, as a reader's Ctrl-C does.
 fn followed(mut child: std::process::Child) -> Output {
-    use std::io::Read;
+    use crate::follow::gather;
     use std::sync::{Arc, Mutex};
-    let gather = |mut r: Box<dyn Read + Send>| {
-        let buf = Arc::new(Mutex::new(Vec::new()));
-        let b = buf.clone();
-        std::thread::spawn(move || {
-            let mut chunk = [0u8; 4096];
-            while let Ok(n) = r.read(&mut chunk) {
-                if n == 0 {
-                    break;
-                }
-                b.lock().expect("lock").extend_from_slice(&chunk[..n]);
-            }
-        });
-        buf
-    };
-    let out = gather(Box::new(child.stdout.take().expect("stdout")));
-    let err = gather(Box::new(child.stderr.take().expect("stderr")));
+    let out = gather(child.stdout.take().expect("stdout"));
+    let err = gather(child.stderr.take().expect("stderr"));
     let start = std::time::Instant::now();
     let (mut last, mut quiet) = (0, 0);
     while start.elapsed() < std::time::Duration::from_secs(10) && quiet < 5 {
@@ -710,23 +696,13 @@ fn run_start_here_line(line_no: usize, line: &str, home: &Path, report: &mut Rep
     if line.is_empty() {
         return;
     }
-    if line == TEST {
-        // It is the command running this test; CI must run it as written.
+    // The test command is the one running this test; a second build of the tool would not
+    // fit its time, so `.ci/run` runs the install after the tests and runs what it
+    // installed. Either must be in `.ci/run` as written.
+    if line == TEST || line == INSTALL {
         report.ran += 1;
         let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
-        if !ci.lines().any(|l| l.trim_start().starts_with(TEST)) {
-            report
-                .failures
-                .push(format!("README.md:{line_no}: `{line}` is not run by .ci/run"));
-        }
-        return;
-    }
-    if line == INSTALL {
-        // A second build of the tool would not fit the test command's time: `.ci/run`
-        // runs the install after the tests (on their build) and runs what it installed.
-        report.ran += 1;
-        let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run");
-        if !ci.lines().any(|l| l.trim_start().starts_with(INSTALL)) {
+        if !ci.lines().any(|l| l.trim_start().starts_with(line)) {
             report
                 .failures
                 .push(format!("README.md:{line_no}: `{line}` is not run by .ci/run"));
