@@ -7,12 +7,13 @@
 //! ends, releasing the function (the process may then exit).
 
 use crate::js_error;
+use crate::module::{env_of, path_text};
 use napi::bindgen_prelude::*;
 use napi::threadsafe_function::{ThreadsafeFunction, ThreadsafeFunctionCallMode};
 use napi_derive::napi;
 use pi_session::follow::{Event, Follower, Target, Waker, Why};
 use pi_session::listing::Place;
-use pi_session::listing::dirs::{Env, Flavor};
+use pi_session::listing::dirs::Flavor;
 use pi_session::{EntryPos, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -88,9 +89,8 @@ impl NativeFollower {
                         )));
                     }
                 };
-                let env = Env::from_process(flavor).map_err(|e| napi::Error::from_reason(e.to_string()))?;
                 Target::Latest(Place::new(
-                    env,
+                    env_of(flavor)?,
                     l.cwd.as_deref().map(Path::new),
                     l.agent_dir.as_deref().map(Path::new),
                     l.session_dir.as_deref().map(Path::new),
@@ -190,8 +190,4 @@ fn why_text(why: Why) -> &'static str {
 /// A line as Node reads a file (`utf8`: an invalid sequence is U+FFFD, as pi reads it).
 fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
-}
-
-fn path_text(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
 }

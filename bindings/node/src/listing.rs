@@ -124,8 +124,7 @@ impl Task for ListTask {
     type JsValue = Listed;
 
     fn compute(&mut self) -> Result<Listed> {
-        let env = listing::dirs::Env::from_process(listing::dirs::Flavor::Pi)
-            .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+        let env = crate::module::env_of(listing::dirs::Flavor::Pi)?;
         let mut sent: HashMap<usize, u32> = HashMap::new();
         let mut calls = 0u32;
         let progress = self.progress.as_ref();
@@ -219,8 +218,7 @@ impl ListJob {
         let which = if flat {
             Which::Dir(PathBuf::from(root))
         } else if root.is_empty() {
-            let env = listing::dirs::Env::from_process(listing::dirs::Flavor::Pi)
-                .map_err(|e| napi::Error::from_reason(e.to_string()))?;
+            let env = crate::module::env_of(listing::dirs::Flavor::Pi)?;
             Which::Root(listing::dirs::sessions_root(&env.agent_dir(None)))
         } else {
             Which::Root(PathBuf::from(root))

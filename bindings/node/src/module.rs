@@ -10,11 +10,17 @@ use pi_session::listing;
 use pi_session::{Entropy, Value};
 use std::path::{Path, PathBuf};
 
-fn pi_env() -> Result<listing::dirs::Env> {
-    listing::dirs::Env::from_process(listing::dirs::Flavor::Pi).map_err(|e| napi::Error::from_reason(e.to_string()))
+/// The process's environment (home, variables, current folder) as `flavor` reads it.
+pub(crate) fn env_of(flavor: listing::dirs::Flavor) -> Result<listing::dirs::Env> {
+    listing::dirs::Env::from_process(flavor).map_err(|e| napi::Error::from_reason(e.to_string()))
 }
 
-fn path_text(p: &Path) -> String {
+fn pi_env() -> Result<listing::dirs::Env> {
+    env_of(listing::dirs::Flavor::Pi)
+}
+
+/// A path as JavaScript gets it.
+pub(crate) fn path_text(p: &Path) -> String {
     p.to_string_lossy().into_owned()
 }
 
