@@ -12,29 +12,11 @@
 
 use criterion::{BenchmarkId, Criterion, criterion_group, criterion_main};
 use pi_session::{Entropy, Session, Writer};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-const HEADER: &str = "{\"type\":\"session\",\"version\":3,\"id\":\"0199a0c2-5a7e-7000-8000-000000000001\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n";
-
-/// A session of `n` messages, each followed by a label on it.
-fn labelled(dir: &Path, n: usize) -> PathBuf {
-    let f = dir.join(format!("b{n}.jsonl"));
-    let mut text = String::with_capacity(n * 300);
-    text += HEADER;
-    let mut parent = "null".to_string();
-    for i in 0..n {
-        let (m, l) = (format!("m{i:07}"), format!("l{i:07}"));
-        text += &format!(
-            "{{\"type\":\"message\",\"id\":\"{m}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}}}\n"
-        );
-        text += &format!(
-            "{{\"type\":\"label\",\"id\":\"{l}\",\"parentId\":\"{m}\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"targetId\":\"{m}\",\"label\":\"L{i}\"}}\n"
-        );
-        parent = format!("\"{l}\"");
-    }
-    std::fs::write(&f, text).expect("write");
-    f
-}
+#[path = "../tests/common/labelled.rs"]
+mod labelled;
+use labelled::labelled;
 
 fn branch(c: &mut Criterion) {
     let shm = Path::new("/dev/shm");

@@ -4,6 +4,7 @@
 //! labels. Unix only (symlinks, FIFOs, flock, rlimits).
 #![cfg(unix)]
 
+use crate::labelled::labelled;
 use pi_session::{Entropy, JournalUse, Recovery, Session, Value, WriteOptions, Writer};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -537,26 +538,6 @@ fn concurrent_pending_recovery_calls_are_never_busy() {
     let holder = std::fs::File::open(&f).expect("open");
     holder.lock().expect("lock");
     assert_eq!(pi_session::pending_recovery(&f).expect("pending"), Some(Recovery::Busy));
-}
-
-/// A session of `n` messages, each followed by a label on it (the review's WEAK 12 file).
-fn labelled(dir: &Path, n: usize) -> PathBuf {
-    let f = dir.join(format!("b{n}.jsonl"));
-    let mut text = String::with_capacity(n * 300);
-    text += HEADER;
-    let mut parent = "null".to_string();
-    for i in 0..n {
-        let (m, l) = (format!("m{i:07}"), format!("l{i:07}"));
-        text += &format!(
-            "{{\"type\":\"message\",\"id\":\"{m}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}}}}\n"
-        );
-        text += &format!(
-            "{{\"type\":\"label\",\"id\":\"{l}\",\"parentId\":\"{m}\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"targetId\":\"{m}\",\"label\":\"L{i}\"}}\n"
-        );
-        parent = format!("\"{l}\"");
-    }
-    std::fs::write(&f, text).expect("write");
-    f
 }
 
 /// The review's WEAK 12 file: branching at the last label of a session where every message

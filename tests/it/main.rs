@@ -5,6 +5,8 @@
 
 #[path = "../common/mod.rs"]
 mod common;
+#[path = "../common/labelled.rs"]
+mod labelled;
 #[path = "../common/write_ops.rs"]
 mod write_ops;
 

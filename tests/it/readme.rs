@@ -17,7 +17,8 @@
 //!   runs as the binary with ARGS and must list every session file of the agent dir,
 //!   newest first; `cargo test --profile ci` is what runs this test, so it is not run
 //!   again, but `.ci/run` must run it;
-//!   `cargo install --path . --features parquet` must be run by `.ci/run` (after the tests, on their build).
+//!   `cargo install --path . --features parquet` must be run by `.ci/run` (after the parquet
+//!   tests, on their release build).
 //!
 //! Every `$ ` line of the README must be one of these commands, and every fenced block in
 //! a shell language must be the "Start here" block: nothing the README tells a reader to
