@@ -32,6 +32,7 @@ use crate::js::string::JsStr;
 use std::borrow::Cow;
 
 /// A JSON object: members in JavaScript property order of creation, last duplicate wins.
+/// Equal when the members are equal in the same order.
 #[derive(Debug, Default, PartialEq)]
 pub struct Object<'a> {
     pub(crate) members: Vec<(JsStr<'a>, Value<'a>)>,
@@ -100,7 +101,7 @@ impl<'a> Object<'a> {
 }
 
 /// A JSON value as `JSON.parse` gives it.
-#[derive(Debug, PartialEq, Default)]
+#[derive(Debug, Default)]
 pub enum Value<'a> {
     /// `null`
     #[default]
@@ -386,6 +387,34 @@ fn deep_copy<'a>(v: &Value<'a>) -> Value<'a> {
         Value::Bool(b) => Value::Bool(*b),
         Value::Number(n) => Value::Number(*n),
         Value::String(s) => Value::String(s.clone()),
+    }
+}
+
+impl PartialEq for Value<'_> {
+    /// Structural equality, objects' members in order, numbers as `==` compares them.
+    /// Iterative, as `Clone` and `Drop` are: a value nested a million levels deep is
+    /// compared without overflowing the stack.
+    fn eq(&self, other: &Self) -> bool {
+        let mut pairs = vec![(self, other)];
+        while let Some(pair) = pairs.pop() {
+            match pair {
+                (Value::Null, Value::Null) => {}
+                (Value::Bool(a), Value::Bool(b)) if a == b => {}
+                (Value::Number(a), Value::Number(b)) if a == b => {}
+                (Value::String(a), Value::String(b)) if a == b => {}
+                (Value::Array(a), Value::Array(b)) if a.len() == b.len() => pairs.extend(a.iter().zip(b)),
+                (Value::Object(a), Value::Object(b)) if a.members.len() == b.members.len() => {
+                    for ((ka, va), (kb, vb)) in a.members.iter().zip(&b.members) {
+                        if ka != kb {
+                            return false;
+                        }
+                        pairs.push((va, vb));
+                    }
+                }
+                _ => return false,
+            }
+        }
+        true
     }
 }
 
@@ -807,6 +836,13 @@ mod tests {
     fn deep_nesting_does_not_overflow() {
         let depth = 200_000;
         let text = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
-        assert!(parse(text.as_bytes()).is_ok());
+        let v = parse(text.as_bytes()).expect("deep arrays");
+        // Clone, compare and drop deep values too (each iterative).
+        assert!(v == v.clone());
+        let objects = format!("{}1{}", r#"{"a":["#.repeat(depth), "]}".repeat(depth));
+        let o = parse(objects.as_bytes()).expect("deep objects");
+        let changed = objects.replace('1', "2");
+        let other = parse(changed.as_bytes()).expect("deep objects");
+        assert!(o == o.clone() && o != other && o != v);
     }
 }
