@@ -32,13 +32,16 @@
 pub(crate) mod extract;
 mod report;
 mod scan;
+mod statusline;
 mod store;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
 
 pub use report::{
-    Bound, Breakdown, CollectOptions, Filter, Period, Report, Row, Sums, collect, report_files, session_files,
+    BLOCK_MS, BlockSpan, BlockState, Bound, Breakdown, CollectOptions, Filter, Gathered, Period, Report, Row, Sums,
+    collect, gather, report_files, session_files,
 };
+pub use statusline::Statusline;
 
 use crate::json::Value;
 

@@ -19,12 +19,91 @@ pub enum Period {
     /// By day in the time zone (`YYYY-MM-DD`).
     #[default]
     Daily,
+    /// By week in the time zone, weeks starting on the day given (the row's key is the
+    /// week's first day, `YYYY-MM-DD`).
+    Weekly(jiff::civil::Weekday),
     /// By month in the time zone (`YYYY-MM`).
     Monthly,
     /// By session file.
     Session,
     /// By model.
     Model,
+    /// By billing block, as ccusage's `blocks` groups them: a block starts at the UTC hour
+    /// of its first record and lasts five hours ([`BLOCK_MS`]); a record more than five
+    /// hours after the block's start or after the record before it starts the next
+    /// block, and a pause of more than five hours between two records is a gap row
+    /// ([`BlockSpan::gap`]) from five hours after the last record to the next one.
+    /// Rows are keyed by their start (ISO 8601, UTC; `gap-` before a gap's).
+    Blocks,
+}
+
+/// How long a billing block lasts: five hours, in ms.
+pub const BLOCK_MS: f64 = 5.0 * 3_600_000.0;
+
+/// When a block row ([`Period::Blocks`]) starts and ends, and whether it is a gap.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockSpan {
+    /// The UTC hour of its first record (for a gap: five hours after the record before).
+    pub start_ms: f64,
+    /// `start_ms` + five hours (for a gap: the next record's time).
+    pub end_ms: f64,
+    /// A pause with no record, longer than a block.
+    pub gap: bool,
+}
+
+/// What a block is at a given moment: active or not, how fast it spends, where it is
+/// heading, by ccusage's rules.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BlockState {
+    /// It has begun, its last record is less than five hours before now, and its end is
+    /// after now.
+    pub active: bool,
+    /// Input and output tokens per minute between its first and last record (none for a
+    /// gap, or when both are at one instant).
+    pub tokens_per_minute: Option<f64>,
+    /// Dollars per hour over the same minutes.
+    pub cost_per_hour: Option<f64>,
+    /// For an active block with a rate: minutes left until its end.
+    pub remaining_minutes: Option<f64>,
+    /// For an active block with a rate: its input and output tokens at its end at that
+    /// rate.
+    pub projected_tokens: Option<f64>,
+    /// For an active block with a rate: its cost at its end at that rate.
+    pub projected_cost: Option<f64>,
+}
+
+impl Row {
+    /// The state of a block row at `now_ms` (Unix ms); `None` for other rows.
+    pub fn block_state(&self, now_ms: f64) -> Option<BlockState> {
+        let b = self.block?;
+        // (ccusage's rule, and the block has begun: records dated after now, from a
+        // clock set wrong, do not make a block of the future active.)
+        let active = !b.gap && b.start_ms <= now_ms && now_ms - self.last_ms < BLOCK_MS && now_ms < b.end_ms;
+        let minutes = (self.last_ms - self.first_ms) / 60_000.0;
+        let rate = (!b.gap && self.sums.records > 0 && minutes > 0.0).then(|| {
+            let t = &self.sums.tokens;
+            (
+                t.input.saturating_add(t.output) as f64 / minutes,
+                self.sums.cost() / minutes * 60.0,
+            )
+        });
+        let mut st = BlockState {
+            active,
+            tokens_per_minute: rate.map(|r| r.0),
+            cost_per_hour: rate.map(|r| r.1),
+            remaining_minutes: None,
+            projected_tokens: None,
+            projected_cost: None,
+        };
+        if let (true, Some((tpm, cph))) = (active, rate) {
+            let left = ((b.end_ms - now_ms) / 60_000.0).max(0.0);
+            let t = &self.sums.tokens;
+            st.remaining_minutes = Some(left);
+            st.projected_tokens = Some(t.input.saturating_add(t.output) as f64 + tpm * left);
+            st.projected_cost = Some(self.sums.cost() + cph / 60.0 * left);
+        }
+        Some(st)
+    }
 }
 
 /// One end of the time a report covers.
@@ -138,6 +217,8 @@ pub struct Row {
     pub models: Vec<Breakdown>,
     /// The session, in a session report.
     pub session: Option<SessionInfo>,
+    /// The block, in a blocks report.
+    pub block: Option<BlockSpan>,
     /// Its first and last record's time (Unix ms).
     pub first_ms: f64,
     /// See `first_ms`.
@@ -286,6 +367,64 @@ pub fn collect(
     filter: &Filter,
     opts: &mut CollectOptions<'_>,
 ) -> std::result::Result<Report, Cancelled> {
+    // The cache is written while the report is made.
+    let (_, (cache_warnings, report)) = read_all(roots, opts, |g, write| rayon::join(write, || g.report(filter)))?;
+    Ok(Report {
+        cache_warnings,
+        ..report
+    })
+}
+
+/// Every session's header and records, read once for any number of reports
+/// ([`Gathered::report`], [`Gathered::statusline`]).
+#[derive(Debug, Default)]
+pub struct Gathered {
+    /// Each session with its records, in path order.
+    pub files: Vec<(SessionInfo, FileUsage)>,
+    /// Files that are not sessions (no valid header) or are no regular files.
+    pub skipped: Vec<SkippedFile>,
+    /// Sessions (and folders) that could not be read.
+    pub unreadable: Vec<(PathBuf, String)>,
+    /// Files whose records came from the cache.
+    pub cached: usize,
+    /// What went wrong with the cache, once per problem.
+    pub cache_warnings: Vec<String>,
+}
+
+impl Gathered {
+    /// The report of the records read, by `filter`.
+    pub fn report(&self, filter: &Filter) -> Report {
+        let mut report = report_of(&self.files, filter);
+        report.skipped.clone_from(&self.skipped);
+        report.unreadable.clone_from(&self.unreadable);
+        report.cached = self.cached;
+        report.cache_warnings.clone_from(&self.cache_warnings);
+        report
+    }
+}
+
+/// [`collect`]'s reading, for any number of reports: every session of `roots` (as
+/// [`collect`] takes them), through the cache when there is one (which is written before
+/// this returns).
+///
+/// # Errors
+/// [`Cancelled`].
+pub fn gather(roots: &[PathBuf], opts: &mut CollectOptions<'_>) -> std::result::Result<Gathered, Cancelled> {
+    let (mut g, warnings) = read_all(roots, opts, |_, write| write())?;
+    g.cache_warnings = warnings;
+    Ok(g)
+}
+
+/// The cache's write after a read, to be run once: its warnings.
+type CacheWrite<'a> = Box<dyn FnOnce() -> Vec<String> + Send + 'a>;
+
+/// Read every session of `roots`, then `then` with what was read and the write of the
+/// cache (left to it, so that it can run beside a report).
+fn read_all<R>(
+    roots: &[PathBuf],
+    opts: &mut CollectOptions<'_>,
+    then: impl FnOnce(&Gathered, CacheWrite<'_>) -> R,
+) -> std::result::Result<(Gathered, R), Cancelled> {
     let (paths, problems) = session_files(roots);
     let total = paths.len();
     let done = AtomicUsize::new(0);
@@ -359,22 +498,24 @@ pub fn collect(
             Err(e) => unreadable.push((p.clone(), chain(&e))),
         }
     }
-    // The cache is written while the report is made.
-    let (cache_warnings, mut report) = rayon::join(
-        || match (stored, &opts.cache) {
-            (Some(st), Some(c)) => {
-                let encode = |i: usize| super::store::encode_file(slot[i].map(|k| (&files[k].0, &files[k].1)));
-                st.write(c.dir(), outcomes, encode, c.racy_before())
-            }
-            _ => Vec::new(),
-        },
-        || report_of(&files, filter),
-    );
-    report.skipped = skipped;
-    report.unreadable = unreadable;
-    report.cached = cached;
-    report.cache_warnings = cache_warnings;
-    Ok(report)
+    let g = Gathered {
+        files,
+        skipped,
+        unreadable,
+        cached,
+        cache_warnings: Vec::new(),
+    };
+    let cache = opts.cache.as_ref();
+    let files = &g.files;
+    let write: CacheWrite<'_> = Box::new(move || match (stored, cache) {
+        (Some(st), Some(c)) => {
+            let encode = |i: usize| super::store::encode_file(slot[i].map(|k| (&files[k].0, &files[k].1)));
+            st.write(c.dir(), outcomes, encode, c.racy_before())
+        }
+        _ => Vec::new(),
+    });
+    let r = then(&g, write);
+    Ok((g, r))
 }
 
 /// An error with its causes, `: `-separated (each said once).
@@ -395,6 +536,13 @@ fn chain(e: &dyn std::error::Error) -> String {
 /// Whether a session was started in `dir` or a folder below it.
 fn cwd_within(s: &SessionInfo, dir: &Path) -> bool {
     Path::new(&*s.cwd.to_str_lossy()).starts_with(dir)
+}
+
+/// The first day of the week of `date`, weeks starting on `start`.
+pub(crate) fn week_of(date: Date, start: jiff::civil::Weekday) -> Date {
+    let back = (date.weekday().to_monday_zero_offset() - start.to_monday_zero_offset()).rem_euclid(7);
+    // (A date within six days of jiff's first day has no week start before it: itself.)
+    date.checked_sub(jiff::Span::new().days(back)).unwrap_or(date)
 }
 
 /// What a row is of.
@@ -549,6 +697,8 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
     let mut totals = Row::default();
     // Models by a number of their own: (provider, model) pairs, and each row's sums per
     // model number (names are put in at the end).
+    // The records counted, in a blocks report (with their model's number).
+    let mut timeline: Vec<(&super::Record, Option<u32>)> = Vec::new();
     let mut model_ids: HashMap<(&str, &str), u32, ahash::RandomState> = HashMap::default();
     let mut model_names: Vec<(&str, &str)> = Vec::new();
     let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
@@ -597,9 +747,16 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
             let model = u.models.get(rec.model as usize).map_or("", |(_, m)| m.as_str());
             let key = match filter.period {
                 Period::Daily => RowKey::Day(date),
+                Period::Weekly(start) => RowKey::Day(week_of(date, start)),
                 Period::Monthly => RowKey::Month(date.year(), date.month()),
                 Period::Session => RowKey::File(k),
                 Period::Model => RowKey::Model(model.to_string()),
+                Period::Blocks => {
+                    // Rows are made once every record is in (`blocks`).
+                    timeline.push((rec, model_id));
+                    add(&mut totals, &mut total_models, rec, model_id);
+                    continue;
+                }
             };
             let at = match &last {
                 Some((k, at)) if *k == key => *at,
@@ -624,23 +781,12 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
                     at
                 }
             };
-            for (row, models) in [(&mut rows[at], &mut per_model[at]), (&mut totals, &mut total_models)] {
-                row.sums.add(&rec.tokens, rec.cost);
-                row.sources[rec.source.code() as usize].add(&rec.tokens, rec.cost);
-                row.first_ms = row.first_ms.min(rec.time.ms);
-                row.last_ms = row.last_ms.max(rec.time.ms);
-                if let Some(id) = model_id {
-                    match models.iter_mut().find(|(m, _)| *m == id) {
-                        Some((_, sums)) => sums.add(&rec.tokens, rec.cost),
-                        None => {
-                            let mut sums = Sums::default();
-                            sums.add(&rec.tokens, rec.cost);
-                            models.push((id, sums));
-                        }
-                    }
-                }
-            }
+            add(&mut rows[at], &mut per_model[at], rec, model_id);
+            add(&mut totals, &mut total_models, rec, model_id);
         }
+    }
+    if filter.period == Period::Blocks {
+        (rows, per_model) = blocks(timeline);
     }
     let named = |models: Vec<(u32, Sums)>| -> Vec<Breakdown> {
         models
@@ -663,8 +809,10 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
         sort_models(&mut row.models);
     }
     match filter.period {
-        Period::Daily | Period::Monthly => rows.sort_by(|a, b| a.key.cmp(&b.key)),
+        Period::Daily | Period::Weekly(_) | Period::Monthly => rows.sort_by(|a, b| a.key.cmp(&b.key)),
         Period::Session => rows.sort_by(|a, b| a.last_ms.total_cmp(&b.last_ms).then_with(|| a.key.cmp(&b.key))),
+        // (Made in time order.)
+        Period::Blocks => {}
         Period::Model => rows.sort_by(|a, b| b.sums.cost_pico.cmp(&a.sums.cost_pico).then_with(|| a.key.cmp(&b.key))),
     }
     if totals.sums.records == 0 {
@@ -674,6 +822,85 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
     r.rows = rows;
     r.totals = totals;
     r
+}
+
+/// Add a record to a row and to its sums per model.
+fn add(row: &mut Row, models: &mut Vec<(u32, Sums)>, rec: &super::Record, model_id: Option<u32>) {
+    row.sums.add(&rec.tokens, rec.cost);
+    row.sources[rec.source.code() as usize].add(&rec.tokens, rec.cost);
+    row.first_ms = row.first_ms.min(rec.time.ms);
+    row.last_ms = row.last_ms.max(rec.time.ms);
+    if let Some(id) = model_id {
+        match models.iter_mut().find(|(m, _)| *m == id) {
+            Some((_, sums)) => sums.add(&rec.tokens, rec.cost),
+            None => {
+                let mut sums = Sums::default();
+                sums.add(&rec.tokens, rec.cost);
+                models.push((id, sums));
+            }
+        }
+    }
+}
+
+/// An instant as ccusage names a block: ISO 8601 in UTC, to the millisecond.
+pub(crate) fn iso_ms(ms: f64) -> String {
+    jiff::Timestamp::from_millisecond(ms.floor() as i64)
+        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .unwrap_or_default()
+}
+
+/// The billing blocks of the counted records ([`Period::Blocks`]): rows in time order,
+/// gaps included, and each row's sums per model.
+fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Vec<(u32, Sums)>>) {
+    // (Stable: records at one instant keep the owners' order; sums do not depend on it.)
+    timeline.sort_by(|a, b| a.0.time.ms.total_cmp(&b.0.time.ms));
+    let hour = |ms: f64| (ms.floor() / 3_600_000.0).floor() * 3_600_000.0;
+    let open = |start: f64| Row {
+        key: iso_ms(start),
+        block: Some(BlockSpan {
+            start_ms: start,
+            end_ms: start + BLOCK_MS,
+            gap: false,
+        }),
+        first_ms: f64::INFINITY,
+        last_ms: f64::NEG_INFINITY,
+        ..Row::default()
+    };
+    let mut rows: Vec<Row> = Vec::new();
+    let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
+    for (rec, model_id) in timeline {
+        let ms = rec.time.ms;
+        let next = match rows.last() {
+            None => true,
+            Some(r) => {
+                let start = r.block.map_or(ms, |b| b.start_ms);
+                ms - start > BLOCK_MS || ms - r.last_ms > BLOCK_MS
+            }
+        };
+        if next {
+            if let Some(last) = rows.last().map(|r| r.last_ms)
+                && ms - last > BLOCK_MS
+            {
+                rows.push(Row {
+                    key: format!("gap-{}", iso_ms(last + BLOCK_MS)),
+                    block: Some(BlockSpan {
+                        start_ms: last + BLOCK_MS,
+                        end_ms: ms,
+                        gap: true,
+                    }),
+                    first_ms: f64::NAN,
+                    last_ms: f64::NAN,
+                    ..Row::default()
+                });
+                per_model.push(Vec::new());
+            }
+            rows.push(open(hour(ms)));
+            per_model.push(Vec::new());
+        }
+        let at = rows.len() - 1;
+        add(&mut rows[at], &mut per_model[at], rec, model_id);
+    }
+    (rows, per_model)
 }
 
 fn sort_models(m: &mut [Breakdown]) {

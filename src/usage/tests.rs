@@ -169,7 +169,15 @@ fn the_report_equals_the_twin_in_every_grouping_and_zone() {
             eprintln!("time zone {zone} not on this system: skipped");
             continue;
         };
-        for period in [Period::Daily, Period::Monthly, Period::Session, Period::Model] {
+        for period in [
+            Period::Daily,
+            Period::Weekly(jiff::civil::Weekday::Sunday),
+            Period::Weekly(jiff::civil::Weekday::Monday),
+            Period::Monthly,
+            Period::Session,
+            Period::Model,
+            Period::Blocks,
+        ] {
             for dedup in [true, false] {
                 let f = Filter {
                     period,
@@ -299,4 +307,188 @@ proptest::proptest! {
             panic!("{e}\nfilter {filter:?}\n{}", text.join("\n"));
         }
     }
+}
+
+/// A session whose assistant messages were made at `times` (Unix ms), each with `(input,
+/// output, cost)`, in `dir`; ids unique to `name`.
+fn timed_session(dir: &Path, name: &str, times: &[(f64, u64, u64, f64)]) -> PathBuf {
+    let mut text =
+        format!(r#"{{"type":"session","version":3,"id":"{name}","timestamp":"2024-01-01T00:00:00.000Z","cwd":"/p"}}"#);
+    text.push('\n');
+    for (k, (ms, i, o, cost)) in times.iter().enumerate() {
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"{name}-{k}","parentId":null,"timestamp":"2024-01-01T00:00:00.000Z","message":{{"role":"assistant","content":[],"provider":"p","model":"m","usage":{{"input":{i},"output":{o},"cacheRead":0,"cacheWrite":0,"cost":{{"total":{cost}}}}},"stopReason":"stop","timestamp":{ms}}}}}"#
+        ));
+        text.push('\n');
+    }
+    let p = dir.join(format!("{name}.jsonl"));
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn blocks_follow_ccusages_rules() {
+    const H: f64 = 3_600_000.0;
+    // 2024-01-01T10:00:00Z, as in ccusage's own tests.
+    let base = 1_704_103_200_000.0;
+    let blocks = |times: &[(f64, u64, u64, f64)]| -> Report {
+        let dir = tempfile::tempdir().unwrap();
+        let p = timed_session(dir.path(), "b", times);
+        let f = Filter {
+            period: Period::Blocks,
+            ..Filter::default()
+        };
+        collect(&[p], &f, &mut Default::default()).unwrap()
+    };
+    let keys = |r: &Report| -> Vec<(String, u64)> { r.rows.iter().map(|r| (r.key.clone(), r.sums.records)).collect() };
+    let e = |ms: f64| (ms, 1000, 500, 0.01);
+    // Within five hours: one block, from the hour of its first record.
+    let r = blocks(&[e(base), e(base + H), e(base + 2.0 * H)]);
+    assert_eq!(keys(&r), [("2024-01-01T10:00:00.000Z".to_string(), 3)]);
+    assert_eq!(r.rows[0].sums.tokens.input, 3000);
+    // Floored to the UTC hour.
+    let r = blocks(&[e(base + 55.0 * 60_000.0 + 30_000.0)]);
+    assert_eq!(r.rows[0].key, "2024-01-01T10:00:00.000Z");
+    assert_eq!(r.rows[0].block.unwrap().end_ms, base + 5.0 * H);
+    // Six hours later: a block, a gap from five hours after the last record, a block.
+    let r = blocks(&[e(base), e(base + 6.0 * H)]);
+    assert_eq!(
+        keys(&r),
+        [
+            ("2024-01-01T10:00:00.000Z".to_string(), 1),
+            ("gap-2024-01-01T15:00:00.000Z".to_string(), 0),
+            ("2024-01-01T16:00:00.000Z".to_string(), 1)
+        ]
+    );
+    assert!(r.rows[1].block.unwrap().gap && r.rows[1].block.unwrap().end_ms == base + 6.0 * H);
+    // Records out of order are sorted; a gap of eight hours after two.
+    let r = blocks(&[e(base + 8.0 * H), e(base), e(base + 2.0 * H)]);
+    assert_eq!(
+        keys(&r),
+        [
+            ("2024-01-01T10:00:00.000Z".to_string(), 2),
+            ("gap-2024-01-01T17:00:00.000Z".to_string(), 0),
+            ("2024-01-01T18:00:00.000Z".to_string(), 1)
+        ]
+    );
+    // Exactly five hours after the start is still in the block; a millisecond more is not
+    // (and, five hours after the record before, makes a gap of one millisecond).
+    let r = blocks(&[e(base), e(base + 5.0 * H)]);
+    assert_eq!(keys(&r), [("2024-01-01T10:00:00.000Z".to_string(), 2)]);
+    let r = blocks(&[e(base), e(base + 5.0 * H + 1.0)]);
+    assert_eq!(
+        keys(&r),
+        [
+            ("2024-01-01T10:00:00.000Z".to_string(), 1),
+            ("gap-2024-01-01T15:00:00.000Z".to_string(), 0),
+            ("2024-01-01T15:00:00.000Z".to_string(), 1)
+        ]
+    );
+    // Five hours after the start but not after the record before: a new block, no gap.
+    let r = blocks(&[e(base + 0.5 * H), e(base + 4.0 * H), e(base + 5.5 * H)]);
+    assert_eq!(
+        keys(&r),
+        [
+            ("2024-01-01T10:00:00.000Z".to_string(), 2),
+            ("2024-01-01T15:00:00.000Z".to_string(), 1)
+        ]
+    );
+    // Burn rate and projection (ccusage's case): 4,500 tokens and $0.03 in one minute.
+    let r = blocks(&[(base, 1000, 500, 0.01), (base + 60_000.0, 2000, 1000, 0.02)]);
+    let st = r.rows[0].block_state(base + 0.5 * H).unwrap();
+    assert!(st.active);
+    assert_eq!(st.tokens_per_minute, Some(4500.0));
+    assert!((st.cost_per_hour.unwrap() - 1.8).abs() < 1e-9);
+    assert_eq!(st.remaining_minutes, Some(270.0));
+    assert_eq!(st.projected_tokens, Some(4500.0 + 4500.0 * 270.0));
+    assert!((st.projected_cost.unwrap() - (0.03 + 1.8 / 60.0 * 270.0)).abs() < 1e-9);
+    // Not active before it begins, five hours after its last record, nor after its end;
+    // no rate at one instant.
+    assert!(!r.rows[0].block_state(base - 1.0).unwrap().active);
+    assert!(!r.rows[0].block_state(base + 60_000.0 + 5.0 * H).unwrap().active);
+    assert!(!r.rows[0].block_state(base + 5.0 * H).unwrap().active);
+    let one = blocks(&[e(base)]);
+    let st = one.rows[0].block_state(base + H).unwrap();
+    assert!(st.active && st.tokens_per_minute.is_none() && st.projected_cost.is_none());
+}
+
+#[test]
+fn weeks_start_on_the_day_asked_for_in_the_zone() {
+    use jiff::civil::{Weekday, date};
+    // Every day of two years against counting back a day at a time.
+    let mut d = date(2023, 12, 20);
+    while d < date(2026, 1, 10) {
+        for start in [Weekday::Sunday, Weekday::Monday, Weekday::Saturday] {
+            let w = super::report::week_of(d, start);
+            assert_eq!(w.weekday(), start, "{d} {start:?}");
+            assert!(w <= d && d.since(w).unwrap().get_days() < 7, "{d} {start:?} -> {w}");
+        }
+        d = d.tomorrow().unwrap();
+    }
+    // A record just after midnight on a Monday in Auckland is in that week there, in the
+    // week before in UTC.
+    let dir = tempfile::tempdir().unwrap();
+    // 2025-03-02T11:30:00Z = Monday 2025-03-03 00:30 in Auckland (+13).
+    let p = timed_session(dir.path(), "w", &[(1_740_915_000_000.0, 1, 1, 0.5)]);
+    let week = |tz: &str| {
+        let f = Filter {
+            period: Period::Weekly(Weekday::Monday),
+            tz: TimeZone::get(tz).unwrap(),
+            ..Filter::default()
+        };
+        collect(std::slice::from_ref(&p), &f, &mut Default::default())
+            .unwrap()
+            .rows[0]
+            .key
+            .clone()
+    };
+    assert_eq!(week("Pacific/Auckland"), "2025-03-03");
+    assert_eq!(week("UTC"), "2025-02-24");
+}
+
+#[test]
+fn a_status_line_counts_today_the_session_and_the_active_block() {
+    const H: f64 = 3_600_000.0;
+    let dir = tempfile::tempdir().unwrap();
+    let base = 1_704_103_200_000.0; // 2024-01-01T10:00:00Z
+    let a = timed_session(dir.path(), "a", &[(base - 24.0 * H, 1, 1, 1.0), (base, 1, 1, 2.0)]);
+    let b = timed_session(
+        dir.path(),
+        "b",
+        &[(base + H, 10, 10, 4.0), (base + 2.0 * H, 10, 10, 8.0)],
+    );
+    let g = super::gather(&[dir.path().to_path_buf()], &mut Default::default()).unwrap();
+    let now = base + 2.5 * H;
+    let s = g.statusline(Some(&a), &TimeZone::UTC, now);
+    assert_eq!(s.today, jiff::civil::date(2024, 1, 1));
+    assert_eq!(s.today_sums.cost(), 14.0);
+    assert_eq!(
+        s.session.as_ref().map(|(p, s)| (p.clone(), s.cost())),
+        Some((a.clone(), 3.0))
+    );
+    let block = s.block.expect("an active block");
+    assert_eq!(
+        (block.key.as_str(), block.sums.cost()),
+        ("2024-01-01T10:00:00.000Z", 14.0)
+    );
+    // Through another path to the same file; a file not read is no session.
+    let other = dir.path().join(".").join("b.jsonl");
+    assert_eq!(
+        g.statusline(Some(&other), &TimeZone::UTC, now)
+            .session
+            .map(|(_, s)| s.cost()),
+        Some(12.0)
+    );
+    assert_eq!(
+        g.statusline(Some(Path::new("/nonexistent")), &TimeZone::UTC, now)
+            .session,
+        None
+    );
+    // In Auckland (+13) it is already the next day, which began at 11:00 UTC: only b's.
+    let nz = g.statusline(None, &TimeZone::get("Pacific/Auckland").unwrap(), now);
+    assert_eq!(nz.today, jiff::civil::date(2024, 1, 2));
+    assert_eq!(nz.today_sums.cost(), 12.0);
+    // Six hours after the last record, no block is active.
+    assert_eq!(g.statusline(None, &TimeZone::UTC, base + 8.0 * H).block, None);
+    assert!(b.exists());
 }

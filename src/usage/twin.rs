@@ -156,6 +156,7 @@ pub fn report_bytes(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) -> (Ve
     let mut rows: BTreeMap<String, TwinRow> = BTreeMap::new();
     let mut totals = TwinRow::default();
     let tz: &TimeZone = &filter.tz;
+    let mut timeline: Vec<&TwinRecord> = Vec::new();
     for (_, path, cwd, recs) in &files {
         for r in recs {
             if filter.dedup && !seen.insert(r.key.clone()) {
@@ -180,9 +181,27 @@ pub fn report_bytes(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) -> (Ve
             }
             let key = match filter.period {
                 Period::Daily => format!("{:04}-{:02}-{:02}", date.year(), date.month(), date.day()),
+                Period::Weekly(start) => {
+                    // Back a day at a time to the week's first day.
+                    let mut d = date;
+                    while d.weekday() != start {
+                        match d.yesterday() {
+                            Ok(y) => d = y,
+                            Err(_) => break,
+                        }
+                    }
+                    format!("{:04}-{:02}-{:02}", d.year(), d.month(), d.day())
+                }
                 Period::Monthly => format!("{:04}-{:02}", date.year(), date.month()),
                 Period::Session => path.to_string_lossy().into_owned(),
                 Period::Model => r.model.clone(),
+                Period::Blocks => {
+                    timeline.push(r);
+                    totals.tokens.add(&r.tokens);
+                    totals.cost += r.cost;
+                    totals.records += 1;
+                    continue;
+                }
             };
             let row = rows.entry(key.clone()).or_insert_with(|| TwinRow {
                 key,
@@ -195,7 +214,74 @@ pub fn report_bytes(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) -> (Ve
             }
         }
     }
+    if filter.period == Period::Blocks {
+        for row in ccusage_blocks(timeline) {
+            rows.insert(row.key.clone(), row);
+        }
+    }
     (rows.into_values().collect(), totals)
+}
+
+/// ccusage's `identifySessionBlocks`, step by step: records sorted by time; a block
+/// starts at the UTC hour of its first record (`setUTCMinutes(0, 0, 0)`) and is closed by
+/// a record more than five hours after its start or after the block's last record; a gap
+/// longer than five hours is a gap block from last + 5 h to the next record.
+fn ccusage_blocks(mut recs: Vec<&TwinRecord>) -> Vec<TwinRow> {
+    const FIVE_HOURS: f64 = 5.0 * 60.0 * 60.0 * 1000.0;
+    recs.sort_by(|a, b| a.ms.total_cmp(&b.ms));
+    let floor_to_hour = |ms: f64| {
+        let t = jiff::Timestamp::from_millisecond(ms.floor() as i64).expect("a valid time");
+        let z = t.to_zoned_datetime(TimeZone::UTC);
+        let hour = z
+            .with()
+            .minute(0)
+            .second(0)
+            .subsec_nanosecond(0)
+            .build()
+            .expect("an hour");
+        hour.timestamp().as_millisecond() as f64
+    };
+    let iso = |ms: f64| super::report::iso_ms(ms);
+    let mut out = Vec::new();
+    let mut current: Option<(f64, Vec<&TwinRecord>)> = None;
+    let close = |start: f64, entries: &[&TwinRecord], out: &mut Vec<TwinRow>| {
+        let mut row = TwinRow {
+            key: iso(start),
+            ..TwinRow::default()
+        };
+        for e in entries {
+            row.tokens.add(&e.tokens);
+            row.cost += e.cost;
+            row.records += 1;
+        }
+        out.push(row);
+    };
+    for e in recs {
+        match &mut current {
+            None => current = Some((floor_to_hour(e.ms), vec![e])),
+            Some((start, entries)) => {
+                let last = entries.last().expect("a block has a record").ms;
+                let since_start = e.ms - *start;
+                let since_last = e.ms - last;
+                if since_start > FIVE_HOURS || since_last > FIVE_HOURS {
+                    close(*start, entries, &mut out);
+                    if since_last > FIVE_HOURS {
+                        out.push(TwinRow {
+                            key: format!("gap-{}", iso(last + FIVE_HOURS)),
+                            ..TwinRow::default()
+                        });
+                    }
+                    current = Some((floor_to_hour(e.ms), vec![e]));
+                } else {
+                    entries.push(e);
+                }
+            }
+        }
+    }
+    if let Some((start, entries)) = current {
+        close(start, &entries, &mut out);
+    }
+    out
 }
 
 /// The fast report ([`super::report_files`] over each file's scan, as [`super::collect`]
@@ -396,7 +482,15 @@ pub mod hostile {
         let mut b = Bytes::new(data);
         let name: &&str = b.pick(TZ);
         let tz = jiff::tz::TimeZone::get(name.to_owned()).unwrap_or(jiff::tz::TimeZone::UTC);
-        let period = *b.pick(&[Period::Daily, Period::Monthly, Period::Session, Period::Model]);
+        let period = *b.pick(&[
+            Period::Daily,
+            Period::Weekly(jiff::civil::Weekday::Sunday),
+            Period::Weekly(jiff::civil::Weekday::Wednesday),
+            Period::Monthly,
+            Period::Session,
+            Period::Model,
+            Period::Blocks,
+        ]);
         let sources: Vec<Source> = match b.next() % 4 {
             0 => vec![Source::Assistant],
             1 => vec![Source::Tool, Source::Summary, Source::Entry],

@@ -240,6 +240,7 @@ fn docs_cli_md_other_blocks_are_checked_too() {
     let page = std::fs::read_to_string(root().join("docs/cli.md")).expect("docs/cli.md");
     let home = tempfile::tempdir().expect("tempdir");
     let mut install = 0;
+    let mut extensions = 0;
     for b in fenced_blocks(&page) {
         match b.lang.as_str() {
             "console" => {}
@@ -289,10 +290,73 @@ fn docs_cli_md_other_blocks_are_checked_too() {
                     install += 1;
                 }
             }
+            "js" => {
+                let text: Vec<&str> = b.lines.iter().map(|(_, l)| l.as_str()).collect();
+                run_extension(&text.join("\n"));
+                extensions += 1;
+            }
             other => panic!("docs/cli.md: a ```{other} block that no test runs"),
         }
     }
     assert!(install >= 5, "the install block: {install} commands");
+    assert_eq!(extensions, 1, "the pi extension of `usage statusline`");
+}
+
+/// Run a pi extension of the page in Node against a stand-in for pi's `ExtensionAPI`
+/// (`on`, `exec` without a shell, `ctx.ui.setStatus`, `ctx.sessionManager`): on
+/// `session_start` and `turn_end` it must set the status `usage statusline` prints for
+/// the session. Without Node: skipped, a failure under `CI`.
+fn run_extension(js: &str) {
+    if std::process::Command::new("node").arg("--version").output().is_err() {
+        crate::common::absent(Path::new("node"));
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let session = dir.path().join("s.jsonl");
+    std::fs::copy(root().join("corpus/valid/branches.jsonl"), &session).expect("copy");
+    std::fs::write(dir.path().join("usage-status.mjs"), js).expect("write");
+    let harness = r#"
+import { spawnSync } from "node:child_process";
+const mod = await import(process.argv[2]);
+const handlers = {};
+const pi = {
+  on: (event, fn) => { handlers[event] = fn; },
+  exec: async (cmd, args, opts) => {
+    const r = spawnSync(cmd === "pi-session" ? process.env.PI_SESSION_BIN : cmd, args, { encoding: "utf8", timeout: opts?.timeout });
+    return { stdout: r.stdout, stderr: r.stderr, code: r.status ?? 128, killed: false, truncated: false };
+  },
+};
+mod.default(pi);
+const statuses = [];
+const ctx = { sessionManager: { getSessionFile: () => process.argv[3] }, ui: { setStatus: (key, text) => statuses.push([key, text]) } };
+for (const event of ["session_start", "turn_end"]) await handlers[event]?.({}, ctx);
+console.log(JSON.stringify(statuses));
+"#;
+    std::fs::write(dir.path().join("harness.mjs"), harness).expect("write");
+    let env = |c: &mut std::process::Command| {
+        c.current_dir(dir.path())
+            .env("HOME", dir.path())
+            .env("TZ", "UTC")
+            .env("PI_SESSION_NOW_MS", "1741946400000")
+            .env("PI_CODING_AGENT_SESSION_DIR", dir.path())
+            .env("PI_SESSION_BIN", env!("CARGO_BIN_EXE_pi-session"))
+            .env_remove("PI_CODING_AGENT_DIR");
+    };
+    let mut node = std::process::Command::new("node");
+    node.arg("harness.mjs")
+        .arg(dir.path().join("usage-status.mjs"))
+        .arg(&session);
+    env(&mut node);
+    let out = node.output().expect("node");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut cli = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"));
+    cli.args(["usage", "statusline"]).arg(&session);
+    env(&mut cli);
+    let line = String::from_utf8(cli.output().expect("run").stdout).expect("UTF-8");
+    assert!(line.contains("block ("), "an active block at that moment: {line}");
+    let want = serde_json::json!([["usage", line.trim()], ["usage", line.trim()]]);
+    let got: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(got, want);
 }
 
 /// A closed pipe (`pi-session context --json big.jsonl | head -c 100`) ends the program

@@ -278,15 +278,24 @@ fn the_table_fits_the_width_and_escapes_names() {
 #[test]
 fn reports_dates_costs_and_session_rows_as_a_user_expects() {
     // An unknown report is a usage error that lists the reports, not an id lookup.
-    for r in ["blocks", "weekly", "statusline"] {
+    for r in ["hourly", "yearly", "burnrate"] {
         let o = run(&[r]);
         assert_eq!(o.status.code(), Some(2), "{r}");
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(
             err,
-            format!("pi-session: no report {r} (the reports: daily, monthly, session, model)\n")
+            format!(
+                "pi-session: no report {r} (the reports: daily, weekly, monthly, session, model, blocks, statusline)\n"
+            )
         );
     }
+    // --active is the blocks report's.
+    let o = run(&["daily", "--active", &demo()]);
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stderr),
+        "pi-session: --active is for the blocks report\n"
+    );
     // One date grammar: ages and times as `ls` and `search` take them, ccusage's YYYYMMDD.
     let d = demo();
     for since in ["2d", "2025-01-09 12:00", "20250109", "2025-01-09"] {
@@ -342,4 +351,133 @@ fn reports_dates_costs_and_session_rows_as_a_user_expects() {
         .expect("the session's row");
     assert!(row.contains("  2025-01-27  Emit data command #991"), "{row}");
     assert!(t.lines().all(|l| l.chars().count() < 200), "{t}");
+}
+
+/// The records' totals of a report: records, tokens, cost in cents.
+fn totals(j: &J) -> (u64, u64, i64) {
+    let t = &j["totals"];
+    (
+        t["records"].as_u64().unwrap(),
+        t["totalTokens"].as_u64().unwrap(),
+        (t["totalCost"].as_f64().unwrap() * 100.0).round() as i64,
+    )
+}
+
+fn ms(iso: &J) -> f64 {
+    iso.as_str()
+        .unwrap()
+        .parse::<jiff::Timestamp>()
+        .unwrap()
+        .as_millisecond() as f64
+}
+
+#[test]
+fn weeks_blocks_and_the_status_line_on_real_sessions() {
+    let Some(real) = crate::common::real_sessions() else {
+        return;
+    };
+    let mut inputs: Vec<String> = real.iter().map(|p| p.display().to_string()).collect();
+    inputs.push(demo());
+    for input in &inputs {
+        let daily = json(&run(&[input, "--json", "--utc"]));
+        let want = totals(&daily);
+        assert!(want.0 > 0, "{input}: no records");
+        // Weeks: the same records, each week from the day asked for.
+        for (start, day) in [
+            ("sunday", jiff::civil::Weekday::Sunday),
+            ("monday", jiff::civil::Weekday::Monday),
+        ] {
+            let w = json(&run(&["weekly", input, "--json", "--utc", "--start-of-week", start]));
+            assert_eq!(totals(&w), want, "{input} weekly");
+            let rows = w["weekly"].as_array().unwrap();
+            assert_eq!(rows.iter().map(|r| r["records"].as_u64().unwrap()).sum::<u64>(), want.0);
+            for r in rows {
+                let d: jiff::civil::Date = r["week"].as_str().unwrap().parse().unwrap();
+                assert_eq!(d.weekday(), day, "{input}: week {d}");
+            }
+        }
+        // Blocks: the same records, in five-hour blocks from an hour, gaps between.
+        let b = json(&run(&["blocks", input, "--json"]));
+        assert_eq!(totals(&b), want, "{input} blocks");
+        let rows = b["blocks"].as_array().unwrap();
+        let mut records = 0;
+        let mut last_end = f64::NEG_INFINITY;
+        for (k, r) in rows.iter().enumerate() {
+            let (start, end) = (ms(&r["startTime"]), ms(&r["endTime"]));
+            if r["isGap"].as_bool().unwrap() {
+                assert_eq!(r["records"], 0);
+                assert!(k > 0 && k + 1 < rows.len(), "{input}: a gap is between blocks");
+            } else {
+                // (A block's first record is over five hours after the start of the one
+                // before, so it begins at that one's end or later; a gap may end after
+                // the hour a block begins.)
+                assert!(
+                    start >= last_end,
+                    "{input}: block {k} starts before the one before ends"
+                );
+                assert_eq!(start % 3_600_000.0, 0.0, "{input}: block {k} starts on the hour");
+                assert_eq!(end - start, 5.0 * 3_600_000.0);
+                let last = ms(&r["actualEndTime"]);
+                assert!(start <= last && last <= end, "{input}: block {k}'s records are in it");
+                records += r["records"].as_u64().unwrap();
+            }
+            if r["isGap"] == false {
+                last_end = end;
+            }
+        }
+        assert_eq!(records, want.0);
+        // The status line a minute after the last record: that block is active, and the
+        // session's and the day's costs are those of the session and daily reports.
+        let last = rows.last().unwrap();
+        let now = ms(&last["actualEndTime"]) + 60_000.0;
+        let mut args = vec!["statusline", "--json", "--utc"];
+        let file = real.iter().find(|p| p.display().to_string() == *input);
+        let place;
+        match file {
+            Some(f) => {
+                // The file's own folder stands for the agent dir's sessions.
+                place = f.parent().unwrap().display().to_string();
+                args.extend(["--session-dir", &place, input]);
+            }
+            None => args.extend(["--agent-dir", "corpus/demo"]),
+        }
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+            .arg("usage")
+            .args(&args)
+            .current_dir(root())
+            .env("PI_SESSION_NOW_MS", now.to_string())
+            .env("PI_SESSION_CACHE_DIR", root().join("target/listing-cache"))
+            .env_remove("PI_CODING_AGENT_DIR")
+            .output()
+            .unwrap();
+        let s = json(&out);
+        assert_eq!(s["block"]["id"], last["id"], "{input}");
+        assert_eq!(s["block"]["isActive"], true);
+        assert_eq!(s["block"]["totalCost"], last["totalCost"]);
+        let today = &s["today"]["date"];
+        let scope = match file {
+            Some(f) => f.parent().unwrap().display().to_string(),
+            None => demo(),
+        };
+        let day = json(&run(&[
+            &scope,
+            "--json",
+            "--utc",
+            "--since",
+            today.as_str().unwrap(),
+            "--until",
+            today.as_str().unwrap(),
+        ]));
+        assert_eq!(s["today"]["totalCost"], day["totals"]["totalCost"], "{input}");
+        if file.is_some() {
+            let sessions = json(&run(&["session", &scope, "--json"]));
+            let row = sessions["sessions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["sessionPath"].as_str() == Some(input.as_str()))
+                .expect("the session's row");
+            assert_eq!(s["session"]["totalCost"], row["totalCost"], "{input}");
+        }
+    }
 }

@@ -1,4 +1,4 @@
-//! `pi-session usage [daily|monthly|session|model] [SESSION|DIR ...]`: tokens and cost
+//! `pi-session usage [daily|weekly|monthly|session|model|blocks|statusline] [SESSION|DIR ...]`: tokens and cost
 //! of every usage record (`pi_session::usage`), each counted once, as a table that fits
 //! the terminal or as JSON in the shape ccusage prints (docs/cli.md, "usage").
 
@@ -15,10 +15,12 @@ use unicode_width::UnicodeWidthStr;
 /// `pi-session usage`.
 #[derive(Args)]
 #[command(
-    after_help = "Counted: the usage of assistant messages, tool results (work a tool did with an LLM), compactions and branch summaries, and `usage` entries, as pi's /session sums them. A record copied into several files (forks, branched sessions, copies) is counted once, for the file with the oldest header timestamp (ties: the smaller path); --no-dedup counts every copy. Cost is the one pi recorded.\n\nExit status: 0 a report was printed (also an empty one), 1 --strict and a record had no time of its own, 2 an error.\n\nExamples:\n  pi-session usage\n  pi-session usage monthly --breakdown\n  pi-session usage session --since 20251101 --json\n  pi-session usage daily --timezone Pacific/Auckland --source assistant,tool"
+    after_help = "Counted: the usage of assistant messages, tool results (work a tool did with an LLM), compactions and branch summaries, and `usage` entries, as pi's /session sums them. A record copied into several files (forks, branched sessions, copies) is counted once, for the file with the oldest header timestamp (ties: the smaller path); --no-dedup counts every copy. Cost is the one pi recorded.\n\nExit status: 0 a report was printed (also an empty one), 1 --strict and a record had no time of its own, 2 an error.\n\nExamples:\n  pi-session usage\n  pi-session usage monthly --breakdown\n  pi-session usage session --since 20251101 --json\n  pi-session usage daily --timezone Pacific/Auckland --source assistant,tool\n  pi-session usage weekly --start-of-week monday\n  pi-session usage blocks --active\n  pi-session usage statusline"
 )]
 pub struct UsageArgs {
-    /// The report (daily, monthly, session or model; default daily), then sessions
+    /// The report (daily, weekly, monthly, session, model, blocks: five-hour billing
+    /// blocks, or statusline: one line with the cost of the session, of today and of the
+    /// active block; default daily), then sessions
     /// (files, or ids or unique prefixes of ids) and folders; default: every session of
     /// the agent dir (or the custom session dir).
     #[arg(value_name = "REPORT|SESSION|DIR")]
@@ -44,6 +46,13 @@ pub struct UsageArgs {
     /// A row per model under each row.
     #[arg(short = 'b', long)]
     breakdown: bool,
+    /// The first day of a week in the `weekly` report.
+    #[arg(long, value_enum, value_name = "DAY", default_value_t = WeekStart::Sunday)]
+    start_of_week: WeekStart,
+    /// Only the active block (`blocks`): the one whose last record is less than five
+    /// hours old and whose five hours are not over.
+    #[arg(long)]
+    active: bool,
     /// Count a record once per file that holds it (the naive sum).
     #[arg(long)]
     no_dedup: bool,
@@ -67,6 +76,33 @@ pub struct UsageArgs {
     cache: crate::flags::CacheArgs,
     #[command(flatten)]
     quiet: crate::flags::QuietArgs,
+}
+
+/// The first day of a week.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum WeekStart {
+    Sunday,
+    Monday,
+    Tuesday,
+    Wednesday,
+    Thursday,
+    Friday,
+    Saturday,
+}
+
+impl WeekStart {
+    fn weekday(self) -> jiff::civil::Weekday {
+        use jiff::civil::Weekday as W;
+        match self {
+            WeekStart::Sunday => W::Sunday,
+            WeekStart::Monday => W::Monday,
+            WeekStart::Tuesday => W::Tuesday,
+            WeekStart::Wednesday => W::Wednesday,
+            WeekStart::Thursday => W::Thursday,
+            WeekStart::Friday => W::Friday,
+            WeekStart::Saturday => W::Saturday,
+        }
+    }
 }
 
 /// Row order.
@@ -99,10 +135,14 @@ impl UsageArgs {
     fn split(&self) -> Result<(Period, Vec<PathBuf>)> {
         let mut args = self.args.as_slice();
         let period = match args.first().map(String::as_str) {
+            // (The status line is checked for first: `run_statusline`.)
+            Some("statusline") => Some(Period::Daily),
             Some("daily") => Some(Period::Daily),
+            Some("weekly") => Some(Period::Weekly(self.start_of_week.weekday())),
             Some("monthly") => Some(Period::Monthly),
             Some("session") => Some(Period::Session),
             Some("model") => Some(Period::Model),
+            Some("blocks") => Some(Period::Blocks),
             _ => None,
         };
         if period.is_some() {
@@ -112,7 +152,7 @@ impl UsageArgs {
             && std::fs::symlink_metadata(first).is_err()
         {
             return Err(usage_error(format!(
-                "no report {} (the reports: daily, monthly, session, model)",
+                "no report {} (the reports: daily, weekly, monthly, session, model, blocks, statusline)",
                 escape(first)
             )));
         }
@@ -162,6 +202,12 @@ impl UsageArgs {
 /// A bad option (usage), a named session or folder that cannot be read.
 pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
     let (period, named) = a.split()?;
+    if a.args.first().is_some_and(|r| r == "statusline") {
+        return run_statusline(a, &named, read_mode, out);
+    }
+    if a.active && period != Period::Blocks {
+        return Err(usage_error("--active is for the blocks report".to_string()));
+    }
     let (filter, zone_name) = a.filter(period)?;
     let roots = a.place.roots(&named)?;
     let cache = a.cache.cache();
@@ -200,11 +246,21 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         }
         errors += 1;
     }
+    let now = crate::when::now_ms();
+    if a.active {
+        report.rows.retain(|r| r.block_state(now).is_some_and(|b| b.active));
+        // The total is the active block's (or nothing).
+        report.totals = report.rows.first().cloned().map_or_else(Row::default, |r| Row {
+            key: String::new(),
+            block: None,
+            ..r
+        });
+    }
     if a.order == Order::Desc {
         report.rows.reverse();
     }
     if a.json {
-        out.write_all(json(&report, &zone_name, a.breakdown).as_bytes())?;
+        out.write_all(json(&report, &zone_name, now).as_bytes())?;
     } else {
         let width = crate::term::width(a.width);
         // A session row is named by its title: the listing's answers (through its cache),
@@ -222,7 +278,7 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
                 }
             }
         }
-        out.write_all(table(&report, a.breakdown, width, &filter.tz).as_bytes())?;
+        out.write_all(table(&report, a.breakdown, width, &filter.tz, now).as_bytes())?;
         let untimed = report.time_from_entry + report.time_from_header;
         if untimed + report.undated > 0 {
             eprintln!(
@@ -239,6 +295,108 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
         eprintln!("pi-session: --strict: {untimed} records had no valid time of their own");
         return Ok(1);
     }
+    Ok(0)
+}
+
+/// `pi-session usage statusline [SESSION]`: one line (or `--json`) with the cost of the
+/// session (SESSION, else the newest session of the current folder, as `pi -c` picks it),
+/// of today and of the active block with its time left and burn rate.
+fn run_statusline(
+    a: &UsageArgs,
+    named: &[PathBuf],
+    read_mode: pi_session::ReadMode,
+    out: &mut impl Write,
+) -> Result<i32> {
+    if a.active || a.breakdown || a.since.is_some() || a.until.is_some() || a.cwd.is_some() || !a.source.is_empty() {
+        return Err(usage_error(
+            "statusline counts every record: --active, --breakdown, --since, --until, --cwd and --source are for the other reports".to_string(),
+        ));
+    }
+    let session = match named {
+        [] => {
+            let (dir, cwd) = a.place.resolve(None)?.project();
+            pi_session::listing::find_most_recent(&a.place.env()?, &dir, cwd.as_deref())
+        }
+        [one] => Some(crate::locate::session(one, || a.place.resolve(None))?),
+        _ => return Err(usage_error("statusline takes one SESSION at most".to_string())),
+    };
+    let (tz, zone_name) = a.zone.tz()?;
+    let mut roots = a.place.roots(&[])?;
+    // (A session from elsewhere is read too; a record read twice still counts once.)
+    roots.extend(session.clone());
+    let mut opts = CollectOptions {
+        read_mode,
+        cache: a.cache.cache(),
+        ..CollectOptions::default()
+    };
+    let g = usage::gather(&roots, &mut opts).map_err(anyhow::Error::new)?;
+    for w in &g.cache_warnings {
+        eprintln!("pi-session: warning: {}", escape(w));
+    }
+    let now = crate::when::now_ms();
+    let s = g.statusline(session.as_deref(), &tz, now);
+    if a.json {
+        let mut o = String::new();
+        let _ = write!(
+            o,
+            "{{\"now\":{},\"timeZone\":{},\"today\":{{\"date\":{},",
+            iso(now),
+            js(&zone_name),
+            js(&s.today.to_string())
+        );
+        sums_json(&s.today_sums, "totalCost", &mut o);
+        o.push_str("},\"session\":");
+        match (&session, &s.session) {
+            (Some(_), Some((p, sums))) => {
+                let _ = write!(o, "{{\"sessionPath\":{},", js(&p.to_string_lossy()));
+                sums_json(sums, "totalCost", &mut o);
+                o.push('}');
+            }
+            _ => o.push_str("null"),
+        }
+        o.push_str(",\"block\":");
+        match (
+            &s.block,
+            s.block.as_ref().and_then(|b| Some((b.block?, b.block_state(now)?))),
+        ) {
+            (Some(row), Some((b, st))) => {
+                let _ = write!(o, "{{\"id\":{},", js(&row.key));
+                block_json(row, b, st, &mut o);
+                sums_json(&row.sums, "totalCost", &mut o);
+                o.push('}');
+            }
+            _ => o.push_str("null"),
+        }
+        o.push_str("}\n");
+        out.write_all(o.as_bytes())?;
+        return Ok(0);
+    }
+    let mut parts = Vec::new();
+    if let Some((_, sums)) = &s.session {
+        parts.push(format!("{} session", money(sums.cost(), 2)));
+    }
+    parts.push(format!("{} today", money(s.today_sums.cost(), 2)));
+    let mut line = parts.join(" / ");
+    match s
+        .block
+        .as_ref()
+        .and_then(|row| Some((row, row.block?, row.block_state(now)?)))
+    {
+        Some((row, b, st)) => {
+            let _ = write!(
+                line,
+                " / {} block ({} left)",
+                money(row.sums.cost(), 2),
+                duration(b.end_ms - now)
+            );
+            if let Some(cph) = st.cost_per_hour {
+                let _ = write!(line, " | {}/h", money(cph, 2));
+            }
+        }
+        None => line.push_str(" / no active block"),
+    }
+    line.push('\n');
+    out.write_all(line.as_bytes())?;
     Ok(0)
 }
 
@@ -286,7 +444,7 @@ const TITLE_COLUMNS: usize = 50;
 /// The label of a row in the first column; a session's is its id (8 characters), the day
 /// of its last record (in `tz`) and its title (its name, else its first message, else its
 /// working directory), as `ls` shows a session.
-fn label(r: &Row, period: Period, tz: &jiff::tz::TimeZone) -> String {
+fn label(r: &Row, period: Period, tz: &jiff::tz::TimeZone, now: f64) -> String {
     match (period, &r.session) {
         (Period::Session, Some(s)) => {
             let id =
@@ -310,7 +468,32 @@ fn label(r: &Row, period: Period, tz: &jiff::tz::TimeZone) -> String {
             format!("{id}  {day}  {}", crate::term::fit(&what, TITLE_COLUMNS, true).text)
         }
         (Period::Model, _) if r.key.is_empty() => "(not recorded)".to_string(),
+        (Period::Blocks, _) => match r.block {
+            Some(b) => {
+                let zone = crate::when::Zone::of(tz.clone());
+                let start = zone.local(b.start_ms).unwrap_or_else(|| "?".into());
+                if b.gap {
+                    format!("{start}  (gap of {})", duration(b.end_ms - b.start_ms))
+                } else if r.block_state(now).is_some_and(|s| s.active) {
+                    format!("{start}  (active)")
+                } else {
+                    start
+                }
+            }
+            None => escape(&r.key).into_owned(),
+        },
         _ => escape(&r.key).into_owned(),
+    }
+}
+
+/// A length of time in hours and minutes: `2h 13m`, `45m`, `3d 2h`.
+fn duration(ms: f64) -> String {
+    let mins = (ms / 60_000.0).floor().max(0.0) as u64;
+    let (d, h, m) = (mins / 1440, mins / 60 % 24, mins % 60);
+    match (d, h) {
+        (0, 0) => format!("{m}m"),
+        (0, _) => format!("{h}h {m}m"),
+        _ => format!("{d}d {h}h"),
     }
 }
 
@@ -328,12 +511,14 @@ fn numbers(s: &Sums, decimals: usize) -> [String; 6] {
 
 /// The table: a row per period (session, model), a total row; with `breakdown`, a row
 /// per model under each. The first two columns give way when `width` is short.
-fn table(r: &Report, breakdown: bool, width: Option<usize>, tz: &jiff::tz::TimeZone) -> String {
+fn table(r: &Report, breakdown: bool, width: Option<usize>, tz: &jiff::tz::TimeZone, now: f64) -> String {
     let first = match r.period {
         Period::Daily => "Date",
+        Period::Weekly(_) => "Week",
         Period::Monthly => "Month",
         Period::Session => "Session   Last Day    Title",
         Period::Model => "Model",
+        Period::Blocks => "Block Start",
     };
     let heads = [
         "Input",
@@ -349,10 +534,16 @@ fn table(r: &Report, breakdown: bool, width: Option<usize>, tz: &jiff::tz::TimeZ
     let mut lines: Vec<(String, String, [String; 6])> = Vec::new();
     for row in &r.rows {
         let models: Vec<String> = row.models.iter().map(|b| escape(&model_name(b)).into_owned()).collect();
+        // (A gap has no numbers: nothing was used in it.)
+        let gap = row.block.is_some_and(|b| b.gap);
         lines.push((
-            label(row, r.period, tz),
+            label(row, r.period, tz, now),
             models.join(", "),
-            numbers(&row.sums, decimals),
+            if gap {
+                Default::default()
+            } else {
+                numbers(&row.sums, decimals)
+            },
         ));
         if breakdown && with_models {
             for b in &row.models {
@@ -427,7 +618,35 @@ fn table(r: &Report, breakdown: bool, width: Option<usize>, tz: &jiff::tz::TimeZ
     out.push_str(&"─".repeat(rule));
     out.push('\n');
     put(&total_label, "", &totals, &mut out);
+    if let Some(line) = r.rows.iter().find_map(|row| active_line(row, now, decimals)) {
+        out.push_str(&line);
+    }
     out
+}
+
+/// What an active block tells: time left, burn rate, projection.
+fn active_line(row: &Row, now: f64, decimals: usize) -> Option<String> {
+    let st = row.block_state(now).filter(|s| s.active)?;
+    let left = row.block.map_or(0.0, |b| b.end_ms - now);
+    let mut line = format!("Active block: {} left", duration(left));
+    if let (Some(tpm), Some(cph)) = (st.tokens_per_minute, st.cost_per_hour) {
+        let _ = write!(
+            line,
+            ", {} tokens/min, {}/h",
+            thousands(tpm.round() as u64),
+            money(cph, 2)
+        );
+    }
+    if let (Some(t), Some(c)) = (st.projected_tokens, st.projected_cost) {
+        let _ = write!(
+            line,
+            "; at this rate {} tokens, {} by its end",
+            thousands(t.round() as u64),
+            money(c, decimals)
+        );
+    }
+    line.push('\n');
+    Some(line)
 }
 
 fn js(s: &str) -> String {
@@ -458,6 +677,43 @@ fn sums_json(s: &Sums, cost_key: &str, out: &mut String) {
         js_num(s.cost()),
         s.records
     );
+}
+
+/// A block's own fields, ccusage's names: `startTime`, `endTime`, `actualEndTime` (its
+/// last record), `isActive`, `isGap`, `burnRate` and `projection` (`null` when none).
+fn block_json(row: &Row, b: pi_session::usage::BlockSpan, st: pi_session::usage::BlockState, out: &mut String) {
+    let _ = write!(
+        out,
+        "\"startTime\":{},\"endTime\":{},\"actualEndTime\":{},\"isActive\":{},\"isGap\":{},",
+        iso(b.start_ms),
+        iso(b.end_ms),
+        if b.gap { "null".to_string() } else { iso(row.last_ms) },
+        st.active,
+        b.gap
+    );
+    match (st.tokens_per_minute, st.cost_per_hour) {
+        (Some(t), Some(c)) => {
+            let _ = write!(
+                out,
+                "\"burnRate\":{{\"tokensPerMinute\":{},\"costPerHour\":{}}},",
+                js_num(t),
+                js_num(c)
+            );
+        }
+        _ => out.push_str("\"burnRate\":null,"),
+    }
+    match (st.remaining_minutes, st.projected_tokens, st.projected_cost) {
+        (Some(m), Some(t), Some(c)) => {
+            let _ = write!(
+                out,
+                "\"projection\":{{\"totalTokens\":{},\"totalCost\":{},\"remainingMinutes\":{}}},",
+                js_num(t.round()),
+                js_num(c),
+                js_num(m.round())
+            );
+        }
+        _ => out.push_str("\"projection\":null,"),
+    }
 }
 
 fn row_json(row: &Row, out: &mut String) {
@@ -497,12 +753,14 @@ fn row_json(row: &Row, out: &mut String) {
 /// The JSON report (docs/cli.md): ccusage's shape (`daily`/`monthly`/`sessions` rows and
 /// `totals`, its field names) plus `models` rows, `records`, `sources`, `provider` and a
 /// `report` object saying what was counted.
-fn json(r: &Report, zone: &str, _breakdown: bool) -> String {
+fn json(r: &Report, zone: &str, now: f64) -> String {
     let (rows_key, key_name) = match r.period {
         Period::Daily => ("daily", "date"),
+        Period::Weekly(_) => ("weekly", "week"),
         Period::Monthly => ("monthly", "month"),
         Period::Session => ("sessions", "sessionPath"),
         Period::Model => ("models", "modelName"),
+        Period::Blocks => ("blocks", "id"),
     };
     let mut out = String::new();
     let _ = write!(out, "{{\"{rows_key}\":[");
@@ -525,6 +783,9 @@ fn json(r: &Report, zone: &str, _breakdown: bool) -> String {
                 iso(row.last_ms)
             );
         }
+        if let (Some(b), Some(st)) = (row.block, row.block_state(now)) {
+            block_json(row, b, st, &mut out);
+        }
         row_json(row, &mut out);
         out.push('}');
     }
@@ -535,9 +796,11 @@ fn json(r: &Report, zone: &str, _breakdown: bool) -> String {
         "}},\n\"report\":{{\"period\":{},\"timeZone\":{},\"sessions\":{},\"skippedFiles\":{},\"unreadableFiles\":{},\"records\":{},\"duplicates\":{},\"timeFromEntry\":{},\"timeFromHeader\":{},\"undated\":{},\"filtered\":{},\"cachedFiles\":{}}}}}\n",
         js(match r.period {
             Period::Daily => "daily",
+            Period::Weekly(_) => "weekly",
             Period::Monthly => "monthly",
             Period::Session => "session",
             Period::Model => "model",
+            Period::Blocks => "blocks",
         }),
         js(zone),
         r.sessions,
