@@ -447,3 +447,31 @@ pub fn mkfifo(path: &std::path::Path) {
     )
     .expect("mkfifo");
 }
+
+/// A new pseudo-terminal of 120 columns and 40 rows, output post-processing off (`\n`
+/// stays `\n`): its controlling end and the terminal's.
+pub fn pty() -> (rustix::fd::OwnedFd, rustix::fd::OwnedFd) {
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    use rustix::termios::{OptionalActions, OutputModes, Winsize, tcgetattr, tcsetattr, tcsetwinsize};
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("openpt");
+    grantpt(&master).expect("grantpt");
+    unlockpt(&master).expect("unlockpt");
+    let name = ptsname(&master, Vec::new()).expect("ptsname");
+    let slave = rustix::fs::open(
+        name.as_c_str(),
+        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )
+    .expect("open the terminal");
+    let mut t = tcgetattr(&slave).expect("tcgetattr");
+    t.output_modes.remove(OutputModes::OPOST);
+    tcsetattr(&slave, OptionalActions::Now, &t).expect("tcsetattr");
+    let size = Winsize {
+        ws_row: 40,
+        ws_col: 120,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    tcsetwinsize(&slave, size).expect("winsize");
+    (master, slave)
+}

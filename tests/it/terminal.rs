@@ -419,28 +419,7 @@ struct OnTty {
 /// `NO_COLOR` only when `!color`, `PAGER=cat` (the pager sees what the command prints).
 /// Output post-processing is off (`\n` stays `\n`). Killed after 60 s.
 fn on_tty(mut cmd: Command, color: bool) -> OnTty {
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    use rustix::termios::{OptionalActions, OutputModes, Winsize, tcgetattr, tcsetattr, tcsetwinsize};
-    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY | OpenptFlags::CLOEXEC).expect("openpt");
-    grantpt(&master).expect("grantpt");
-    unlockpt(&master).expect("unlockpt");
-    let name = ptsname(&master, Vec::new()).expect("ptsname");
-    let slave = rustix::fs::open(
-        name.as_c_str(),
-        rustix::fs::OFlags::RDWR | rustix::fs::OFlags::NOCTTY | rustix::fs::OFlags::CLOEXEC,
-        rustix::fs::Mode::empty(),
-    )
-    .expect("open the terminal");
-    let mut t = tcgetattr(&slave).expect("tcgetattr");
-    t.output_modes.remove(OutputModes::OPOST);
-    tcsetattr(&slave, OptionalActions::Now, &t).expect("tcsetattr");
-    let size = Winsize {
-        ws_row: 40,
-        ws_col: 120,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    tcsetwinsize(&slave, size).expect("winsize");
+    let (master, slave) = crate::common::pty();
     let fd = || Stdio::from(std::fs::File::from(slave.try_clone().expect("dup")));
     cmd.stdin(fd()).stdout(fd()).stderr(fd());
     cmd.env("TERM", "xterm-256color").env("PAGER", "cat").env("TZ", "UTC");

@@ -481,3 +481,91 @@ fn weeks_blocks_and_the_status_line_on_real_sessions() {
         }
     }
 }
+
+/// `usage --live` on a terminal: drawn at once, drawn again when a session gets a record
+/// (file events, well before the interval), and refused where it cannot draw.
+#[test]
+fn live_redraws_when_a_session_changes() {
+    use std::io::Read as _;
+    let dir = tempfile::tempdir().unwrap();
+    let session = dir.path().join("s.jsonl");
+    std::fs::copy(root().join("corpus/valid/branches.jsonl"), &session).unwrap();
+    let (master, slave) = crate::common::pty();
+    let fd = || std::process::Stdio::from(std::fs::File::from(slave.try_clone().unwrap()));
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_pi-session"))
+        .args(["usage", "daily", "--live", "--interval", "60", "--utc"])
+        .arg(dir.path())
+        .env("NO_COLOR", "1")
+        .env("PI_SESSION_CACHE_DIR", dir.path().join("cache"))
+        .stdin(fd())
+        .stdout(fd())
+        .stderr(fd())
+        .spawn()
+        .unwrap();
+    drop(slave);
+    // What the terminal shows, read on a thread of its own.
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let reader = std::thread::spawn(move || {
+        let mut f = std::fs::File::from(master);
+        let mut buf = [0u8; 1 << 14];
+        while let Ok(n) = f.read(&mut buf) {
+            if n == 0 || tx.send(buf[..n].to_vec()).is_err() {
+                break;
+            }
+        }
+    });
+    let mut screen = Vec::new();
+    // Until the last drawing (what follows the last clear) is whole and shows `what`.
+    let wait_for = |what: &str, screen: &mut Vec<u8>| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        let drawn = |s: &[u8]| {
+            let s = String::from_utf8_lossy(s);
+            let last = s.rsplit("\x1b[2J").next().unwrap_or_default().to_string();
+            last.contains(what) && last.contains("Ctrl-C stops)")
+        };
+        while !drawn(screen) {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(b) => screen.extend(b),
+                Err(_) => panic!("no {what:?} on the terminal:\n{}", String::from_utf8_lossy(screen)),
+            }
+        }
+    };
+    wait_for("$0.0048", &mut screen);
+    assert!(
+        String::from_utf8_lossy(&screen).starts_with("\x1b[H\x1b[2J"),
+        "drawn from the top"
+    );
+    assert!(String::from_utf8_lossy(&screen).contains("again on each change and every 60s"));
+    // A record of $1.50 more: drawn again within seconds, not after the minute.
+    let mut text = std::fs::read_to_string(&session).unwrap();
+    text.push_str(r#"{"type":"usage","id":"u9","parentId":null,"timestamp":"2025-03-14T10:00:00.000Z","kind":"k","provider":"q","model":"m3","usage":{"input":1,"output":1,"cacheRead":0,"cacheWrite":0,"cost":{"total":1.5}}}"#);
+    text.push('\n');
+    let started = std::time::Instant::now();
+    std::fs::write(&session, text).unwrap();
+    screen.clear();
+    wait_for("$1.50\n", &mut screen);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    drop(rx);
+    reader.join().unwrap();
+    // Not on a terminal, with --json, or for the status line: a usage error.
+    for (args, says) in [
+        (
+            vec!["--live"],
+            "--live draws on a terminal, and standard output is not one",
+        ),
+        (vec!["statusline", "--live"], "--live draws the tables"),
+    ] {
+        let o = run(&[&args[..], &[&dir.path().display().to_string()]].concat());
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(says),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let o = run(&["--live", "--json"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -66,6 +66,14 @@ pub struct UsageArgs {
     /// JSON (docs/cli.md).
     #[arg(short, long)]
     pub json: bool,
+    /// Draw the table again whenever a session changes (file events), and every
+    /// --interval seconds, until Ctrl-C; on a terminal only.
+    #[arg(long, conflicts_with = "json")]
+    live: bool,
+    /// Seconds between two drawings of --live when nothing changes (the active block's
+    /// time left moves on).
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, requires = "live")]
+    interval: f64,
     /// Cut the table to N columns (default: $COLUMNS, else the terminal's width; piped
     /// output is not cut). 0: never cut.
     #[arg(long, value_name = "N")]
@@ -201,6 +209,78 @@ impl UsageArgs {
 /// # Errors
 /// A bad option (usage), a named session or folder that cannot be read.
 pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
+    if a.live {
+        return live(a, read_mode, out);
+    }
+    once(a, read_mode, out, !a.quiet.quiet)
+}
+
+/// `--live`: the report drawn from the top of the screen, again after each change to a
+/// session (file events on the folders read, through `notify`; without them, the
+/// interval alone) and every `--interval` seconds.
+fn live(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
+    use std::sync::mpsc;
+    if a.args.first().is_some_and(|r| r == "statusline") {
+        return Err(usage_error(
+            "--live draws the tables; statusline prints one line each time it runs".to_string(),
+        ));
+    }
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return Err(usage_error(
+            "--live draws on a terminal, and standard output is not one".to_string(),
+        ));
+    }
+    if !(a.interval.is_finite() && a.interval >= 0.5) {
+        return Err(usage_error(format!("--interval {}: at least 0.5 seconds", a.interval)));
+    }
+    let (_, named) = a.split()?;
+    let roots = a.place.roots(&named)?;
+    let (tx, rx) = mpsc::channel::<()>();
+    let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
+        // Reads (this process's own among them) change nothing.
+        if !e.is_ok_and(|e| e.kind.is_access()) {
+            let _ = tx.send(());
+        }
+    });
+    let mut watched = false;
+    let _watcher = watcher.ok().map(|mut w| {
+        use notify::Watcher as _;
+        for r in &roots {
+            watched |= w.watch(r, notify::RecursiveMode::Recursive).is_ok();
+        }
+        w
+    });
+    let every = std::time::Duration::from_secs_f64(a.interval);
+    let (tz, _) = a.zone.tz()?;
+    let zone = crate::when::Zone::with(tz);
+    loop {
+        let mut page = Vec::new();
+        once(a, read_mode, &mut page, false)?;
+        let at = zone.local(crate::when::now_ms()).unwrap_or_default();
+        // Home, erase the screen, the page.
+        out.write_all(b"\x1b[H\x1b[2J")?;
+        out.write_all(&page)?;
+        writeln!(
+            out,
+            "(live: drawn {at}; again {}every {}s; Ctrl-C stops)",
+            if watched { "on each change and " } else { "" },
+            a.interval
+        )?;
+        out.flush()?;
+        match rx.recv_timeout(every) {
+            // A burst of events (an append is several) is one drawing.
+            Ok(()) => {
+                std::thread::sleep(std::time::Duration::from_millis(200));
+                while rx.try_recv().is_ok() {}
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => std::thread::sleep(every),
+        }
+    }
+}
+
+/// One report, printed to `out`; `progress`: the progress bar on stderr.
+fn once(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write, progress: bool) -> Result<i32> {
     let (period, named) = a.split()?;
     if a.args.first().is_some_and(|r| r == "statusline") {
         return run_statusline(a, &named, read_mode, out);
@@ -211,7 +291,7 @@ pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write)
     let (filter, zone_name) = a.filter(period)?;
     let roots = a.place.roots(&named)?;
     let cache = a.cache.cache();
-    let bar = crate::term::Bar::sessions(a.quiet.quiet);
+    let bar = crate::term::Bar::sessions(!progress);
     let mut progress = |done: usize, total: usize| bar.set(done, Some(total));
     let mut opts = CollectOptions {
         on_progress: Some(&mut progress),
