@@ -146,6 +146,8 @@ pub struct Filter {
     pub until: Option<Bound>,
     /// Only sessions started in this folder or below it (the header's `cwd`).
     pub cwd: Option<PathBuf>,
+    /// Only the records this session file owns (its path as read).
+    pub session: Option<PathBuf>,
     /// Only these sources (empty: all).
     pub sources: Vec<Source>,
     /// Count a record found in several files once (the default), or once per file.
@@ -160,6 +162,7 @@ impl Default for Filter {
             since: None,
             until: None,
             cwd: None,
+            session: None,
             sources: Vec::new(),
             dedup: true,
         }
@@ -556,8 +559,8 @@ enum RowKey {
 }
 
 /// Which records hold a key that a record before them holds: records numbered in the
-/// owners' `order`, file by file. The keys are spread over 256 buckets by their top
-/// byte in one pass in that order, then each bucket's keys go through a set small enough
+/// owners' `order`, file by file. The keys are spread over 256 buckets by a byte of
+/// theirs in one pass in that order, then each bucket's keys go through a set small enough
 /// for the CPU's caches: the same answer as one set of every key (the slow twin's), whose
 /// random accesses missed the caches for most keys and were most of a cached report's
 /// time (as were the bitmaps of keys met twice that stood in front of it).
@@ -567,9 +570,9 @@ fn repeated(files: &[(SessionInfo, FileUsage)], order: &[usize]) -> Vec<bool> {
     let mut i = 0u32;
     for &k in order {
         for r in &files[k].1.records {
-            // (The set below hashes the first half: the other half, unlike the top
-            // byte, varies within a bucket.)
-            buckets[(r.key[0] >> 56) as usize].push(([r.key[1], r.key[0]], i));
+            // (By the high half: the set hashes the low one, all of whose bits then vary
+            // within a bucket.)
+            buckets[(r.key[1] >> 56) as usize].push((r.key, i));
             i += 1;
         }
     }
@@ -672,7 +675,7 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
     } else {
         Vec::new()
     };
-    // Records in the owners' order, as `dup` numbers them.
+    // The next record's number in the owners' order, as `dup` numbers them.
     let mut nth = 0;
     // Rows, found by key; records of one file mostly fall in the row of the one before.
     let mut rows: Vec<Row> = Vec::new();
@@ -683,17 +686,18 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
         last: None,
     };
     let mut totals = Row::default();
-    // Models by a number of their own: (provider, model) pairs, and each row's sums per
-    // model number (names are put in at the end).
     // The records counted, in a blocks report (with their model's number).
     let mut timeline: Vec<(&super::Record, Option<u32>)> = Vec::new();
+    // Models by a number of their own: (provider, model) pairs, and each row's sums per
+    // model number (names are put in at the end).
     let mut model_ids: HashMap<(&str, &str), u32, ahash::RandomState> = HashMap::default();
     let mut model_names: Vec<(&str, &str)> = Vec::new();
     let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
     let mut total_models: Vec<(u32, Sums)> = Vec::new();
     for &k in &order {
         let (s, u) = &files[k];
-        let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d));
+        let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d))
+            && filter.session.as_ref().is_none_or(|p| *p == s.path);
         let ids: Vec<u32> = u
             .models
             .iter()
@@ -706,8 +710,9 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
             .collect();
         for rec in &u.records {
             r.records += 1;
+            let repeated = dup.get(nth).copied().unwrap_or(false);
             nth += 1;
-            if dup.get(nth - 1) == Some(&true) {
+            if repeated {
                 r.duplicates += 1;
                 continue;
             }
@@ -831,13 +836,6 @@ fn add(row: &mut Row, models: &mut Vec<(u32, Sums)>, rec: &super::Record, model_
     }
 }
 
-/// An instant as ccusage names a block: ISO 8601 in UTC, to the millisecond.
-pub(crate) fn iso_ms(ms: f64) -> String {
-    jiff::Timestamp::from_millisecond(ms.floor() as i64)
-        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
-        .unwrap_or_default()
-}
-
 /// The billing blocks of the counted records ([`Period::Blocks`]): rows in time order,
 /// gaps included, and each row's sums per model.
 fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Vec<(u32, Sums)>>) {
@@ -845,7 +843,7 @@ fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Ve
     timeline.sort_by(|a, b| a.0.time.ms.total_cmp(&b.0.time.ms));
     let hour = |ms: f64| (ms.floor() / 3_600_000.0).floor() * 3_600_000.0;
     let open = |start: f64| Row {
-        key: iso_ms(start),
+        key: crate::js::time::iso_from_ms(start).unwrap_or_default(),
         block: Some(BlockSpan {
             start_ms: start,
             end_ms: start + BLOCK_MS,
@@ -871,7 +869,10 @@ fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Ve
                 && ms - last > BLOCK_MS
             {
                 rows.push(Row {
-                    key: format!("gap-{}", iso_ms(last + BLOCK_MS)),
+                    key: format!(
+                        "gap-{}",
+                        crate::js::time::iso_from_ms(last + BLOCK_MS).unwrap_or_default()
+                    ),
                     block: Some(BlockSpan {
                         start_ms: last + BLOCK_MS,
                         end_ms: ms,

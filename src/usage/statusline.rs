@@ -45,18 +45,19 @@ impl Gathered {
             .sums;
         let session = session.and_then(|want| {
             let want_id = file_id(want)?;
-            let rows = self.report(&filter(Period::Session)).rows;
-            // The session is among those read; its row is there when it owns a record.
-            let found = self
+            // The session among those read (by its name first, then the file it names).
+            let (found, _) = self
                 .files
                 .iter()
                 .find(|(s, _)| s.path.file_name() == want.file_name() && file_id(&s.path) == Some(want_id))?;
-            let sums = rows
-                .iter()
-                .find(|r| r.session.as_ref().is_some_and(|s| s.path == found.0.path))
-                .map(|r| r.sums)
-                .unwrap_or_default();
-            Some((found.0.path.clone(), sums))
+            let sums = self
+                .report(&Filter {
+                    session: Some(found.path.clone()),
+                    ..filter(Period::Daily)
+                })
+                .totals
+                .sums;
+            Some((found.path.clone(), sums))
         });
         let block = self
             .report(&filter(Period::Blocks))

@@ -176,6 +176,7 @@ pub fn report_bytes(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) -> (Ve
                     .cwd
                     .as_ref()
                     .is_some_and(|d| !std::path::Path::new(cwd).starts_with(d))
+                || filter.session.as_ref().is_some_and(|p| p != path)
             {
                 continue;
             }
@@ -241,7 +242,7 @@ fn ccusage_blocks(mut recs: Vec<&TwinRecord>) -> Vec<TwinRow> {
             .expect("an hour");
         hour.timestamp().as_millisecond() as f64
     };
-    let iso = |ms: f64| super::report::iso_ms(ms);
+    let iso = |ms: f64| crate::js::time::iso_from_ms(ms).unwrap_or_default();
     let mut out = Vec::new();
     let mut current: Option<(f64, Vec<&TwinRecord>)> = None;
     let close = |start: f64, entries: &[&TwinRecord], out: &mut Vec<TwinRow>| {
@@ -541,6 +542,11 @@ pub mod hostile {
                 copies.push(l);
             }
             files.push((PathBuf::from(format!("/h/f{k}.jsonl")), text.into_bytes()));
+        }
+        // (Drawn last, so that the bytes before keep their meaning; past the end, never.)
+        let mut filter = filter;
+        if b.next() % 5 == 1 {
+            filter.session = Some(files[0].0.clone());
         }
         (files, filter)
     }

@@ -134,26 +134,33 @@ fn looks_like_a_report(word: &str) -> bool {
         && word.bytes().any(|b| b.to_ascii_lowercase() > b'f')
 }
 
+/// What `usage` is asked for: a report (a table or its JSON), or the status line.
+#[derive(Clone, Copy, PartialEq)]
+enum Want {
+    Report(Period),
+    Statusline,
+}
+
 impl UsageArgs {
     /// The report kind and the sessions and folders named.
     ///
     /// # Errors
     /// A first word that is no report and names no file (`usage blocks`): a usage error
     /// that lists the reports, not a lookup of a session id.
-    fn split(&self) -> Result<(Period, Vec<PathBuf>)> {
+    fn split(&self) -> Result<(Want, Vec<PathBuf>)> {
         let mut args = self.args.as_slice();
-        let period = match args.first().map(String::as_str) {
-            // (The status line is checked for first: `run_statusline`.)
-            Some("statusline") => Some(Period::Daily),
-            Some("daily") => Some(Period::Daily),
-            Some("weekly") => Some(Period::Weekly(self.start_of_week.weekday())),
-            Some("monthly") => Some(Period::Monthly),
-            Some("session") => Some(Period::Session),
-            Some("model") => Some(Period::Model),
-            Some("blocks") => Some(Period::Blocks),
+        let report = |p| Some(Want::Report(p));
+        let want = match args.first().map(String::as_str) {
+            Some("daily") => report(Period::Daily),
+            Some("weekly") => report(Period::Weekly(self.start_of_week.weekday())),
+            Some("monthly") => report(Period::Monthly),
+            Some("session") => report(Period::Session),
+            Some("model") => report(Period::Model),
+            Some("blocks") => report(Period::Blocks),
+            Some("statusline") => Some(Want::Statusline),
             _ => None,
         };
-        if period.is_some() {
+        if want.is_some() {
             args = &args[1..];
         } else if let Some(first) = args.first()
             && looks_like_a_report(first)
@@ -164,7 +171,10 @@ impl UsageArgs {
                 escape(first)
             )));
         }
-        Ok((period.unwrap_or_default(), args.iter().map(PathBuf::from).collect()))
+        Ok((
+            want.unwrap_or(Want::Report(Period::Daily)),
+            args.iter().map(PathBuf::from).collect(),
+        ))
     }
 
     fn filter(&self, period: Period) -> Result<(Filter, String)> {
@@ -199,6 +209,7 @@ impl UsageArgs {
             cwd,
             sources,
             dedup: !self.no_dedup,
+            session: None,
         };
         Ok((f, zone_name))
     }
@@ -209,22 +220,28 @@ impl UsageArgs {
 /// # Errors
 /// A bad option (usage), a named session or folder that cannot be read.
 pub fn run(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
-    if a.live {
-        return live(a, read_mode, out);
+    let (want, named) = a.split()?;
+    match want {
+        Want::Statusline if a.live => Err(usage_error(
+            "--live draws the tables; statusline prints one line each time it runs".to_string(),
+        )),
+        Want::Statusline => run_statusline(a, &named, read_mode, out),
+        Want::Report(period) if a.live => live(a, period, &named, read_mode, out),
+        Want::Report(period) => once(a, period, &named, read_mode, out, !a.quiet.quiet),
     }
-    once(a, read_mode, out, !a.quiet.quiet)
 }
 
 /// `--live`: the report drawn from the top of the screen, again after each change to a
 /// session (file events on the folders read, through `notify`; without them, the
 /// interval alone) and every `--interval` seconds.
-fn live(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) -> Result<i32> {
+fn live(
+    a: &UsageArgs,
+    period: Period,
+    named: &[PathBuf],
+    read_mode: pi_session::ReadMode,
+    out: &mut impl Write,
+) -> Result<i32> {
     use std::sync::mpsc;
-    if a.args.first().is_some_and(|r| r == "statusline") {
-        return Err(usage_error(
-            "--live draws the tables; statusline prints one line each time it runs".to_string(),
-        ));
-    }
     if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
         return Err(usage_error(
             "--live draws on a terminal, and standard output is not one".to_string(),
@@ -233,8 +250,7 @@ fn live(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) ->
     if !(a.interval.is_finite() && a.interval >= 0.5) {
         return Err(usage_error(format!("--interval {}: at least 0.5 seconds", a.interval)));
     }
-    let (_, named) = a.split()?;
-    let roots = a.place.roots(&named)?;
+    let roots = a.place.roots(named)?;
     let (tx, rx) = mpsc::channel::<()>();
     let watcher = notify::recommended_watcher(move |e: notify::Result<notify::Event>| {
         // Reads (this process's own among them) change nothing.
@@ -255,7 +271,7 @@ fn live(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) ->
     let zone = crate::when::Zone::with(tz);
     loop {
         let mut page = Vec::new();
-        once(a, read_mode, &mut page, false)?;
+        once(a, period, named, read_mode, &mut page, false)?;
         let at = zone.local(crate::when::now_ms()).unwrap_or_default();
         // Home, erase the screen, the page.
         out.write_all(b"\x1b[H\x1b[2J")?;
@@ -280,16 +296,19 @@ fn live(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write) ->
 }
 
 /// One report, printed to `out`; `progress`: the progress bar on stderr.
-fn once(a: &UsageArgs, read_mode: pi_session::ReadMode, out: &mut impl Write, progress: bool) -> Result<i32> {
-    let (period, named) = a.split()?;
-    if a.args.first().is_some_and(|r| r == "statusline") {
-        return run_statusline(a, &named, read_mode, out);
-    }
+fn once(
+    a: &UsageArgs,
+    period: Period,
+    named: &[PathBuf],
+    read_mode: pi_session::ReadMode,
+    out: &mut impl Write,
+    progress: bool,
+) -> Result<i32> {
     if a.active && period != Period::Blocks {
         return Err(usage_error("--active is for the blocks report".to_string()));
     }
     let (filter, zone_name) = a.filter(period)?;
-    let roots = a.place.roots(&named)?;
+    let roots = a.place.roots(named)?;
     let cache = a.cache.cache();
     let bar = crate::term::Bar::sessions(!progress);
     let mut progress = |done: usize, total: usize| bar.set(done, Some(total));
