@@ -11,7 +11,12 @@
 //! strings are matched by the very code the fast path uses ([`super::entry_hits`]), so
 //! a map gives exactly the hits of [`super::search_source`] on the file it was built from.
 //!
-//! Encoding: entries one after the other, each a row of LEB128 unsigned integers:
+//! A stored map starts with the file's sketch (`sketch.rs`: the trigrams of the strings
+//! every search reads), by which a search passes over a file that cannot hold a match
+//! without reading it ([`may_match`]).
+//!
+//! Encoding: the sketch, then entries one after the other, each a row of LEB128 unsigned
+//! integers:
 //! ```text
 //! offset - previous offset, line - previous line, position - previous position
 //!                          (wrapping: any order decodes)
@@ -74,6 +79,9 @@ fn wanted(f: FieldKind, want: Fields) -> bool {
 pub(crate) fn build(s: &Session) -> Result<Vec<u8>> {
     let branch = Branch::of(s);
     let mut out = Vec::new();
+    let mut sketch = SKETCH
+        .with(|b| b.borrow_mut().take())
+        .unwrap_or_else(super::sketch::Builder::new);
     let mut found = Vec::new();
     let (mut offset, mut line, mut pos) = (0u64, 0u64, 0u64);
     for &p in s.entries() {
@@ -112,13 +120,40 @@ pub(crate) fn build(s: &Session) -> Result<Vec<u8>> {
         }
         put_varint(&mut out, found.len() as u64);
         for f in &found {
+            if super::sketch::sketched(f.field) {
+                let raw = &raw[f.at.start..f.at.end];
+                sketch.add(raw, super::pattern::has_relevant_escape(raw));
+            }
             put_varint(&mut out, field_code(f.field));
             put_varint(&mut out, f.block.map_or(0, |b| u64::from(b) + 1));
             put_varint(&mut out, f.at.start as u64);
             put_varint(&mut out, (f.at.end - f.at.start) as u64);
         }
     }
-    Ok(out)
+    let mut entry = Vec::with_capacity(out.len() + 4096);
+    sketch.finish(&mut entry);
+    SKETCH.with(|b| *b.borrow_mut() = Some(sketch));
+    entry.extend_from_slice(&out);
+    Ok(entry)
+}
+
+thread_local! {
+    /// Each thread's sketch builder (its bitmap is 32 KiB), kept from file to file.
+    static SKETCH: std::cell::RefCell<Option<super::sketch::Builder>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The map of a stored entry (built by [`build`]): what follows its sketch.
+pub(crate) fn body(entry: &[u8]) -> Option<&[u8]> {
+    entry.get(super::sketch::len(entry)?..)
+}
+
+/// Whether a query may find something in the file whose stored entry is `entry`, by its
+/// sketch (`None`: the entry holds none).
+pub(crate) fn may_match(entry: &[u8], q: &Query) -> Option<bool> {
+    match &q.matcher.probe {
+        Some(p) => p.may_match(entry, q.fields),
+        None => Some(true),
+    }
 }
 
 /// What a query reads of a file through its map: the entries it may find something in
@@ -131,7 +166,8 @@ pub(crate) struct Plan<'m> {
 
 impl<'m> Plan<'m> {
     /// The plan of query `q` over a map; `None` when the map does not decode.
-    pub(crate) fn of(map: &'m [u8], q: &Query) -> Option<Plan<'m>> {
+    pub(crate) fn of(entry: &'m [u8], q: &Query) -> Option<Plan<'m>> {
+        let map = body(entry)?;
         let mut r = Reader { b: map, at: 0 };
         let mut plan = Plan {
             entries: Vec::new(),
@@ -257,6 +293,15 @@ pub(crate) fn search_map(bytes: &[u8], map: &[u8], q: &Query) -> Option<Vec<Hit>
     let mut hits = Plan::of(map, q)?.search(q, &[(0, bytes)])?;
     super::fill_label_targets(&mut hits, |h| super::line_in(bytes, h.offset.0));
     Some(hits)
+}
+
+/// The stored entry (sketches and map) built from `bytes` (`None`: no map could be
+/// built): for the twin's check.
+#[cfg(any(test, feature = "internals"))]
+pub(crate) fn entry_of(bytes: &[u8]) -> Option<Vec<u8>> {
+    let source = crate::source::Source::from_bytes(bytes.to_vec());
+    let s = Session::from_source(source, super::open_options(super::FileOptions::default())).ok()?;
+    build(&s).ok()
 }
 
 /// The map path on bytes in memory, as a search through a stored map runs it: the map

@@ -30,6 +30,7 @@ mod lines;
 mod map;
 pub mod pattern;
 mod run;
+mod sketch;
 pub(crate) mod store;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
@@ -603,14 +604,21 @@ fn read_line_at(file: &std::fs::File, offset: u64) -> Option<Vec<u8>> {
 pub(crate) type FileHitsWithId = (Vec<Hit>, Option<String>);
 
 /// Search one file through its search map (`map.rs`): the `stored` one when the file's
-/// stamp is the one it was built under ([`search_stored`]), else one built now from a full
-/// open, which the outcome carries for the cache.
+/// stamp is the one it was built under (not even read when its sketch holds none of the
+/// pattern's pieces; else [`search_stored`]), else one built now from a full open, which
+/// the outcome carries for the cache.
 pub(crate) fn search_path_mapped(
     path: &Path,
     q: &Query,
     o: FileOptions,
     stored: Option<(Stamp, &[u8])>,
 ) -> (Result<FileHitsWithId>, store::Outcome) {
+    if let Some((stamp, m)) = stored
+        && map::may_match(m, q) == Some(false)
+        && std::fs::metadata(path).is_ok_and(|meta| Stamp::of(&meta) == stamp)
+    {
+        return (Ok((Vec::new(), None)), store::Outcome::Reused);
+    }
     if let Some((stamp, m)) = stored
         && let Some(found) = search_stored(path, q, stamp, m)
     {

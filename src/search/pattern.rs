@@ -83,6 +83,11 @@ fn relevant_escape(b: &[u8], i: usize) -> bool {
     )
 }
 
+/// Whether `b` holds a relevant `\u` escape ([`relevant_escape`]).
+pub(crate) fn has_relevant_escape(b: &[u8]) -> bool {
+    memchr::memmem::find_iter(b, b"\\u").any(|i| relevant_escape(b, i))
+}
+
 /// The starts of the lines of `b` that hold a relevant `\u` escape, in order.
 fn escape_lines(b: &[u8], out: &mut Vec<usize>) {
     let finder = memchr::memmem::Finder::new(b"\\u");
@@ -114,6 +119,8 @@ pub struct Matcher {
     pub(crate) multiline: bool,
     /// The pieces the prefilter looks for (for tests and `--debug`-style reports).
     pub(crate) pieces: Vec<String>,
+    /// What a file's sketch is asked (`None`: no file can be passed over by it).
+    pub(crate) probe: Option<super::sketch::Probe>,
 }
 
 /// Whether ripgrep's smart case would pick case-insensitive matching for `p`: no
@@ -316,6 +323,7 @@ impl Pattern {
             prefilter,
             gate,
             multiline: self.multiline,
+            probe: pieces.as_deref().and_then(super::sketch::Probe::of),
             pieces: pieces.unwrap_or_default(),
         })
     }
@@ -349,7 +357,7 @@ impl Matcher {
     #[inline]
     pub fn may_match_raw(&self, raw: &[u8]) -> bool {
         let Some(p) = &self.prefilter else { return true };
-        p.find_at(raw, 0).is_some() || memchr::memmem::find_iter(raw, b"\\u").any(|i| relevant_escape(raw, i))
+        p.find_at(raw, 0).is_some() || has_relevant_escape(raw)
     }
 
     /// The starts of the lines of `bytes` that may hold a match, in order (`None`: every

@@ -330,6 +330,20 @@ fn cache_files_are_type_and_size_checked_before_they_are_read() {
         .expect("a cache file");
     let good = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
     assert!(good.warning.is_none() && good.get(b"s.jsonl").is_some());
+    // Of another format (as after an upgrade): not used, and nothing said; a byte
+    // flipped in it is damage.
+    let bytes = std::fs::read(&file).expect("read");
+    let mut other = bytes.clone();
+    other[16] ^= 3;
+    std::fs::write(&file, &other).expect("write");
+    let old = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(old.warning.is_none() && old.get(b"s.jsonl").is_none());
+    let mut flipped = bytes.clone();
+    *flipped.last_mut().expect("bytes") ^= 1;
+    std::fs::write(&file, &flipped).expect("write");
+    let bad = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(bad.warning.as_deref().is_some_and(|w| w.ends_with("is damaged")) && bad.get(b"s.jsonl").is_none());
+    std::fs::write(&file, &bytes).expect("write");
     // Grown to 3 GB (sparse): damaged, and its bytes were never read.
     std::fs::File::options()
         .write(true)

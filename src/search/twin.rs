@@ -246,6 +246,20 @@ pub fn check_against_twin(bytes: &[u8], q: &Query) -> std::result::Result<(), St
     let fast = super::search_source(Source::from_bytes(bytes.to_vec()), q, super::FileOptions::default());
     let slow = search_source_slow(Source::from_bytes(bytes.to_vec()), q);
     // The search map (what a search with a cache runs): the same hits, or the same error.
+    // The sketches let a file with hits be read: those a search of only the hit's field
+    // reads, and those the query reads.
+    if let (Ok(hits), Some(entry), Some(probe)) = (&slow, super::map::entry_of(bytes), &q.matcher.probe) {
+        for h in hits {
+            let alone = super::Fields {
+                thinking: h.field == FieldKind::Thinking,
+                tool_calls: h.field == FieldKind::ToolCall,
+                tool_results: matches!(h.field, FieldKind::ToolResult | FieldKind::Output),
+            };
+            if probe.may_match(&entry, alone) != Some(true) || super::map::may_match(&entry, q) != Some(true) {
+                return Err(format!("the sketch passes over a file with a hit: {h:?}"));
+            }
+        }
+    }
     match (super::map::search_bytes_mapped(bytes, q), &slow) {
         (Ok(Some(m)), Ok(s)) => same("search map", &m, s)?,
         (Err(a), Err(b)) if a.kind().to_string() == b.kind().to_string() => {}

@@ -17,9 +17,9 @@
 //! were read under when the map was built, and a map of a file whose ctime was within two
 //! seconds of that read is not kept (a write in the same clock tick would not move the
 //! stamp). A cache file that is damaged, foreign or of another version is ignored and
-//! written anew; a cache that cannot be read or written means a search without it. It
-//! is written whole to a temporary file renamed over the old one (`write_atomically`),
-//! only when a map was added or dropped.
+//! written anew (said on stderr when damaged); a cache that cannot be read or written
+//! means a search without it. It is written whole to a temporary file renamed over the
+//! old one (`write_atomically`), only when a map was added or dropped.
 
 use super::codec::{Reader, put_bytes, put_u64};
 use crate::source::Stamp;
@@ -80,13 +80,11 @@ impl FolderMaps {
                 m.bytes = b;
                 match decode(&m.bytes, &m.folder, kind) {
                     Some(e) => m.entries = e,
-                    None => {
-                        m.warning = Some(format!(
-                            "the {} {} is damaged or of another version",
-                            kind.what,
-                            m.file.display()
-                        ))
+                    // (One of another format, as after an upgrade, is rebuilt without a word.)
+                    None if !other_format(&m.bytes, kind) => {
+                        m.warning = Some(format!("the {} {} is damaged", kind.what, m.file.display()))
                     }
+                    None => {}
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -209,6 +207,12 @@ pub(crate) fn by_folder<'p>(
 /// Bytes that came from `as_encoded_bytes` of a path, as a path again.
 fn os_str(b: &[u8]) -> &std::ffi::OsStr {
     std::os::unix::ffi::OsStrExt::from_bytes(b)
+}
+
+/// Whether `bytes` are a cache file of this kind in another format.
+fn other_format(bytes: &[u8], kind: &Kind) -> bool {
+    let mut r = Reader { b: bytes, at: 0 };
+    r.take(16) == Some(kind.magic) && r.u32().is_some_and(|f| f != kind.format)
 }
 
 /// The entries of a cache file of `folder`; `None` when anything is off.
