@@ -186,7 +186,7 @@ pub(crate) fn by_folder<'p>(
     kind: &'static Kind,
 ) -> (Vec<FolderMaps>, Vec<(usize, &'p [u8])>) {
     let mut index = HashMap::new();
-    let mut folders = Vec::new();
+    let mut names: Vec<&Path> = Vec::new();
     let of = paths
         .iter()
         .map(|p| {
@@ -195,12 +195,15 @@ pub(crate) fn by_folder<'p>(
                 .filter(|f| !f.as_os_str().is_empty())
                 .unwrap_or(Path::new("."));
             let k = *index.entry(folder).or_insert_with(|| {
-                folders.push(FolderMaps::load(dir, folder, kind));
-                folders.len() - 1
+                names.push(folder);
+                names.len() - 1
             });
             (k, p.file_name().map_or(&[][..], |n| n.as_encoded_bytes()))
         })
         .collect();
+    // (In parallel: each is a read and a hash of the whole file.)
+    use rayon::prelude::*;
+    let folders = names.par_iter().map(|f| FolderMaps::load(dir, f, kind)).collect();
     (folders, of)
 }
 
