@@ -32,6 +32,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("follow", 7),
     ("usage", 8),
     ("analytics", 9),
+    // Every cache at once: what each holds, refreshing and dropping them.
+    ("caches", 9),
     // What a person sees: pi's view rules, over everything that reads; under the faces.
     ("view", 10),
     ("internals", 11),

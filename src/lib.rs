@@ -83,6 +83,7 @@
 // Folders, bottom to top: `LAYERS` in `layering.rs`, which checks on every test run that
 // each imports only from those below it and that no files import each other round a circle.
 pub mod analytics;
+pub mod caches;
 pub mod dump;
 mod error;
 mod files;

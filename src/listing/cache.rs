@@ -65,7 +65,7 @@ use super::store::{self, Entry, Listed, Outcome, Refused};
 use super::{SessionInfo, SkipFileReason};
 use crate::js::string::JsStr;
 use crate::json::Value;
-use crate::source::{RACY_NS, ReadMode, Source, now_ns, read_upto};
+use crate::source::{RACY_NS, ReadMode, Source, Stamp, now_ns, read_upto};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -632,6 +632,23 @@ fn same_entry(old: &Entry<'_>, new: &Entry<'_>) -> bool {
 }
 
 /// The cache file mapped, its meta section checked; `Ok(None)` when there is none.
+/// The cache file of the listing of `folder` as `kind` (`all` or `dir`), and the path and
+/// stamp of each file it holds an entry of that a listing would trust (not racy): `None`
+/// when there is no usable file (none, damaged, another version's, another listing's).
+pub(crate) fn stamps_of(cache: &ListingCache, kind: &str, folder: &Path) -> (PathBuf, Option<Vec<(PathBuf, Stamp)>>) {
+    let open = Open::load(cache, kind, folder);
+    let view = View::new(&open);
+    let stamps = (open.loaded.is_some() && view.warning.is_none()).then(|| {
+        let os = |b: &[u8]| PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b));
+        view.entries
+            .iter()
+            .filter(|e| !e.racy)
+            .map(|e| (os(e.path), e.stamp))
+            .collect()
+    });
+    (open.file.clone(), stamps)
+}
+
 fn read_cache(path: &Path) -> Result<Option<(Source, store::Sections)>, String> {
     let unreadable = |e: std::io::Error| format!("cannot be read ({e})");
     let f = match crate::source::open_for_reading(path) {

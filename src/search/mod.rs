@@ -37,8 +37,10 @@ pub mod twin;
 
 pub use lines::{MATCHES_KEPT, TextLine};
 pub use pattern::{Case, Matcher, Pattern, PatternError};
+pub(crate) use run::stored_stamps;
 pub use run::{
-    FileHits, SearchOptions, SearchReport, Sessions, cwd_within, search, search_paths, sessions_in, sort_newest_first,
+    FileHits, SearchOptions, SearchReport, Sessions, cwd_within, refresh_maps, search, search_paths, sessions_in,
+    sort_newest_first,
 };
 
 use crate::error::{Error, Result};
@@ -646,6 +648,25 @@ pub(crate) fn search_path_mapped(
         }
     });
     r.unwrap_or_else(|e| (Err(e), store::Outcome::Dropped))
+}
+
+/// The map of the file at `path`, built from a full open (as a search builds it) for the
+/// cache; `Dropped` when the file cannot be opened or changed while it was read.
+pub(crate) fn map_path(path: &Path, o: FileOptions) -> store::Outcome {
+    let r = with_source(path, o.read_mode, |source| {
+        let placeholder = Source::from_bytes(Vec::new());
+        let Ok(mut s) = Session::from_source(std::mem::replace(source, placeholder), open_options(o)) else {
+            return store::Outcome::Dropped;
+        };
+        let stamp = s.source.stamp().copied();
+        let m = map::build(&s).ok().filter(|_| s.verify().is_ok());
+        *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
+        match (m, stamp) {
+            (Some(m), Some(stamp)) => store::Outcome::Built(stamp, m),
+            _ => store::Outcome::Dropped,
+        }
+    });
+    r.unwrap_or(store::Outcome::Dropped)
 }
 
 /// Search a session's bytes (the fast path): see the module docs.

@@ -235,6 +235,46 @@ pub fn search_paths(
     Ok(report)
 }
 
+/// Bring the search maps of `paths` up to date in `cache` (each file whose map is missing
+/// or of another `stat` opened and mapped, in parallel), as the first search would: what
+/// was done, and what went wrong with the cache.
+pub fn refresh_maps(paths: &[PathBuf], cache: &ListingCache, read_mode: ReadMode) -> SearchReport {
+    use rayon::prelude::*;
+    let maps = Maps::load(cache.dir(), paths);
+    let fo = FileOptions { read_mode };
+    let outcomes: Vec<Option<Outcome>> = paths
+        .par_iter()
+        .enumerate()
+        .map(|(i, p)| {
+            Some(match maps.stored(i) {
+                Some((stamp, _)) if std::fs::metadata(p).is_ok_and(|m| crate::source::Stamp::of(&m) == stamp) => {
+                    Outcome::Reused
+                }
+                _ => super::map_path(p, fo),
+            })
+        })
+        .collect();
+    let mut report = SearchReport::default();
+    maps.write(cache.dir(), outcomes, cache.racy_before(), &mut report);
+    report
+}
+
+/// The files of the search cache that hold the maps of `paths`, whether each is there
+/// and usable, and the stamp of each path's map (`None`: none).
+pub(crate) fn stored_stamps(
+    paths: &[PathBuf],
+    cache: &ListingCache,
+) -> (Vec<(PathBuf, bool)>, Vec<Option<crate::source::Stamp>>) {
+    let maps = Maps::load(cache.dir(), paths);
+    let files = maps
+        .folders
+        .iter()
+        .map(|f| (f.file().to_path_buf(), f.usable()))
+        .collect();
+    let stamps = (0..paths.len()).map(|i| maps.stored(i).map(|(s, _)| s)).collect();
+    (files, stamps)
+}
+
 /// The sessions a search covers, newest first.
 #[derive(Debug, Default)]
 pub struct Sessions {

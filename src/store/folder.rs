@@ -49,6 +49,8 @@ pub(crate) struct FolderMaps {
     entries: Entries,
     /// Why the cache file was not used, when it was there but not usable.
     pub(crate) warning: Option<String>,
+    /// Whether the cache file was there and decoded.
+    decoded: bool,
 }
 
 /// What a search did with one file of a folder, for the next write of its cache.
@@ -74,12 +76,16 @@ impl FolderMaps {
             bytes: Vec::new(),
             entries: HashMap::new(),
             warning: None,
+            decoded: false,
         };
         match read_cache_file(&m.file, m.folder.len()) {
             Ok(b) => {
                 m.bytes = b;
                 match decode(&m.bytes, &m.folder, kind) {
-                    Some(e) => m.entries = e,
+                    Some(e) => {
+                        m.entries = e;
+                        m.decoded = true;
+                    }
                     // (One of another format, as after an upgrade, is rebuilt without a word.)
                     None if !other_format(&m.bytes, kind) => {
                         m.warning = Some(format!("the {} {} is damaged", kind.what, m.file.display()))
@@ -91,6 +97,16 @@ impl FolderMaps {
             Err(e) => m.warning = Some(format!("the {} {} cannot be read ({e})", kind.what, m.file.display())),
         }
         m
+    }
+
+    /// The cache file.
+    pub(crate) fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// Whether the cache file was there and usable.
+    pub(crate) fn usable(&self) -> bool {
+        self.decoded
     }
 
     /// How many bytes of the cache file are held in memory (the whole file once read).

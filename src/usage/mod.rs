@@ -43,6 +43,19 @@ pub use report::{
 };
 pub use statusline::Statusline;
 
+/// The usage cache files that hold the records of `paths`, whether each is there and
+/// usable, and the stamp each path's records were read under (`None`: none kept).
+pub(crate) fn stored_stamps(
+    dir: &std::path::Path,
+    paths: &[std::path::PathBuf],
+) -> (Vec<(std::path::PathBuf, bool)>, Vec<Option<crate::source::Stamp>>) {
+    let st = store::Stored::load(dir, paths);
+    (
+        st.files(),
+        (0..paths.len()).map(|i| st.get(i).map(|(s, _)| s)).collect(),
+    )
+}
+
 use crate::json::Value;
 
 /// Where a usage record was found.

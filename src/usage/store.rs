@@ -45,6 +45,14 @@ impl<'p> Stored<'p> {
         Stored { folders, of }
     }
 
+    /// The cache files, and whether each is there and usable.
+    pub(crate) fn files(&self) -> Vec<(PathBuf, bool)> {
+        self.folders
+            .iter()
+            .map(|f| (f.file().to_path_buf(), f.usable()))
+            .collect()
+    }
+
     pub(crate) fn get(&self, i: usize) -> Option<(Stamp, &[u8])> {
         let (k, name) = self.of[i];
         self.folders[k].get(name)

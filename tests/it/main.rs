@@ -23,6 +23,7 @@ mod export;
 mod follow;
 mod hostile_writes;
 mod incremental;
+mod index;
 mod listing;
 mod ls;
 mod memory;

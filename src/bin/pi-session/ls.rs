@@ -416,25 +416,6 @@ pub(crate) mod table {
         }
     }
 
-    /// `512B`, `1.2K`, `34K`, `1.2M`, `3.0G`: powers of 1024, one decimal under 10.
-    pub fn human_size(n: u64) -> String {
-        if n < 1024 {
-            return format!("{n}B");
-        }
-        let mut v = n as f64;
-        for unit in ["K", "M", "G", "T", "P"] {
-            v /= 1024.0;
-            // Rounded as printed: 1023.96K is 1.0M.
-            if (v * 10.0).round() / 10.0 < 10.0 {
-                return format!("{v:.1}{unit}");
-            }
-            if v.round() < 1024.0 || unit == "P" {
-                return format!("{v:.0}{unit}");
-            }
-        }
-        unreachable!("the loop returns at P")
-    }
-
     /// What a row shows, before it is fitted.
     struct Row<'a> {
         prefix: &'a str,
@@ -483,7 +464,7 @@ pub(crate) mod table {
                     }),
                     age: age(s.modified, now),
                     msgs: s.message_count.to_string(),
-                    size: human_size(size),
+                    size: crate::term::human_size(size),
                     title,
                     named,
                     cwd: pi_session::view::sessions::shorten_home(&s.cwd.to_str_lossy(), home),
@@ -674,7 +655,7 @@ pub(crate) mod table {
 
 #[cfg(test)]
 mod tests {
-    use super::table::human_size;
+    use crate::term::human_size;
 
     #[test]
     fn sizes_as_people_read_them() {

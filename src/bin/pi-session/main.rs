@@ -28,6 +28,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 mod export;
 mod flags;
 mod generate;
+mod index;
 mod locate;
 mod ls;
 mod open;
@@ -121,6 +122,9 @@ enum Cmd {
     /// Tokens and cost of every session by day, month, session or model: every usage
     /// record pi wrote, each counted once across forks and copies.
     Usage(usage::UsageArgs),
+    /// Bring the caches (listing, search maps, usage records) of every session up to
+    /// date, or build them again (--rebuild), and say what they hold (--stats: only say).
+    Index(index::IndexArgs),
     /// Export sessions, entries and usage records as Parquet tables (Hive-partitioned by
     /// day) for DuckDB, DataFusion, polars or Spark; a second run writes only what changed.
     #[cfg(feature = "parquet")]
@@ -361,6 +365,7 @@ impl Cmd {
             | Cmd::Find(_)
             | Cmd::Search(_)
             | Cmd::Usage(_)
+            | Cmd::Index(_)
             | Cmd::Gen(_)
             | Cmd::Completions { .. }
             | Cmd::Man { .. } => None,
@@ -394,6 +399,7 @@ impl Cmd {
             Cmd::Tree(a) if a.json => Some(None),
             Cmd::Search(a) if a.json => Some(None),
             Cmd::Usage(a) if a.json => Some(None),
+            Cmd::Index(a) if a.json => Some(None),
             #[cfg(feature = "parquet")]
             Cmd::ExportParquet(a) if a.json => Some(None),
             _ => None,
@@ -646,6 +652,7 @@ fn run(mut cli: Cli) -> Result<i32> {
         Cmd::Find(a) => ls::run_find(&a, &mut out)?,
         Cmd::Search(a) => search::run(&a, open.read_mode, &mut out)?,
         Cmd::Usage(a) => usage::run(&a, open.read_mode, &mut out)?,
+        Cmd::Index(a) => index::run(&a, open.read_mode, &mut out)?,
         #[cfg(feature = "parquet")]
         Cmd::ExportParquet(a) => parquet::run(&a, open.read_mode, &mut out)?,
         #[cfg(not(feature = "parquet"))]

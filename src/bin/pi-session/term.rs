@@ -338,6 +338,25 @@ impl Drop for Bar {
     }
 }
 
+/// `512B`, `1.2K`, `34K`, `1.2M`, `3.0G`: powers of 1024, one decimal under 10.
+pub fn human_size(n: u64) -> String {
+    if n < 1024 {
+        return format!("{n}B");
+    }
+    let mut v = n as f64;
+    for unit in ["K", "M", "G", "T", "P"] {
+        v /= 1024.0;
+        // Rounded as printed: 1023.96K is 1.0M.
+        if (v * 10.0).round() / 10.0 < 10.0 {
+            return format!("{v:.1}{unit}");
+        }
+        if v.round() < 1024.0 || unit == "P" {
+            return format!("{v:.0}{unit}");
+        }
+    }
+    unreachable!("the loop returns at P")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
