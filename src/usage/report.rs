@@ -169,6 +169,9 @@ impl Default for Filter {
     }
 }
 
+/// The most a record's cost counts, in units of 10^-12 dollars.
+const MAX_PICO: f64 = 1e30;
+
 /// Sums of records.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Sums {
@@ -184,9 +187,18 @@ pub struct Sums {
 impl Sums {
     fn add(&mut self, t: &Tokens, cost: f64) {
         self.tokens.add(t);
-        // (`as` saturates on a cost beyond i128.)
-        self.cost_pico = self.cost_pico.saturating_add((cost * 1e12).round() as i128);
+        // A record's cost counts at most 10^18 dollars either way (NaN: 0), so that no
+        // sum of fewer than 10^8 records saturates, and sums are the same in any order.
+        let pico = (cost * 1e12).round().clamp(-MAX_PICO, MAX_PICO) as i128;
+        self.cost_pico = self.cost_pico.saturating_add(pico);
         self.records += 1;
+    }
+
+    /// Add the sums `o`.
+    fn merge(&mut self, o: &Sums) {
+        self.tokens.add(&o.tokens);
+        self.cost_pico = self.cost_pico.saturating_add(o.cost_pico);
+        self.records += o.records;
     }
 
     /// The cost in dollars.
@@ -657,6 +669,12 @@ pub fn report_files(files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -> Re
 /// [`report_files`] on borrowed files (so that the cache can be written from them at
 /// the same time).
 fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
+    report_in_runs(files, filter, MIN_RUN)
+}
+
+/// [`report_of`], its parts each of at least `min_run` files (the result is the same for
+/// any: the twin's check holds one file a part against one part).
+pub(crate) fn report_in_runs(files: &[(SessionInfo, FileUsage)], filter: &Filter, min_run: usize) -> Report {
     // Owners first: the oldest header, files without a valid one last, ties by path.
     let created = |s: &SessionInfo| if s.created.is_nan() { f64::INFINITY } else { s.created };
     let mut order: Vec<usize> = (0..files.len()).collect();
@@ -675,110 +693,60 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
     } else {
         Vec::new()
     };
-    // The next record's number in the owners' order, as `dup` numbers them.
-    let mut nth = 0;
-    // Rows, found by key; records of one file mostly fall in the row of the one before.
-    let mut rows: Vec<Row> = Vec::new();
-    let mut index: HashMap<RowKey, usize, ahash::RandomState> = HashMap::default();
-    let mut last: Option<(RowKey, usize)> = None;
-    let mut days = Days {
-        tz: &filter.tz,
-        last: None,
-    };
-    let mut totals = Row::default();
-    // The records counted, in a blocks report (with their model's number).
-    let mut timeline: Vec<(&super::Record, Option<u32>)> = Vec::new();
-    // Models by a number of their own: (provider, model) pairs, and each row's sums per
-    // model number (names are put in at the end).
+    // Models by a number of their own: (provider, model) pairs, each file's models'
+    // numbers, and each row's sums per model number (names are put in at the end).
     let mut model_ids: HashMap<(&str, &str), u32, ahash::RandomState> = HashMap::default();
     let mut model_names: Vec<(&str, &str)> = Vec::new();
-    let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
-    let mut total_models: Vec<(u32, Sums)> = Vec::new();
-    for &k in &order {
-        let (s, u) = &files[k];
-        let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d))
-            && filter.session.as_ref().is_none_or(|p| *p == s.path);
-        let ids: Vec<u32> = u
-            .models
-            .iter()
-            .map(|(p, m)| {
-                *model_ids.entry((p.as_str(), m.as_str())).or_insert_with(|| {
-                    model_names.push((p.as_str(), m.as_str()));
-                    (model_names.len() - 1) as u32
+    let ids: Vec<Vec<u32>> = files
+        .iter()
+        .map(|(_, u)| {
+            u.models
+                .iter()
+                .map(|(p, m)| {
+                    *model_ids.entry((p.as_str(), m.as_str())).or_insert_with(|| {
+                        model_names.push((p.as_str(), m.as_str()));
+                        (model_names.len() - 1) as u32
+                    })
                 })
-            })
-            .collect();
-        for rec in &u.records {
-            r.records += 1;
-            let repeated = dup.get(nth).copied().unwrap_or(false);
-            nth += 1;
-            if repeated {
-                r.duplicates += 1;
-                continue;
-            }
-            match rec.time.from {
-                TimeFrom::Record => {}
-                TimeFrom::Entry => r.time_from_entry += 1,
-                TimeFrom::Header => r.time_from_header += 1,
-                TimeFrom::None => {
-                    r.undated += 1;
-                    continue;
-                }
-            }
-            let Some(date) = days.date(rec.time.ms) else {
-                r.undated += 1;
-                continue;
-            };
-            let wanted = in_cwd
-                && (filter.sources.is_empty() || filter.sources.contains(&rec.source))
-                && filter.since.is_none_or(|b| b.admits_after(date, rec.time.ms))
-                && filter.until.is_none_or(|b| b.admits_before(date, rec.time.ms));
-            if !wanted {
-                r.filtered += 1;
-                continue;
-            }
-            let model_id = ids.get(rec.model as usize).copied();
-            let model = u.models.get(rec.model as usize).map_or("", |(_, m)| m.as_str());
-            let key = match filter.period {
-                Period::Daily => RowKey::Day(date),
-                Period::Weekly(start) => RowKey::Day(week_of(date, start)),
-                Period::Monthly => RowKey::Month(date.year(), date.month()),
-                Period::Session => RowKey::File(k),
-                Period::Model => RowKey::Model(model.to_string()),
-                Period::Blocks => {
-                    // Rows are made once every record is in (`blocks`).
-                    timeline.push((rec, model_id));
-                    add(&mut totals, &mut total_models, rec, model_id);
-                    continue;
-                }
-            };
-            let at = match &last {
-                Some((k, at)) if *k == key => *at,
-                _ => {
-                    let at = *index.entry(key.clone()).or_insert_with(|| {
-                        rows.push(Row {
-                            key: match &key {
-                                RowKey::Day(d) => d.to_string(),
-                                RowKey::Month(y, m) => format!("{y:04}-{m:02}"),
-                                RowKey::File(_) => s.path.to_string_lossy().into_owned(),
-                                RowKey::Model(m) => m.clone(),
-                            },
-                            session: (filter.period == Period::Session).then(|| s.clone()),
-                            first_ms: f64::INFINITY,
-                            last_ms: f64::NEG_INFINITY,
-                            ..Row::default()
-                        });
-                        per_model.push(Vec::new());
-                        rows.len() - 1
-                    });
-                    last = Some((key, at));
-                    at
-                }
-            };
-            add(&mut rows[at], &mut per_model[at], rec, model_id);
-            add(&mut totals, &mut total_models, rec, model_id);
-        }
+                .collect()
+        })
+        .collect();
+    // The files in runs of the owners' order, each run's records counted on its own and
+    // the parts added up in order: every sum is of integers, every bound a min or max, and
+    // a blocks report's records keep the owners' order, so the report is the one a single
+    // pass makes.
+    let run = (files.len() / (rayon::current_num_threads() * 4)).clamp(min_run.max(1), min_run.max(files.len()).max(1));
+    let mut first = Vec::with_capacity(order.len() / run + 1);
+    let mut nth = 0;
+    for c in order.chunks(run) {
+        first.push(nth);
+        nth += c.iter().map(|&k| files[k].1.records.len()).sum::<usize>();
     }
+    let parts: Vec<Part<'_>> = {
+        use rayon::prelude::*;
+        order
+            .par_chunks(run)
+            .zip(first)
+            .map(|(c, nth)| {
+                let mut p = Part::default();
+                p.count(files, c, nth, &dup, &ids, filter);
+                p
+            })
+            .collect()
+    };
+    let mut parts = parts.into_iter();
+    let mut all = parts.next().unwrap_or_default();
+    for p in parts {
+        all.absorb(p);
+    }
+    r.records = all.records;
+    r.duplicates = all.duplicates;
+    r.time_from_entry = all.time_from_entry;
+    r.time_from_header = all.time_from_header;
+    r.undated = all.undated;
+    r.filtered = all.filtered;
+    let (mut rows, mut per_model, mut totals, total_models) = (all.rows, all.per_model, all.totals, all.total_models);
+    let timeline = all.timeline;
     if filter.period == Period::Blocks {
         (rows, per_model) = blocks(timeline);
     }
@@ -816,6 +784,182 @@ fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
     r.rows = rows;
     r.totals = totals;
     r
+}
+
+/// The fewest files a part of a report counts (the twin's check also counts one file a
+/// part, and all in one, and holds the two reports to each other: [`report_in_runs`]).
+const MIN_RUN: usize = 64;
+
+/// What a run of files, in the owners' order, adds to a report.
+#[derive(Default)]
+struct Part<'f> {
+    /// Rows, found by key; records of one file mostly fall in the row of the one before.
+    rows: Vec<Row>,
+    keys: Vec<RowKey>,
+    index: HashMap<RowKey, usize, ahash::RandomState>,
+    per_model: Vec<Vec<(u32, Sums)>>,
+    totals: Row,
+    total_models: Vec<(u32, Sums)>,
+    /// The records counted, in a blocks report (with their model's number).
+    timeline: Vec<(&'f super::Record, Option<u32>)>,
+    records: u64,
+    duplicates: u64,
+    time_from_entry: u64,
+    time_from_header: u64,
+    undated: u64,
+    filtered: u64,
+}
+
+impl<'f> Part<'f> {
+    /// Count the records of the files `run` (indexes into `files`, in the owners' order),
+    /// whose first record is the `nth` as `dup` numbers them; `ids`: each file's models'
+    /// numbers.
+    fn count(
+        &mut self,
+        files: &'f [(SessionInfo, FileUsage)],
+        run: &[usize],
+        mut nth: usize,
+        dup: &[bool],
+        ids: &[Vec<u32>],
+        filter: &Filter,
+    ) {
+        let mut last: Option<(RowKey, usize)> = None;
+        let mut days = Days {
+            tz: &filter.tz,
+            last: None,
+        };
+        for &k in run {
+            let (s, u) = &files[k];
+            let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d))
+                && filter.session.as_ref().is_none_or(|p| *p == s.path);
+            let ids = &ids[k];
+            for rec in &u.records {
+                self.records += 1;
+                let repeated = dup.get(nth).copied().unwrap_or(false);
+                nth += 1;
+                if repeated {
+                    self.duplicates += 1;
+                    continue;
+                }
+                match rec.time.from {
+                    TimeFrom::Record => {}
+                    TimeFrom::Entry => self.time_from_entry += 1,
+                    TimeFrom::Header => self.time_from_header += 1,
+                    TimeFrom::None => {
+                        self.undated += 1;
+                        continue;
+                    }
+                }
+                let Some(date) = days.date(rec.time.ms) else {
+                    self.undated += 1;
+                    continue;
+                };
+                let wanted = in_cwd
+                    && (filter.sources.is_empty() || filter.sources.contains(&rec.source))
+                    && filter.since.is_none_or(|b| b.admits_after(date, rec.time.ms))
+                    && filter.until.is_none_or(|b| b.admits_before(date, rec.time.ms));
+                if !wanted {
+                    self.filtered += 1;
+                    continue;
+                }
+                let model_id = ids.get(rec.model as usize).copied();
+                let model = u.models.get(rec.model as usize).map_or("", |(_, m)| m.as_str());
+                let key = match filter.period {
+                    Period::Daily => RowKey::Day(date),
+                    Period::Weekly(start) => RowKey::Day(week_of(date, start)),
+                    Period::Monthly => RowKey::Month(date.year(), date.month()),
+                    Period::Session => RowKey::File(k),
+                    Period::Model => RowKey::Model(model.to_string()),
+                    Period::Blocks => {
+                        // Rows are made once every record is in (`blocks`).
+                        self.timeline.push((rec, model_id));
+                        add(&mut self.totals, &mut self.total_models, rec, model_id);
+                        continue;
+                    }
+                };
+                let at = match &last {
+                    Some((k, at)) if *k == key => *at,
+                    _ => {
+                        let at = self.row(&key, || Row {
+                            key: match &key {
+                                RowKey::Day(d) => d.to_string(),
+                                RowKey::Month(y, m) => format!("{y:04}-{m:02}"),
+                                RowKey::File(_) => s.path.to_string_lossy().into_owned(),
+                                RowKey::Model(m) => m.clone(),
+                            },
+                            session: (filter.period == Period::Session).then(|| s.clone()),
+                            first_ms: f64::INFINITY,
+                            last_ms: f64::NEG_INFINITY,
+                            ..Row::default()
+                        });
+                        last = Some((key, at));
+                        at
+                    }
+                };
+                add(&mut self.rows[at], &mut self.per_model[at], rec, model_id);
+                add(&mut self.totals, &mut self.total_models, rec, model_id);
+            }
+        }
+    }
+
+    /// The row of `key`, made by `new` when there is none.
+    fn row(&mut self, key: &RowKey, new: impl FnOnce() -> Row) -> usize {
+        if let Some(&at) = self.index.get(key) {
+            return at;
+        }
+        self.rows.push(new());
+        self.keys.push(key.clone());
+        self.per_model.push(Vec::new());
+        self.index.insert(key.clone(), self.rows.len() - 1);
+        self.rows.len() - 1
+    }
+
+    /// Add the part that follows this one in the owners' order.
+    fn absorb(&mut self, o: Part<'f>) {
+        for ((key, row), models) in o.keys.into_iter().zip(o.rows).zip(o.per_model) {
+            match self.index.get(&key) {
+                Some(&at) => {
+                    merge_row(&mut self.rows[at], &row);
+                    merge_models(&mut self.per_model[at], &models);
+                }
+                None => {
+                    self.index.insert(key.clone(), self.rows.len());
+                    self.keys.push(key);
+                    self.rows.push(row);
+                    self.per_model.push(models);
+                }
+            }
+        }
+        merge_row(&mut self.totals, &o.totals);
+        merge_models(&mut self.total_models, &o.total_models);
+        self.timeline.extend(o.timeline);
+        self.records += o.records;
+        self.duplicates += o.duplicates;
+        self.time_from_entry += o.time_from_entry;
+        self.time_from_header += o.time_from_header;
+        self.undated += o.undated;
+        self.filtered += o.filtered;
+    }
+}
+
+/// Add row `b`'s sums and bounds to row `a`'s.
+fn merge_row(a: &mut Row, b: &Row) {
+    a.sums.merge(&b.sums);
+    for (x, y) in a.sources.iter_mut().zip(&b.sources) {
+        x.merge(y);
+    }
+    a.first_ms = a.first_ms.min(b.first_ms);
+    a.last_ms = a.last_ms.max(b.last_ms);
+}
+
+/// Add sums per model `b` to `a`.
+fn merge_models(a: &mut Vec<(u32, Sums)>, b: &[(u32, Sums)]) {
+    for (id, sums) in b {
+        match a.iter_mut().find(|(m, _)| m == id) {
+            Some((_, s)) => s.merge(sums),
+            None => a.push((*id, *sums)),
+        }
+    }
 }
 
 /// Add a record to a row and to its sums per model.

@@ -299,6 +299,10 @@ pub fn check_against_twin(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) 
             super::scan::Scan::Session(h, u) => files.push((super::report::info(p, h), u)),
         }
     }
+    // One file a part and all in one part: the same report, every field of it.
+    let one = super::report::report_in_runs(&files, filter, 1);
+    let whole = super::report::report_in_runs(&files, filter, usize::MAX);
+    same_report(&one, &whole)?;
     let fast = super::report_files(files, filter);
     let (rows, totals) = report_bytes(input, filter);
     let mut got: Vec<&super::Row> = fast.rows.iter().collect();
@@ -327,6 +331,51 @@ pub fn check_against_twin(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) 
         }
         if (sums.cost() - twin.cost).abs() >= 0.005 {
             return differ("cost", key, &sums.cost(), &twin.cost);
+        }
+    }
+    Ok(())
+}
+
+/// `Ok` when two reports are the same in every field but the cache's (rows with their
+/// sources, models, sessions and bounds; totals; counts), else the first difference.
+///
+/// # Errors
+/// The first difference.
+pub fn same_report(a: &super::Report, b: &super::Report) -> Result<(), String> {
+    let counts = |r: &super::Report| {
+        [
+            r.records,
+            r.duplicates,
+            r.time_from_entry,
+            r.time_from_header,
+            r.undated,
+            r.filtered,
+        ]
+    };
+    if counts(a) != counts(b) {
+        return Err(format!("counts: {:?} vs {:?}", counts(a), counts(b)));
+    }
+    if a.rows.len() != b.rows.len() {
+        return Err(format!("{} rows vs {}", a.rows.len(), b.rows.len()));
+    }
+    for (x, y) in a
+        .rows
+        .iter()
+        .zip(&b.rows)
+        .chain(std::iter::once((&a.totals, &b.totals)))
+    {
+        // (Bounds compared as bits: a gap row's are NaN; sessions by path: a header
+        // without a valid time is NaN.)
+        let bits = |r: &super::Row| (r.first_ms.to_bits(), r.last_ms.to_bits());
+        if x.key != y.key
+            || x.sums != y.sums
+            || x.sources != y.sources
+            || x.models != y.models
+            || x.session.as_ref().map(|s| &s.path) != y.session.as_ref().map(|s| &s.path)
+            || x.block != y.block
+            || bits(x) != bits(y)
+        {
+            return Err(format!("row {:?}:\n{x:?}\nvs\n{y:?}", x.key));
         }
     }
     Ok(())
