@@ -61,9 +61,9 @@ struct Held {
     stamps: Vec<Option<Stamp>>,
 }
 
-/// The session files of `roots` (as `usage` and `search` take them: a file, or the
-/// `*.jsonl` files of a folder and of the folders in it) and, for each root that is a
-/// folder, the listing that covers it.
+/// What each cache ([`KINDS`] order) holds of `paths`, the session files of `roots` (as
+/// `usage` and `search` take them): its files, and each path's stamp in it. The listing's
+/// are those of the listings of each root that is a folder.
 fn held(roots: &[PathBuf], paths: &[PathBuf], cache: &ListingCache) -> [Held; 3] {
     let mut listing = Held {
         files: Vec::new(),
@@ -97,18 +97,15 @@ fn held(roots: &[PathBuf], paths: &[PathBuf], cache: &ListingCache) -> [Held; 3]
 /// What the caches in `cache` hold of the sessions of `roots`. Nothing is written.
 pub fn stats(roots: &[PathBuf], cache: &ListingCache) -> Stats {
     let (paths, _) = crate::usage::session_files(roots);
-    let now: Vec<Option<Stamp>> = {
+    // Each session's stamp of now and size, from one `stat`.
+    let (now, sizes): (Vec<Option<Stamp>>, Vec<u64>) = {
         use rayon::prelude::*;
         paths
             .par_iter()
-            .map(|p| std::fs::metadata(p).ok().map(|m| Stamp::of(&m)))
-            .collect()
+            .map(|p| std::fs::metadata(p).map_or((None, 0), |m| (Some(Stamp::of(&m)), m.len())))
+            .unzip()
     };
-    let session_bytes = paths
-        .iter()
-        .filter_map(|p| std::fs::metadata(p).ok())
-        .map(|m| m.len())
-        .sum();
+    let session_bytes = sizes.iter().sum();
     let stores = KINDS
         .into_iter()
         .zip(held(roots, &paths, cache))

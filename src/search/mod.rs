@@ -626,6 +626,26 @@ pub(crate) fn search_path_mapped(
     {
         return (Ok(found), store::Outcome::Reused);
     }
+    with_built_map(path, o, |s, m| {
+        let hits = map::search_map(s.bytes(), m, q).ok_or_else(|| changed(s))?;
+        Ok((hits, s.header().ok().as_ref().and_then(header_id)))
+    })
+}
+
+/// The map of the file at `path`, built from a full open (as a search builds it) for the
+/// cache; `Dropped` when the file cannot be opened or changed while it was read.
+pub(crate) fn map_path(path: &Path, o: FileOptions) -> store::Outcome {
+    with_built_map(path, o, |_, _| Ok(())).1
+}
+
+/// Open the file at `path` whole, build its map and run `then` on the session and the
+/// map: what `then` gave, and the map for the cache (`Built` with the stamp the bytes were
+/// read under, when the file did not change while it was read; else `Dropped`).
+fn with_built_map<R>(
+    path: &Path,
+    o: FileOptions,
+    then: impl FnOnce(&Session, &[u8]) -> Result<R>,
+) -> (Result<R>, store::Outcome) {
     let r = with_source(path, o.read_mode, |source| {
         let placeholder = Source::from_bytes(Vec::new());
         let opened = Session::from_source(std::mem::replace(source, placeholder), open_options(o));
@@ -635,38 +655,18 @@ pub(crate) fn search_path_mapped(
         };
         let stamp = s.source.stamp().copied();
         let r = map::build(&s).and_then(|m| {
-            let hits = map::search_map(s.bytes(), &m, q).ok_or_else(|| changed(&s))?;
+            let r = then(&s, &m)?;
             s.verify()?;
-            Ok((hits, m))
+            Ok((r, m))
         });
-        let id = s.header().ok().as_ref().and_then(header_id);
         *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
         match (r, stamp) {
-            (Ok((hits, m)), Some(stamp)) => (Ok((hits, id)), store::Outcome::Built(stamp, m)),
-            (Ok((hits, _)), None) => (Ok((hits, id)), store::Outcome::Dropped),
+            (Ok((r, m)), Some(stamp)) => (Ok(r), store::Outcome::Built(stamp, m)),
+            (Ok((r, _)), None) => (Ok(r), store::Outcome::Dropped),
             (Err(e), _) => (Err(e.with_path(path)), store::Outcome::Dropped),
         }
     });
     r.unwrap_or_else(|e| (Err(e), store::Outcome::Dropped))
-}
-
-/// The map of the file at `path`, built from a full open (as a search builds it) for the
-/// cache; `Dropped` when the file cannot be opened or changed while it was read.
-pub(crate) fn map_path(path: &Path, o: FileOptions) -> store::Outcome {
-    let r = with_source(path, o.read_mode, |source| {
-        let placeholder = Source::from_bytes(Vec::new());
-        let Ok(mut s) = Session::from_source(std::mem::replace(source, placeholder), open_options(o)) else {
-            return store::Outcome::Dropped;
-        };
-        let stamp = s.source.stamp().copied();
-        let m = map::build(&s).ok().filter(|_| s.verify().is_ok());
-        *source = std::mem::replace(&mut s.source, Source::from_bytes(Vec::new()));
-        match (m, stamp) {
-            (Some(m), Some(stamp)) => store::Outcome::Built(stamp, m),
-            _ => store::Outcome::Dropped,
-        }
-    });
-    r.unwrap_or(store::Outcome::Dropped)
 }
 
 /// Search a session's bytes (the fast path): see the module docs.
