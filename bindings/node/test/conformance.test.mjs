@@ -7,12 +7,12 @@
 // in a version-1 file, where pi gives every entry a random id, ids are compared renamed
 // by first appearance.
 import assert from 'node:assert/strict'
-import { copyFileSync, mkdtempSync, readFileSync, statSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, readFileSync, statSync } from 'node:fs'
 import { basename, join } from 'node:path'
 import { test } from 'node:test'
 
 import { jsonl, ours, outcome, pi, repo } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 
 const files = [
@@ -37,7 +37,7 @@ function isV1(file) {
 }
 
 function copy(file) {
-  const dir = mkdtempSync(join(tmpdir(), 'pi-session-node-'))
+  const dir = scratch('pi-session-node-')
   const to = join(dir, basename(file))
   copyFileSync(file, to)
   return to

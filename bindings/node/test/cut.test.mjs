@@ -5,12 +5,12 @@
 // entries it has made answer as pi's do, until refresh() or an append takes in the file
 // as it is now, and its errors name the file as pi's do.
 import assert from 'node:assert/strict'
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { appendFileSync, mkdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { ours, outcome, pi, repo } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 /** Bytes that make a file mapped (1 MiB or more) without changing its session: a blank line. */
 const PAD = `${' '.repeat(1_100_000)}\n`
@@ -25,7 +25,7 @@ function corpus(name, big) {
 
 /** A folder for one test (its name with a space and a non-ASCII letter), removed after. */
 function folder(t) {
-  const root = mkdtempSync(join(tmpdir(), 'pi-cut-'))
+  const root = scratch('pi-cut-')
   const dir = join(root, 'a b é')
   mkdirSync(dir)
   t.after(() => rmSync(root, { recursive: true, force: true }))

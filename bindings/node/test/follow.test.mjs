@@ -5,10 +5,10 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { ours, repo } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 const lines = readFileSync(join(repo, 'corpus', 'pig', 'blocks.jsonl'), 'utf8')
   .split('\n')
@@ -57,7 +57,7 @@ function read(file) {
 }
 
 function tmp() {
-  return mkdtempSync(join(tmpdir(), 'pi-session-follow-'))
+  return scratch('pi-session-follow-')
 }
 
 test('a mirror follows appends, torn lines, a rewrite and a file made again', async () => {

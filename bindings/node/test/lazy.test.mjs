@@ -3,12 +3,12 @@
 // plain value. These tests hold such entries to pi 1.6.0's objects, and check what
 // happens when the file changes under them.
 import assert from 'node:assert/strict'
-import { appendFileSync, mkdtempSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { appendFileSync, readFileSync, renameSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
 
 import { ours, pi } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 const LONG = 64 << 10
 
@@ -47,7 +47,7 @@ function sessionText() {
 }
 
 function tempFile(text) {
-  const dir = mkdtempSync(join(tmpdir(), 'pi-lazy-'))
+  const dir = scratch('pi-lazy-')
   const file = join(dir, 's.jsonl')
   writeFileSync(file, text)
   return { dir, file }

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { scratch } from './scratch.mjs'
 
 const require = createRequire(import.meta.url)
 const here = dirname(fileURLToPath(import.meta.url))
@@ -112,9 +113,8 @@ test('an aborted signal rejects as pi rejects', async () => {
 })
 
 test('a listing from a warm cache reads texts when asked, and they are pi\'s', async () => {
-  const { cpSync, mkdtempSync } = await import('node:fs')
-  const { tmpdir } = await import('node:os')
-  const work = mkdtempSync(join(tmpdir(), 'pi-session-lazy-'))
+  const { cpSync } = await import('node:fs')
+  const work = scratch('pi-session-lazy-')
   const dir = join(work, 'demo')
   cpSync(join(repo, 'corpus', 'demo', 'sessions'), dir, { recursive: true })
   const before = process.env.PI_SESSION_CACHE_DIR

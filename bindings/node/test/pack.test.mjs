@@ -5,17 +5,17 @@
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { rmSync, writeFileSync } from 'node:fs'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { scratch } from './scratch.mjs'
 
 const here = dirname(fileURLToPath(import.meta.url))
 const pkg = join(here, '..')
 const repo = join(pkg, '..', '..')
 
 test('npm pack gives a tarball that installs and works in an empty folder', () => {
-  const work = mkdtempSync(join(tmpdir(), 'pi-session-pack-'))
+  const work = scratch('pi-session-pack-')
   try {
     const out = execFileSync('npm', ['pack', '--json', '--pack-destination', work], { cwd: pkg, encoding: 'utf8' })
     const [{ filename, files }] = JSON.parse(out)

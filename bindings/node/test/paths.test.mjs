@@ -3,13 +3,12 @@
 // Each URL here goes through both; the path, or the kind of error, must be the same.
 import assert from 'node:assert/strict'
 import { createRequire } from 'node:module'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 
 import { ours, outcome, pi } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 const native = createRequire(import.meta.url)('../native.js')
 
@@ -84,7 +83,7 @@ test('random file:// URLs become the paths node makes of them', () => {
 })
 
 test('a session opened by a file:// URL is the one pi opens', () => {
-  const root = mkdtempSync(join(tmpdir(), 'pi-url-'))
+  const root = scratch('pi-url-')
   for (const tail of ['s.jsonl', 'sub%20dir/s%C3%A9.jsonl', 'a/../b/s.jsonl']) {
     const url = `file://${root}/${tail}`
     const theirs = outcome(() => pi.SessionManager.open(url).getSessionFile())

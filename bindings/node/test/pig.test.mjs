@@ -3,10 +3,10 @@
 // and up to date after an append.
 import { test } from 'node:test'
 import assert from 'node:assert/strict'
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { ours, repo } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 const pig = join(repo, 'corpus', 'pig')
 const files = readdirSync(pig).filter((f) => f.endsWith('.jsonl'))
@@ -26,7 +26,7 @@ test('getBranchView is dump --branch-view, getRawEntries the lines as written', 
 })
 
 test('both views follow appends', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'pig-views-'))
+  const dir = scratch('pig-views-')
   try {
     const file = join(dir, 's.jsonl')
     copyFileSync(join(pig, 'blocks.jsonl'), file)

@@ -1,12 +1,12 @@
 // The README's example runs as written (from this folder), and says what the file holds.
 import assert from 'node:assert/strict'
 import { execFileSync } from 'node:child_process'
-import { readFileSync, writeFileSync, mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
 import { ours } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 const here = join(dirname(fileURLToPath(import.meta.url)), '..')
 
@@ -14,7 +14,7 @@ test('the README example runs', () => {
   const readme = readFileSync(join(here, 'README.md'), 'utf8')
   const code = /```js\n([\s\S]*?)```/.exec(readme)[1]
   // (Run from this folder, requiring the package by its own name: its index.)
-  const file = join(mkdtempSync(join(tmpdir(), 'pi-session-readme-')), 'example.cjs')
+  const file = join(scratch('pi-session-readme-'), 'example.cjs')
   writeFileSync(file, code.replace("require('@pi-session/node')", `require(${JSON.stringify(join(here, 'index.js'))})`))
   const out = execFileSync(process.execPath, [file], { cwd: here, encoding: 'utf8' })
   const lines = out.trim().split('\n')
@@ -29,7 +29,7 @@ test('the README follow example runs', () => {
   const readme = readFileSync(join(here, 'README.md'), 'utf8')
   const section = readme.slice(readme.indexOf('## Following a session'))
   const code = /```js\n([\s\S]*?)```/.exec(section)[1]
-  const file = join(mkdtempSync(join(tmpdir(), 'pi-session-readme-')), 'follow.cjs')
+  const file = join(scratch('pi-session-readme-'), 'follow.cjs')
   writeFileSync(file, code.replace("require('@pi-session/node')", `require(${JSON.stringify(join(here, 'index.js'))})`))
   // (It ends by itself: the example closes the follower, and nothing else holds the process.)
   const out = execFileSync(process.execPath, [file], { cwd: here, encoding: 'utf8', timeout: 20_000 })

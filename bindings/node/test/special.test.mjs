@@ -7,12 +7,12 @@
 // process under a time limit, so a hang fails the test instead of stalling it.
 import assert from 'node:assert/strict'
 import { execFileSync, spawnSync } from 'node:child_process'
-import { lstatSync, mkdirSync, mkdtempSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { lstatSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test } from 'node:test'
 import { fileURLToPath } from 'node:url'
+import { scratch } from './scratch.mjs'
 
 const index = fileURLToPath(new URL('../index.js', import.meta.url))
 
@@ -57,7 +57,7 @@ process.stdout.write(JSON.stringify(out))
 `
 
 test('no call of the binding replaces a FIFO, a socket, a folder or a device', async (t) => {
-  const root = mkdtempSync(join(tmpdir(), 'pi-session-special-'))
+  const root = scratch('pi-session-special-')
   const sp = join(root, 'specials')
   mkdirSync(sp)
   const specials = {}
@@ -82,12 +82,12 @@ test('no call of the binding replaces a FIFO, a socket, a folder or a device', a
   }
   const before = Object.fromEntries(Object.entries(specials).map(([k, p]) => [k, identity(p)]))
   const names = readdirSync(sp).sort()
-  const scratch = join(root, 'scratch')
-  mkdirSync(scratch)
+  const spare = join(root, 'spare')
+  mkdirSync(spare)
   const regular = join(root, 's.jsonl')
   writeFileSync(regular, HEADER + ENTRY)
 
-  const r = spawnSync(process.execPath, ['-e', CASES, JSON.stringify([links, regular, scratch])], {
+  const r = spawnSync(process.execPath, ['-e', CASES, JSON.stringify([links, regular, spare])], {
     timeout: 60_000,
     encoding: 'utf8',
   })

@@ -9,13 +9,13 @@
 // (ISO and ms: two calls fall in the same ms or not by chance) and the folders replaced. Then the module's functions run on every
 // corpus file with the same entry objects given to both.
 import assert from 'node:assert/strict'
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { test } from 'node:test'
 import { inspect, isDeepStrictEqual } from 'node:util'
 
 import { jsonl, ours, outcome, pi, repo } from './common.mjs'
+import { scratch } from './scratch.mjs'
 
 const ISO = /\d{4}-\d\d-\d\dT\d\d[:-]\d\d[:-]\d\d[.-]\d{3}Z/g
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g
@@ -342,7 +342,7 @@ function script(M, root) {
 
 test('every write call gives what pi 1.6.0 gives, and writes the same bytes', () => {
   const run = (M, name) => {
-    const root = mkdtempSync(join(tmpdir(), `pi-session-write-${name}-`))
+    const root = scratch(`pi-session-write-${name}-`)
     const renamer = new Renamer(root)
     return script(M, root).map((s) => {
       return renamer.value(s)
@@ -371,7 +371,7 @@ test('every write call gives what pi 1.6.0 gives, and writes the same bytes', ()
 test('a write into a file that exists already fails as pi fails, and changes nothing', () => {
   const failures = []
   for (const M of [pi, ours]) {
-    const root = mkdtempSync(join(tmpdir(), 'pi-session-exists-'))
+    const root = scratch('pi-session-exists-')
     const sm = M.SessionManager.create('/p', root)
     // The file pi will create on the first message is already there.
     const file = sm.getSessionFile()
@@ -393,7 +393,7 @@ test('a write into a file that exists already fails as pi fails, and changes not
 
 test("the module's functions give what pi's give, on every corpus file", () => {
   const files = [...jsonl(join(repo, 'corpus', 'valid')), ...jsonl(join(repo, 'corpus', 'malformed'))].sort()
-  const work = mkdtempSync(join(tmpdir(), 'pi-session-fns-'))
+  const work = scratch('pi-session-fns-')
   let compared = 0
   let endless = 0
   let deep = 0
@@ -453,7 +453,7 @@ test("the module's functions give what pi's give, on every corpus file", () => {
 })
 
 test('refresh() takes in what another process appended, as a fresh open of the file sees it', () => {
-  const root = mkdtempSync(join(tmpdir(), 'pi-session-refresh-'))
+  const root = scratch('pi-session-refresh-')
   const file = join(root, 's.jsonl')
   copyFileSync(join(repo, 'corpus', 'valid', 'branches.jsonl'), file)
   const sm = ours.SessionManager.open(file)
@@ -474,7 +474,7 @@ test('refresh() takes in what another process appended, as a fresh open of the f
 })
 
 test('refresh() after the file was replaced reads it anew', () => {
-  const root = mkdtempSync(join(tmpdir(), 'pi-session-replaced-'))
+  const root = scratch('pi-session-replaced-')
   const file = join(root, 's.jsonl')
   copyFileSync(join(repo, 'corpus', 'valid', 'branches.jsonl'), file)
   const sm = ours.SessionManager.open(file)
