@@ -185,11 +185,9 @@ pub struct Sums {
 }
 
 impl Sums {
-    fn add(&mut self, t: &Tokens, cost: f64) {
+    /// Add one record: its tokens and its cost in pico-dollars ([`pico`]).
+    fn add(&mut self, t: &Tokens, pico: i128) {
         self.tokens.add(t);
-        // A record's cost counts at most 10^18 dollars either way (NaN: 0), so that no
-        // sum of fewer than 10^8 records saturates, and sums are the same in any order.
-        let pico = (cost * 1e12).round().clamp(-MAX_PICO, MAX_PICO) as i128;
         self.cost_pico = self.cost_pico.saturating_add(pico);
         self.records += 1;
     }
@@ -205,6 +203,13 @@ impl Sums {
     pub fn cost(&self) -> f64 {
         self.cost_pico as f64 / 1e12
     }
+}
+
+/// A record's cost in units of 10^-12 dollars, as sums count it: at most 10^18 dollars
+/// either way (NaN: 0), so that no sum of fewer than 10^8 records saturates, and sums are
+/// the same in any order.
+fn pico(cost: f64) -> i128 {
+    (cost * 1e12).round().clamp(-MAX_PICO, MAX_PICO) as i128
 }
 
 /// One model's part of a row.
@@ -392,10 +397,11 @@ pub fn collect(
 
 /// Every session's header and records, read once for any number of reports
 /// ([`Gathered::report`], [`Gathered::statusline`]).
-#[derive(Debug, Default)]
 pub struct Gathered {
     /// Each session with its records, in path order.
     pub files: Vec<(SessionInfo, FileUsage)>,
+    /// Who owns each record (found once for any number of reports).
+    owned: Owned,
     /// Files that are not sessions (no valid header) or are no regular files.
     pub skipped: Vec<SkippedFile>,
     /// Sessions (and folders) that could not be read.
@@ -409,7 +415,7 @@ pub struct Gathered {
 impl Gathered {
     /// The report of the records read, by `filter`.
     pub fn report(&self, filter: &Filter) -> Report {
-        let mut report = report_of(&self.files, filter);
+        let mut report = report_in_runs(self.files.as_slice(), &self.owned, filter, MIN_RUN);
         report.skipped.clone_from(&self.skipped);
         report.unreadable.clone_from(&self.unreadable);
         report.cached = self.cached;
@@ -513,8 +519,10 @@ fn read_all<R>(
             Err(e) => unreadable.push((p.clone(), chain(&e))),
         }
     }
+    let owned = Owned::of(files.as_slice());
     let g = Gathered {
         files,
+        owned,
         skipped,
         unreadable,
         cached,
@@ -570,22 +578,94 @@ enum RowKey {
     Model(String),
 }
 
-/// Which records hold a key that a record before them holds: records numbered in the
-/// owners' `order`, file by file. The keys are spread over 256 buckets by a byte of
-/// theirs in one pass in that order, then each bucket's keys go through a set small enough
-/// for the CPU's caches: the same answer as one set of every key (the slow twin's), whose
-/// random accesses missed the caches for most keys and were most of a cached report's
-/// time (as were the bitmaps of keys met twice that stood in front of it).
-fn repeated(files: &[(SessionInfo, FileUsage)], order: &[usize]) -> Vec<bool> {
-    let n: usize = files.iter().map(|(_, u)| u.records.len()).sum();
+/// The sessions a report counts, in path order: each one's header, the (provider,
+/// model) pairs its records name (by [`super::Record::model`]) and its records in file
+/// order. Records read now (`[(SessionInfo, FileUsage)]`) and records kept in the usage
+/// summary (`summary.rs`) are counted by the same code.
+pub(crate) trait Sessions: Sync {
+    /// How many sessions.
+    fn sessions(&self) -> usize;
+    /// Session `k`'s header.
+    fn info(&self, k: usize) -> &SessionInfo;
+    /// The (provider, model) pairs of session `k`, in the order its records number them.
+    fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_;
+    /// How many records session `k` has.
+    fn len_of(&self, k: usize) -> usize;
+    /// Session `k`'s records, in file order.
+    fn records(&self, k: usize) -> impl Iterator<Item = super::Record> + '_;
+    /// Record `j` of session `k`.
+    fn record(&self, k: usize, j: usize) -> super::Record;
+    /// The keys of session `k`'s records, in file order.
+    fn keys(&self, k: usize) -> impl Iterator<Item = [u64; 2]> + '_ {
+        self.records(k).map(|r| r.key)
+    }
+}
+
+impl Sessions for [(SessionInfo, FileUsage)] {
+    fn sessions(&self) -> usize {
+        self.len()
+    }
+    fn info(&self, k: usize) -> &SessionInfo {
+        &self[k].0
+    }
+    fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self[k].1.models.iter().map(|(p, m)| (p.as_str(), m.as_str()))
+    }
+    fn len_of(&self, k: usize) -> usize {
+        self[k].1.records.len()
+    }
+    fn records(&self, k: usize) -> impl Iterator<Item = super::Record> + '_ {
+        self[k].1.records.iter().copied()
+    }
+    fn record(&self, k: usize, j: usize) -> super::Record {
+        self[k].1.records[j]
+    }
+}
+
+/// Where each session's records start when all are numbered in path order (one more:
+/// the count of all).
+pub(crate) fn starts<S: Sessions + ?Sized>(files: &S) -> Vec<usize> {
+    let mut at = Vec::with_capacity(files.sessions() + 1);
+    let mut n = 0;
+    for k in 0..files.sessions() {
+        at.push(n);
+        n += files.len_of(k);
+    }
+    at.push(n);
+    at
+}
+
+/// The sessions in the owners' order: the oldest header first, files without a valid one
+/// last, ties by path (`mod.rs`).
+pub(crate) fn owners<S: Sessions + ?Sized>(files: &S) -> Vec<usize> {
+    let created = |k: usize| {
+        let c = files.info(k).created;
+        if c.is_nan() { f64::INFINITY } else { c }
+    };
+    let mut order: Vec<usize> = (0..files.sessions()).collect();
+    order.sort_by(|&a, &b| {
+        created(a)
+            .total_cmp(&created(b))
+            .then_with(|| files.info(a).path.cmp(&files.info(b).path))
+    });
+    order
+}
+
+/// Which records hold a key that a record before them holds, "before" in the owners'
+/// `order`, file by file; by record number in path order (`start`). The keys are spread
+/// over 256 buckets by a byte of theirs in one pass in that order, then each bucket's keys
+/// go through a set small enough for the CPU's caches: the same answer as one set of every
+/// key (the slow twin's), whose random accesses missed the caches for most keys and were
+/// most of a cached report's time (as were the bitmaps of keys met twice that stood in
+/// front of it).
+pub(crate) fn repeated<S: Sessions + ?Sized>(files: &S, order: &[usize], start: &[usize]) -> Vec<bool> {
+    let n = start.last().copied().unwrap_or(0);
     let mut buckets: Vec<Vec<([u64; 2], u32)>> = (0..256).map(|_| Vec::with_capacity(n / 200 + 1)).collect();
-    let mut i = 0u32;
     for &k in order {
-        for r in &files[k].1.records {
+        for (j, key) in files.keys(k).enumerate() {
             // (By the high half: the set hashes the low one, all of whose bits then vary
             // within a bucket.)
-            buckets[(r.key[1] >> 56) as usize].push((r.key, i));
-            i += 1;
+            buckets[(key[1] >> 56) as usize].push((key, (start[k] + j) as u32));
         }
     }
     let mut dup = vec![false; n];
@@ -663,48 +743,52 @@ impl Days<'_> {
 /// The report of `files` (each session with its records): who owns each record, the
 /// filters, the grouping. The pure part of [`collect`].
 pub fn report_files(files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -> Report {
-    report_of(&files, filter)
+    let files = files.as_slice();
+    report_in_runs(files, &Owned::of(files), filter, MIN_RUN)
 }
 
-/// [`report_files`] on borrowed files (so that the cache can be written from them at
-/// the same time).
-fn report_of(files: &[(SessionInfo, FileUsage)], filter: &Filter) -> Report {
-    report_in_runs(files, filter, MIN_RUN)
+/// Who owns each record of a list of sessions: the sessions in the owners' order, where
+/// each one's records start in path order ([`starts`]) and which records repeat a key
+/// met before ([`repeated`], or as the usage summary keeps it).
+pub(crate) struct Owned {
+    pub(crate) order: Vec<usize>,
+    pub(crate) start: Vec<usize>,
+    pub(crate) dup: Vec<bool>,
 }
 
-/// [`report_of`], its parts each of at least `min_run` files (the result is the same for
-/// any: the twin's check holds one file a part against one part).
-pub(crate) fn report_in_runs(files: &[(SessionInfo, FileUsage)], filter: &Filter, min_run: usize) -> Report {
-    // Owners first: the oldest header, files without a valid one last, ties by path.
-    let created = |s: &SessionInfo| if s.created.is_nan() { f64::INFINITY } else { s.created };
-    let mut order: Vec<usize> = (0..files.len()).collect();
-    order.sort_by(|&a, &b| {
-        created(&files[a].0)
-            .total_cmp(&created(&files[b].0))
-            .then_with(|| files[a].0.path.cmp(&files[b].0.path))
-    });
+impl Owned {
+    /// The owners of `files`' records, every key looked at.
+    pub(crate) fn of<S: Sessions + ?Sized>(files: &S) -> Owned {
+        let start = starts(files);
+        let order = owners(files);
+        let dup = repeated(files, &order, &start);
+        Owned { order, start, dup }
+    }
+}
+
+/// The report of `files` whose owners are `owned`, its parts each of at least `min_run`
+/// files (the result is the same for any: the twin's check holds one file a part against
+/// one part).
+pub(crate) fn report_in_runs<S: Sessions + ?Sized>(files: &S, owned: &Owned, filter: &Filter, min_run: usize) -> Report {
+    let order = &owned.order;
     let mut r = Report {
         period: filter.period,
-        sessions: files.len(),
+        sessions: files.sessions(),
         ..Report::default()
     };
-    let dup = if filter.dedup {
-        repeated(files, &order)
-    } else {
-        Vec::new()
-    };
+    let no_dup: Vec<bool> = Vec::new();
+    let dup = if filter.dedup { &owned.dup } else { &no_dup };
     // Models by a number of their own: (provider, model) pairs, each file's models'
     // numbers, and each row's sums per model number (names are put in at the end).
     let mut model_ids: HashMap<(&str, &str), u32, ahash::RandomState> = HashMap::default();
     let mut model_names: Vec<(&str, &str)> = Vec::new();
-    let ids: Vec<Vec<u32>> = files
-        .iter()
-        .map(|(_, u)| {
-            u.models
-                .iter()
-                .map(|(p, m)| {
-                    *model_ids.entry((p.as_str(), m.as_str())).or_insert_with(|| {
-                        model_names.push((p.as_str(), m.as_str()));
+    let ids: Vec<Vec<u32>> = (0..files.sessions())
+        .map(|k| {
+            files
+                .models(k)
+                .map(|pm| {
+                    *model_ids.entry(pm).or_insert_with(|| {
+                        model_names.push(pm);
                         (model_names.len() - 1) as u32
                     })
                 })
@@ -715,21 +799,15 @@ pub(crate) fn report_in_runs(files: &[(SessionInfo, FileUsage)], filter: &Filter
     // the parts added up in order: every sum is of integers, every bound a min or max, and
     // a blocks report's records keep the owners' order, so the report is the one a single
     // pass makes.
-    let run = (files.len() / (rayon::current_num_threads() * 4)).clamp(min_run.max(1), min_run.max(files.len()).max(1));
-    let mut first = Vec::with_capacity(order.len() / run + 1);
-    let mut nth = 0;
-    for c in order.chunks(run) {
-        first.push(nth);
-        nth += c.iter().map(|&k| files[k].1.records.len()).sum::<usize>();
-    }
-    let parts: Vec<Part<'_>> = {
+    let n = files.sessions();
+    let run = (n / (rayon::current_num_threads() * 4)).clamp(min_run.max(1), min_run.max(n).max(1));
+    let parts: Vec<Part> = {
         use rayon::prelude::*;
         order
             .par_chunks(run)
-            .zip(first)
-            .map(|(c, nth)| {
+            .map(|c| {
                 let mut p = Part::default();
-                p.count(files, c, nth, &dup, &ids, filter);
+                p.count(files, c, &owned.start, dup, &ids, filter);
                 p
             })
             .collect()
@@ -748,7 +826,7 @@ pub(crate) fn report_in_runs(files: &[(SessionInfo, FileUsage)], filter: &Filter
     let (mut rows, mut per_model, mut totals, total_models) = (all.rows, all.per_model, all.totals, all.total_models);
     let timeline = all.timeline;
     if filter.period == Period::Blocks {
-        (rows, per_model) = blocks(timeline);
+        (rows, per_model) = blocks(files, &ids, timeline);
     }
     let named = |models: Vec<(u32, Sums)>| -> Vec<Breakdown> {
         models
@@ -792,7 +870,7 @@ const MIN_RUN: usize = 64;
 
 /// What a run of files, in the owners' order, adds to a report.
 #[derive(Default)]
-struct Part<'f> {
+struct Part {
     /// Rows, found by key; records of one file mostly fall in the row of the one before.
     rows: Vec<Row>,
     keys: Vec<RowKey>,
@@ -800,8 +878,8 @@ struct Part<'f> {
     per_model: Vec<Vec<(u32, Sums)>>,
     totals: Row,
     total_models: Vec<(u32, Sums)>,
-    /// The records counted, in a blocks report (with their model's number).
-    timeline: Vec<(&'f super::Record, Option<u32>)>,
+    /// The records counted, in a blocks report: time, session, record in the session.
+    timeline: Vec<(f64, u32, u32)>,
     records: u64,
     duplicates: u64,
     time_from_entry: u64,
@@ -810,15 +888,15 @@ struct Part<'f> {
     filtered: u64,
 }
 
-impl<'f> Part<'f> {
-    /// Count the records of the files `run` (indexes into `files`, in the owners' order),
-    /// whose first record is the `nth` as `dup` numbers them; `ids`: each file's models'
-    /// numbers.
-    fn count(
+impl Part {
+    /// Count the records of the files `run` (indexes into `files`, in the owners' order);
+    /// `start`: where each file's records start as `dup` numbers them; `ids`: each file's
+    /// models' numbers.
+    fn count<S: Sessions + ?Sized>(
         &mut self,
-        files: &'f [(SessionInfo, FileUsage)],
+        files: &S,
         run: &[usize],
-        mut nth: usize,
+        start: &[usize],
         dup: &[bool],
         ids: &[Vec<u32>],
         filter: &Filter,
@@ -829,15 +907,14 @@ impl<'f> Part<'f> {
             last: None,
         };
         for &k in run {
-            let (s, u) = &files[k];
+            let s = files.info(k);
             let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d))
                 && filter.session.as_ref().is_none_or(|p| *p == s.path);
             let ids = &ids[k];
-            for rec in &u.records {
+            let dup = dup.get(start[k]..start[k + 1]).unwrap_or(&[]);
+            for (j, rec) in files.records(k).enumerate() {
                 self.records += 1;
-                let repeated = dup.get(nth).copied().unwrap_or(false);
-                nth += 1;
-                if repeated {
+                if dup.get(j).copied().unwrap_or(false) {
                     self.duplicates += 1;
                     continue;
                 }
@@ -863,17 +940,20 @@ impl<'f> Part<'f> {
                     continue;
                 }
                 let model_id = ids.get(rec.model as usize).copied();
-                let model = u.models.get(rec.model as usize).map_or("", |(_, m)| m.as_str());
+                let pico = pico(rec.cost);
                 let key = match filter.period {
                     Period::Daily => RowKey::Day(date),
                     Period::Weekly(start) => RowKey::Day(week_of(date, start)),
                     Period::Monthly => RowKey::Month(date.year(), date.month()),
                     Period::Session => RowKey::File(k),
-                    Period::Model => RowKey::Model(model.to_string()),
+                    Period::Model => {
+                        let model = files.models(k).nth(rec.model as usize).map_or("", |(_, m)| m);
+                        RowKey::Model(model.to_string())
+                    }
                     Period::Blocks => {
                         // Rows are made once every record is in (`blocks`).
-                        self.timeline.push((rec, model_id));
-                        add(&mut self.totals, &mut self.total_models, rec, model_id);
+                        self.timeline.push((rec.time.ms, k as u32, j as u32));
+                        add(&mut self.totals, &mut self.total_models, &rec, pico, model_id);
                         continue;
                     }
                 };
@@ -896,8 +976,8 @@ impl<'f> Part<'f> {
                         at
                     }
                 };
-                add(&mut self.rows[at], &mut self.per_model[at], rec, model_id);
-                add(&mut self.totals, &mut self.total_models, rec, model_id);
+                add(&mut self.rows[at], &mut self.per_model[at], &rec, pico, model_id);
+                add(&mut self.totals, &mut self.total_models, &rec, pico, model_id);
             }
         }
     }
@@ -915,7 +995,7 @@ impl<'f> Part<'f> {
     }
 
     /// Add the part that follows this one in the owners' order.
-    fn absorb(&mut self, o: Part<'f>) {
+    fn absorb(&mut self, o: Part) {
         for ((key, row), models) in o.keys.into_iter().zip(o.rows).zip(o.per_model) {
             match self.index.get(&key) {
                 Some(&at) => {
@@ -963,17 +1043,17 @@ fn merge_models(a: &mut Vec<(u32, Sums)>, b: &[(u32, Sums)]) {
 }
 
 /// Add a record to a row and to its sums per model.
-fn add(row: &mut Row, models: &mut Vec<(u32, Sums)>, rec: &super::Record, model_id: Option<u32>) {
-    row.sums.add(&rec.tokens, rec.cost);
-    row.sources[rec.source.code() as usize].add(&rec.tokens, rec.cost);
+fn add(row: &mut Row, models: &mut Vec<(u32, Sums)>, rec: &super::Record, pico: i128, model_id: Option<u32>) {
+    row.sums.add(&rec.tokens, pico);
+    row.sources[rec.source.code() as usize].add(&rec.tokens, pico);
     row.first_ms = row.first_ms.min(rec.time.ms);
     row.last_ms = row.last_ms.max(rec.time.ms);
     if let Some(id) = model_id {
         match models.iter_mut().find(|(m, _)| *m == id) {
-            Some((_, sums)) => sums.add(&rec.tokens, rec.cost),
+            Some((_, sums)) => sums.add(&rec.tokens, pico),
             None => {
                 let mut sums = Sums::default();
-                sums.add(&rec.tokens, rec.cost);
+                sums.add(&rec.tokens, pico);
                 models.push((id, sums));
             }
         }
@@ -982,9 +1062,13 @@ fn add(row: &mut Row, models: &mut Vec<(u32, Sums)>, rec: &super::Record, model_
 
 /// The billing blocks of the counted records ([`Period::Blocks`]): rows in time order,
 /// gaps included, and each row's sums per model.
-fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Vec<(u32, Sums)>>) {
+fn blocks<S: Sessions + ?Sized>(
+    files: &S,
+    ids: &[Vec<u32>],
+    mut timeline: Vec<(f64, u32, u32)>,
+) -> (Vec<Row>, Vec<Vec<(u32, Sums)>>) {
     // (Stable: records at one instant keep the owners' order; sums do not depend on it.)
-    timeline.sort_by(|a, b| a.0.time.ms.total_cmp(&b.0.time.ms));
+    timeline.sort_by(|a, b| a.0.total_cmp(&b.0));
     let hour = |ms: f64| (ms.floor() / 3_600_000.0).floor() * 3_600_000.0;
     let open = |start: f64| Row {
         key: crate::js::time::iso_from_ms(start).unwrap_or_default(),
@@ -999,8 +1083,8 @@ fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Ve
     };
     let mut rows: Vec<Row> = Vec::new();
     let mut per_model: Vec<Vec<(u32, Sums)>> = Vec::new();
-    for (rec, model_id) in timeline {
-        let ms = rec.time.ms;
+    for (ms, k, j) in timeline {
+        let (k, j) = (k as usize, j as usize);
         let next = match rows.last() {
             None => true,
             Some(r) => {
@@ -1032,7 +1116,9 @@ fn blocks(mut timeline: Vec<(&super::Record, Option<u32>)>) -> (Vec<Row>, Vec<Ve
             per_model.push(Vec::new());
         }
         let at = rows.len() - 1;
-        add(&mut rows[at], &mut per_model[at], rec, model_id);
+        let rec = files.record(k, j);
+        let model_id = ids[k].get(rec.model as usize).copied();
+        add(&mut rows[at], &mut per_model[at], &rec, pico(rec.cost), model_id);
     }
     (rows, per_model)
 }

@@ -300,8 +300,9 @@ pub fn check_against_twin(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) 
         }
     }
     // One file a part and all in one part: the same report, every field of it.
-    let one = super::report::report_in_runs(&files, filter, 1);
-    let whole = super::report::report_in_runs(&files, filter, usize::MAX);
+    let owned = super::report::Owned::of(files.as_slice());
+    let one = super::report::report_in_runs(files.as_slice(), &owned, filter, 1);
+    let whole = super::report::report_in_runs(files.as_slice(), &owned, filter, usize::MAX);
     same_report(&one, &whole)?;
     let fast = super::report_files(files, filter);
     let (rows, totals) = report_bytes(input, filter);
