@@ -3,7 +3,8 @@
 //! ([`drop_files`]) so that the next refresh builds them from nothing.
 //!
 //! The caches (`listing`, `search`, `usage`) each keep, per session file, what was read
-//! of it under the `fstat` it was read under; an entry is *current* when the file's
+//! of it under the `fstat` it was read under (the usage cache also keeps a summary of a
+//! whole tree, counted among its files); an entry is *current* when the file's
 //! `stat` is still that one (the rule every cache trusts an entry by), *stale* when the
 //! file changed since (the next run reads it again), and *missing* when there is none.
 
@@ -89,7 +90,7 @@ fn held(roots: &[PathBuf], paths: &[PathBuf], cache: &ListingCache) -> [Held; 3]
     }
     let (files, stamps) = crate::search::stored_stamps(paths, cache);
     let search = Held { files, stamps };
-    let (files, stamps) = crate::usage::stored_stamps(cache.dir(), paths);
+    let (files, stamps) = crate::usage::stored_stamps(cache.dir(), roots, paths);
     let usage = Held { files, stamps };
     [listing, search, usage]
 }

@@ -269,6 +269,49 @@ impl Stamp {
     }
 }
 
+/// The stamps of many files, as [`Stamp::of`] takes them (`None`: no regular file, or
+/// none there): each run of files in one folder `stat`ed relative to the folder's
+/// descriptor (one path step a file instead of the whole path), the runs on every core.
+pub(crate) fn stamps_of(paths: &[std::path::PathBuf]) -> Vec<Option<Stamp>> {
+    use rayon::prelude::*;
+    let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
+        match runs.last_mut() {
+            Some(r) if paths[r.start].parent() == p.parent() => r.end = i + 1,
+            _ => runs.push(i..i + 1),
+        }
+    }
+    let by_path = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(std::fs::Metadata::is_file)
+            .map(|m| Stamp::of(&m))
+    };
+    let per_run: Vec<Vec<Option<Stamp>>> = runs
+        .par_iter()
+        .map(|r| {
+            let run = &paths[r.clone()];
+            #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+            if let Some(dir) = run[0].parent().filter(|d| !d.as_os_str().is_empty()).and_then(|d| {
+                use rustix::fs::{Mode, OFlags, open};
+                open(d, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()
+            }) {
+                return run
+                    .iter()
+                    .map(|p| {
+                        let name = p.file_name()?;
+                        let st = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::empty()).ok()?;
+                        (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile)
+                            .then(|| Stamp::of_stat(&st))
+                    })
+                    .collect();
+            }
+            run.iter().map(|p| by_path(p)).collect()
+        })
+        .collect();
+    per_run.into_iter().flatten().collect()
+}
+
 /// Refuse what is not a regular file (a FIFO, a device, a socket, a folder) before a byte
 /// of it is read: reading one could block forever or never end.
 pub(crate) fn regular(meta: &std::fs::Metadata) -> std::io::Result<()> {
@@ -644,6 +687,13 @@ impl Source {
     /// names now (a file replaced by rename is another inode).
     pub(crate) fn stamp(&self) -> Option<&Stamp> {
         self.stamp.as_ref()
+    }
+
+    /// Whether the bytes are all there: none read short, no read of a mapping faulted (a
+    /// file cut under its mapping reads zeros). Unlike [`Source::settled`], says nothing
+    /// of whether the file changed since (for a file only ever replaced by a rename).
+    pub(crate) fn intact(&self) -> bool {
+        !self.short && !self.faulted()
     }
 
     fn faulted(&self) -> bool {

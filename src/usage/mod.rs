@@ -30,10 +30,12 @@
 //! between runs, beside the listing cache.
 
 pub(crate) mod extract;
+mod owners;
 mod report;
 mod scan;
 mod statusline;
 mod store;
+mod summary;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
 
@@ -43,17 +45,29 @@ pub use report::{
 };
 pub use statusline::Statusline;
 
-/// The usage cache files that hold the records of `paths`, whether each is there and
-/// usable, and the stamp each path's records were read under (`None`: none kept).
+/// The usage cache files that hold the records of `paths` (the session files of `roots`)
+/// and the usage summary of the folders among `roots` when there is one, whether each is
+/// there and usable, and the stamp each path's records were read under in the per-folder
+/// caches (`None`: none kept).
 pub(crate) fn stored_stamps(
     dir: &std::path::Path,
+    roots: &[std::path::PathBuf],
     paths: &[std::path::PathBuf],
 ) -> (Vec<(std::path::PathBuf, bool)>, Vec<Option<crate::source::Stamp>>) {
     let st = store::Stored::load(dir, paths);
-    (
-        st.files(),
-        (0..paths.len()).map(|i| st.get(i).map(|(s, _)| s)).collect(),
-    )
+    let mut files = st.files();
+    let dirs: Vec<std::path::PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
+    if !dirs.is_empty() {
+        let file = summary::file_of(dir, &dirs);
+        match summary::Summary::load(&file) {
+            Ok(_) => files.push((file, true)),
+            Err(summary::Unusable::Damaged(_)) => files.push((file, false)),
+            // (Or of another format: then it is there, and not usable.)
+            Err(summary::Unusable::Missing) if std::fs::symlink_metadata(&file).is_ok() => files.push((file, false)),
+            Err(summary::Unusable::Missing) => {}
+        }
+    }
+    (files, (0..paths.len()).map(|i| st.get(i).map(|(s, _)| s)).collect())
 }
 
 use crate::json::Value;

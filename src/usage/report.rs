@@ -2,14 +2,15 @@
 //! (`mod.rs` says which file a record belongs to), periods in a time zone, filters, and
 //! the run over many files (parallel, through the cache when there is one).
 
+use super::owners::{Owned, Sessions};
+use super::scan::info;
 use super::{FileUsage, Source, TimeFrom, Tokens};
 use crate::error::Result;
 use crate::listing::{CancelToken, Cancelled, ListingCache, SessionInfo, SkippedFile};
-use crate::source::ReadMode;
+use crate::source::{ReadMode, Stamp};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
-use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasherDefault;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -349,25 +350,6 @@ pub fn session_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>
     (files, problems)
 }
 
-/// A session's [`SessionInfo`] as far as its header goes (the rest is not read: no name,
-/// counts or texts; `modified` is `created`, `bytes` 0).
-pub(crate) fn info(path: &Path, h: super::scan::Header) -> SessionInfo {
-    SessionInfo {
-        path: path.to_path_buf(),
-        id: h.id,
-        cwd: h.cwd,
-        name: None,
-        parent_session_path: h.parent,
-        created: h.created,
-        modified: h.created,
-        message_count: 0,
-        first_message: crate::js::string::JsStr::default(),
-        all_messages_text: crate::js::string::JsStr::default(),
-        bytes: 0,
-        text_ref: None,
-    }
-}
-
 /// The report of every session in `roots` (files, sessions folders or sessions roots, as
 /// `search` takes them). Each file is read once, and only its header and the lines that
 /// can hold usage are looked at (`scan.rs`); with a cache, a file that did not change is
@@ -398,8 +380,12 @@ pub fn collect(
 /// Every session's header and records, read once for any number of reports
 /// ([`Gathered::report`], [`Gathered::statusline`]).
 pub struct Gathered {
-    /// Each session with its records, in path order.
-    pub files: Vec<(SessionInfo, FileUsage)>,
+    /// The sessions whose records were read now.
+    read: Vec<(SessionInfo, FileUsage)>,
+    /// The usage summary the other sessions' records are kept in.
+    summary: Option<super::summary::Summary>,
+    /// Each session, in path order: read now or kept.
+    held: Vec<Held>,
     /// Who owns each record (found once for any number of reports).
     owned: Owned,
     /// Files that are not sessions (no valid header) or are no regular files.
@@ -412,10 +398,71 @@ pub struct Gathered {
     pub cache_warnings: Vec<String>,
 }
 
+/// Where a session's records are: `Gathered::read[i]`, or the summary's file `i`.
+#[derive(Clone, Copy, Debug)]
+enum Held {
+    Read(usize),
+    Kept(usize),
+}
+
+impl Sessions for Gathered {
+    fn sessions(&self) -> usize {
+        self.held.len()
+    }
+    fn info(&self, k: usize) -> &SessionInfo {
+        match self.held[k] {
+            Held::Read(i) => &self.read[i].0,
+            Held::Kept(i) => self.summary().info(i),
+        }
+    }
+    fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_ {
+        use either::Either::{Left, Right};
+        match self.held[k] {
+            Held::Read(i) => Left(self.read.as_slice().models(i)),
+            Held::Kept(i) => Right(self.summary().models(i)),
+        }
+    }
+    fn len_of(&self, k: usize) -> usize {
+        match self.held[k] {
+            Held::Read(i) => self.read[i].1.records.len(),
+            Held::Kept(i) => self.summary().len_of(i),
+        }
+    }
+    fn records(&self, k: usize) -> impl Iterator<Item = super::Record> + '_ {
+        use either::Either::{Left, Right};
+        match self.held[k] {
+            Held::Read(i) => Left(self.read[i].1.records.iter().copied()),
+            Held::Kept(i) => Right(self.summary().records(i)),
+        }
+    }
+    fn record(&self, k: usize, j: usize) -> super::Record {
+        match self.held[k] {
+            Held::Read(i) => self.read[i].1.records[j],
+            Held::Kept(i) => self.summary().record(i, j),
+        }
+    }
+    fn keys(&self, k: usize) -> impl Iterator<Item = [u64; 2]> + '_ {
+        use either::Either::{Left, Right};
+        match self.held[k] {
+            Held::Read(i) => Left(self.read[i].1.records.iter().map(|r| r.key)),
+            Held::Kept(i) => Right(self.summary().keys(i)),
+        }
+    }
+}
+
 impl Gathered {
+    fn summary(&self) -> &super::summary::Summary {
+        self.summary.as_ref().expect("a session kept in the summary")
+    }
+
+    /// The sessions read, in path order.
+    pub fn sessions(&self) -> impl Iterator<Item = &SessionInfo> + '_ {
+        (0..self.held.len()).map(|k| Sessions::info(self, k))
+    }
+
     /// The report of the records read, by `filter`.
     pub fn report(&self, filter: &Filter) -> Report {
-        let mut report = report_in_runs(self.files.as_slice(), &self.owned, filter, MIN_RUN);
+        let mut report = report_in_runs(self, &self.owned, filter, MIN_RUN);
         report.skipped.clone_from(&self.skipped);
         report.unreadable.clone_from(&self.unreadable);
         report.cached = self.cached;
@@ -446,61 +493,110 @@ fn read_all<R>(
     opts: &mut CollectOptions<'_>,
     then: impl FnOnce(&Gathered, CacheWrite<'_>) -> R,
 ) -> std::result::Result<(Gathered, R), Cancelled> {
+    use super::summary::{Entry, Summary, Unusable};
+    use rayon::prelude::*;
     let (paths, problems) = session_files(roots);
     let total = paths.len();
-    let done = AtomicUsize::new(0);
+    let cache = opts.cache.as_ref();
+    // The usage summary of the folders among the roots (sessions named on their own are
+    // read each time, and not kept in it).
+    let dirs: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
+    let summary_file = cache
+        .filter(|_| !dirs.is_empty() && problems.is_empty())
+        .map(|c| super::summary::file_of(c.dir(), &dirs));
+    let (summary, summary_problem) = match summary_file.as_deref().map(Summary::load) {
+        Some(Ok(s)) => (Some(s), None),
+        Some(Err(Unusable::Damaged(w))) => (None, Some(w)),
+        Some(Err(Unusable::Missing)) | None => (None, None),
+    };
+    // The files the summary vouches for, by a `stat` each.
+    let kept: Vec<Option<usize>> = match &summary {
+        Some(s) => {
+            let stamps = crate::source::stamps_of(&paths);
+            s.find(&paths)
+                .into_iter()
+                .zip(stamps)
+                .map(|(i, now)| {
+                    let f = &s.files[i?];
+                    (f.trusted && now == Some(f.stamp)).then_some(i?)
+                })
+                .collect()
+        }
+        None => vec![None; total],
+    };
+    // The others are read (through the per-folder cache).
+    let need: Vec<usize> = (0..total).filter(|&i| kept[i].is_none()).collect();
+    let need_paths: Vec<PathBuf> = need.iter().map(|&i| paths[i].clone()).collect();
+    let done = AtomicUsize::new(total - need.len());
     let progress = std::sync::Mutex::new(opts.on_progress.take());
     let cancel = opts.cancel.clone();
-    let stored = opts.cache.as_ref().map(|c| super::store::Stored::load(c.dir(), &paths));
+    let stored = cache.map(|c| super::store::Stored::load(c.dir(), &need_paths));
     let read_mode = opts.read_mode;
-    let results: Vec<Option<(Result<super::store::Scanned>, super::store::Outcome)>> = {
-        use rayon::prelude::*;
-        paths
-            .par_iter()
-            .enumerate()
-            .with_max_len(16)
-            .map(|(i, p)| {
-                if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
-                    return None;
-                }
-                let r =
-                    super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)), stored.is_some());
-                let n = done.fetch_add(1, Ordering::Relaxed) + 1;
-                if (n.is_multiple_of(64) || n == total)
-                    && let Ok(mut g) = progress.lock()
-                    && let Some(cb) = g.as_mut()
-                {
-                    cb(n, total);
-                }
-                Some(r)
-            })
-            .collect()
-    };
+    let results: Vec<Option<(Result<super::store::Scanned>, super::store::Outcome)>> = need_paths
+        .par_iter()
+        .enumerate()
+        .with_max_len(16)
+        .map(|(i, p)| {
+            if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
+                return None;
+            }
+            let r = super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)), stored.is_some());
+            let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if (n.is_multiple_of(64) || n == total)
+                && let Ok(mut g) = progress.lock()
+                && let Some(cb) = g.as_mut()
+            {
+                cb(n, total);
+            }
+            Some(r)
+        })
+        .collect();
     opts.on_progress = progress.into_inner().ok().flatten();
     if results.iter().any(Option::is_none) {
         return Err(Cancelled);
     }
-    let mut files = Vec::with_capacity(total);
+    let mut read = Vec::with_capacity(need.len());
+    let mut held = Vec::with_capacity(total);
     let mut skipped = Vec::new();
     let mut unreadable: Vec<(PathBuf, String)> = problems;
-    let mut outcomes = Vec::with_capacity(total);
-    // Where each path's records went: `files[k]`, or none (not a session, unreadable).
-    let mut slot: Vec<Option<usize>> = Vec::with_capacity(total);
-    let mut cached = 0;
-    for (p, r) in paths.iter().zip(results.into_iter().flatten()) {
-        let (scanned, outcome) = r;
+    let mut outcomes = Vec::with_capacity(need.len());
+    // What the summary will hold of each path read now (none: unreadable): the stamp its
+    // records were read under and the session's place in `read`.
+    let mut fresh: Vec<Option<(Option<Stamp>, Option<usize>)>> = vec![None; total];
+    let mut cached = total - need.len();
+    let mut results = results.into_iter().flatten();
+    for (i, p) in paths.iter().enumerate() {
+        if let Some(s) = kept[i] {
+            match summary.as_ref().map(|x| x.files[s].session.is_some()) {
+                Some(true) => held.push(Held::Kept(s)),
+                _ => skipped.push(SkippedFile {
+                    path: p.clone(),
+                    reason: crate::listing::SkipFileReason::NotSession,
+                }),
+            }
+            continue;
+        }
+        let (scanned, outcome) = results.next().expect("a result per file read");
         cached += usize::from(matches!(outcome, super::store::Outcome::Reused));
+        let stamp = match &outcome {
+            super::store::Outcome::Built(stamp, _) => Some(*stamp),
+            super::store::Outcome::Reused => stored.as_ref().and_then(|st| st.get(outcomes.len())).map(|(s, _)| s),
+            super::store::Outcome::Dropped => None,
+        };
         outcomes.push(outcome);
-        slot.push(None);
         match scanned {
             Ok(Some((h, u))) => {
-                *slot.last_mut().expect("pushed") = Some(files.len());
-                files.push((info(p, h), u));
+                fresh[i] = Some((stamp, Some(read.len())));
+                held.push(Held::Read(read.len()));
+                read.push((info(p, h), u));
             }
-            Ok(None) => skipped.push(SkippedFile {
-                path: p.clone(),
-                reason: crate::listing::SkipFileReason::NotSession,
-            }),
+            Ok(None) => {
+                fresh[i] = Some((stamp, None));
+                skipped.push(SkippedFile {
+                    path: p.clone(),
+                    reason: crate::listing::SkipFileReason::NotSession,
+                });
+            }
             // What is no regular file (a FIFO, a socket, a device, a dangling link) is
             // passed over as `ls` and `search` pass it over (an error when named, as a file
             // that is no session is).
@@ -519,23 +615,100 @@ fn read_all<R>(
             Err(e) => unreadable.push((p.clone(), chain(&e))),
         }
     }
-    let owned = Owned::of(files.as_slice());
-    let g = Gathered {
-        files,
-        owned,
+    let mut g = Gathered {
+        read,
+        summary,
+        held,
+        owned: Owned {
+            order: Vec::new(),
+            start: Vec::new(),
+            dup: Vec::new(),
+        },
         skipped,
         unreadable,
         cached,
         cache_warnings: Vec::new(),
     };
-    let cache = opts.cache.as_ref();
-    let files = &g.files;
-    let write: CacheWrite<'_> = Box::new(move || match (stored, cache) {
-        (Some(st), Some(c)) => {
-            let encode = |i: usize| super::store::encode_file(slot[i].map(|k| (&files[k].0, &files[k].1)));
-            st.write(c.dir(), outcomes, encode, c.racy_before())
+    g.owned = match &g.summary {
+        Some(s) => {
+            let kept_of: Vec<Option<usize>> = g
+                .held
+                .iter()
+                .map(|h| match h {
+                    Held::Kept(i) => Some(*i),
+                    Held::Read(_) => None,
+                })
+                .collect();
+            super::summary::owned_with(&g, s, &kept_of)
         }
-        _ => Vec::new(),
+        None => Owned::of(&g),
+    };
+    let g_ref = &g;
+    let write: CacheWrite<'_> = Box::new(move || {
+        let mut warnings = Vec::new();
+        let (Some(st), Some(c)) = (stored, cache) else {
+            return warnings;
+        };
+        let racy_before = c.racy_before();
+        let encode = |j: usize| {
+            let i = need[j];
+            super::store::encode_file(
+                fresh[i]
+                    .and_then(|(_, r)| r)
+                    .map(|r| (&g_ref.read[r].0, &g_ref.read[r].1)),
+            )
+        };
+        warnings.extend(st.write(c.dir(), outcomes, encode, racy_before));
+        let Some(file) = summary_file else {
+            return warnings;
+        };
+        // The summary anew, when what it would hold differs from what it holds.
+        let in_dirs = |p: &Path| {
+            let parent = p.parent();
+            dirs.iter()
+                .any(|d| parent == Some(d.as_path()) || parent.and_then(Path::parent) == Some(d.as_path()))
+        };
+        // (The per-folder caches' rule: a stamp whose ctime is within the racy window of
+        // now cannot vouch for the bytes read under it.)
+        let trusted = |s: Stamp| s.ctime_ns() <= racy_before;
+        let mut entries: Vec<(&Path, Entry<'_>)> = Vec::with_capacity(total);
+        for (i, p) in paths.iter().enumerate() {
+            if let Some(s) = kept[i] {
+                entries.push((p, Entry::Kept(s)));
+            } else if let Some((Some(stamp), r)) = fresh[i]
+                && in_dirs(p)
+            {
+                let s = r.map(|r| (&g_ref.read[r].0, &g_ref.read[r].1));
+                entries.push((p, Entry::Read(stamp, trusted(stamp), s)));
+            }
+        }
+        let changed = match &g_ref.summary {
+            None => true,
+            Some(old) => {
+                entries.len() != old.files.len()
+                    || entries.iter().zip(&old.files).any(|((p, e), f)| {
+                        *p != f.path.as_path()
+                            || match e {
+                                Entry::Kept(_) => false,
+                                Entry::Read(_, now, _) => *now || f.trusted,
+                            }
+                    })
+            }
+        };
+        if changed {
+            let pieces = super::summary::encode(&dirs, &entries, g_ref.summary.as_ref(), &g_ref.owned.dup);
+            let wrote = crate::store::write_atomically(c.dir(), &file, &pieces).map(|()| true);
+            let what = format!("the usage summary in {}", c.dir().display());
+            warnings.extend(crate::store::cache_warning(
+                summary_problem.as_deref(),
+                wrote.as_ref().copied(),
+                &what,
+                "reported without it",
+            ));
+        } else if let Some(p) = summary_problem {
+            warnings.push(p);
+        }
+        warnings
     });
     let r = then(&g, write);
     Ok((g, r))
@@ -578,139 +751,6 @@ enum RowKey {
     Model(String),
 }
 
-/// The sessions a report counts, in path order: each one's header, the (provider,
-/// model) pairs its records name (by [`super::Record::model`]) and its records in file
-/// order. Records read now (`[(SessionInfo, FileUsage)]`) and records kept in the usage
-/// summary (`summary.rs`) are counted by the same code.
-pub(crate) trait Sessions: Sync {
-    /// How many sessions.
-    fn sessions(&self) -> usize;
-    /// Session `k`'s header.
-    fn info(&self, k: usize) -> &SessionInfo;
-    /// The (provider, model) pairs of session `k`, in the order its records number them.
-    fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_;
-    /// How many records session `k` has.
-    fn len_of(&self, k: usize) -> usize;
-    /// Session `k`'s records, in file order.
-    fn records(&self, k: usize) -> impl Iterator<Item = super::Record> + '_;
-    /// Record `j` of session `k`.
-    fn record(&self, k: usize, j: usize) -> super::Record;
-    /// The keys of session `k`'s records, in file order.
-    fn keys(&self, k: usize) -> impl Iterator<Item = [u64; 2]> + '_ {
-        self.records(k).map(|r| r.key)
-    }
-}
-
-impl Sessions for [(SessionInfo, FileUsage)] {
-    fn sessions(&self) -> usize {
-        self.len()
-    }
-    fn info(&self, k: usize) -> &SessionInfo {
-        &self[k].0
-    }
-    fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_ {
-        self[k].1.models.iter().map(|(p, m)| (p.as_str(), m.as_str()))
-    }
-    fn len_of(&self, k: usize) -> usize {
-        self[k].1.records.len()
-    }
-    fn records(&self, k: usize) -> impl Iterator<Item = super::Record> + '_ {
-        self[k].1.records.iter().copied()
-    }
-    fn record(&self, k: usize, j: usize) -> super::Record {
-        self[k].1.records[j]
-    }
-}
-
-/// Where each session's records start when all are numbered in path order (one more:
-/// the count of all).
-pub(crate) fn starts<S: Sessions + ?Sized>(files: &S) -> Vec<usize> {
-    let mut at = Vec::with_capacity(files.sessions() + 1);
-    let mut n = 0;
-    for k in 0..files.sessions() {
-        at.push(n);
-        n += files.len_of(k);
-    }
-    at.push(n);
-    at
-}
-
-/// The sessions in the owners' order: the oldest header first, files without a valid one
-/// last, ties by path (`mod.rs`).
-pub(crate) fn owners<S: Sessions + ?Sized>(files: &S) -> Vec<usize> {
-    let created = |k: usize| {
-        let c = files.info(k).created;
-        if c.is_nan() { f64::INFINITY } else { c }
-    };
-    let mut order: Vec<usize> = (0..files.sessions()).collect();
-    order.sort_by(|&a, &b| {
-        created(a)
-            .total_cmp(&created(b))
-            .then_with(|| files.info(a).path.cmp(&files.info(b).path))
-    });
-    order
-}
-
-/// Which records hold a key that a record before them holds, "before" in the owners'
-/// `order`, file by file; by record number in path order (`start`). The keys are spread
-/// over 256 buckets by a byte of theirs in one pass in that order, then each bucket's keys
-/// go through a set small enough for the CPU's caches: the same answer as one set of every
-/// key (the slow twin's), whose random accesses missed the caches for most keys and were
-/// most of a cached report's time (as were the bitmaps of keys met twice that stood in
-/// front of it).
-pub(crate) fn repeated<S: Sessions + ?Sized>(files: &S, order: &[usize], start: &[usize]) -> Vec<bool> {
-    let n = start.last().copied().unwrap_or(0);
-    let mut buckets: Vec<Vec<([u64; 2], u32)>> = (0..256).map(|_| Vec::with_capacity(n / 200 + 1)).collect();
-    for &k in order {
-        for (j, key) in files.keys(k).enumerate() {
-            // (By the high half: the set hashes the low one, all of whose bits then vary
-            // within a bucket.)
-            buckets[(key[1] >> 56) as usize].push((key, (start[k] + j) as u32));
-        }
-    }
-    let mut dup = vec![false; n];
-    let mut seen: HashSet<[u64; 2], BuildHasherDefault<KeyHasher>> = HashSet::default();
-    for b in &buckets {
-        seen.clear();
-        for (key, i) in b {
-            if !seen.insert(*key) {
-                dup[*i as usize] = true;
-            }
-        }
-    }
-    dup
-}
-
-/// The hasher of record keys: they are XXH3-128 hashes, so their low 64 bits are one.
-#[derive(Default)]
-struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        // A key hashes as its halves' bytes (`[u64; 2]`): the first eight, the low half,
-        // are the hash. (Anything else is folded in.)
-        match bytes.first_chunk::<8>() {
-            Some(b) if self.0 == 0 => self.0 = u64::from_ne_bytes(*b),
-            _ => {
-                for &b in bytes {
-                    self.0 = self.0.rotate_left(8) ^ u64::from(b);
-                }
-            }
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        if self.0 == 0 {
-            self.0 = v;
-        }
-    }
-    fn write_usize(&mut self, _: usize) {
-        // (The array's length, the same for every key.)
-    }
-}
-
 /// Days in a time zone, remembered one at a time: records come in time order within a
 /// file, so most fall in the day of the one before.
 struct Days<'z> {
@@ -747,29 +787,15 @@ pub fn report_files(files: Vec<(SessionInfo, FileUsage)>, filter: &Filter) -> Re
     report_in_runs(files, &Owned::of(files), filter, MIN_RUN)
 }
 
-/// Who owns each record of a list of sessions: the sessions in the owners' order, where
-/// each one's records start in path order ([`starts`]) and which records repeat a key
-/// met before ([`repeated`], or as the usage summary keeps it).
-pub(crate) struct Owned {
-    pub(crate) order: Vec<usize>,
-    pub(crate) start: Vec<usize>,
-    pub(crate) dup: Vec<bool>,
-}
-
-impl Owned {
-    /// The owners of `files`' records, every key looked at.
-    pub(crate) fn of<S: Sessions + ?Sized>(files: &S) -> Owned {
-        let start = starts(files);
-        let order = owners(files);
-        let dup = repeated(files, &order, &start);
-        Owned { order, start, dup }
-    }
-}
-
 /// The report of `files` whose owners are `owned`, its parts each of at least `min_run`
 /// files (the result is the same for any: the twin's check holds one file a part against
 /// one part).
-pub(crate) fn report_in_runs<S: Sessions + ?Sized>(files: &S, owned: &Owned, filter: &Filter, min_run: usize) -> Report {
+pub(crate) fn report_in_runs<S: Sessions + ?Sized>(
+    files: &S,
+    owned: &Owned,
+    filter: &Filter,
+    min_run: usize,
+) -> Report {
     let order = &owned.order;
     let mut r = Report {
         period: filter.period,
@@ -806,14 +832,14 @@ pub(crate) fn report_in_runs<S: Sessions + ?Sized>(files: &S, owned: &Owned, fil
         order
             .par_chunks(run)
             .map(|c| {
-                let mut p = Part::default();
+                let mut p = Part::empty();
                 p.count(files, c, &owned.start, dup, &ids, filter);
                 p
             })
             .collect()
     };
     let mut parts = parts.into_iter();
-    let mut all = parts.next().unwrap_or_default();
+    let mut all = parts.next().unwrap_or_else(Part::empty);
     for p in parts {
         all.absorb(p);
     }
@@ -823,10 +849,18 @@ pub(crate) fn report_in_runs<S: Sessions + ?Sized>(files: &S, owned: &Owned, fil
     r.time_from_header = all.time_from_header;
     r.undated = all.undated;
     r.filtered = all.filtered;
-    let (mut rows, mut per_model, mut totals, total_models) = (all.rows, all.per_model, all.totals, all.total_models);
+    let (mut rows, mut per_model, mut totals, mut total_models) =
+        (all.rows, all.per_model, all.totals, all.total_models);
     let timeline = all.timeline;
     if filter.period == Period::Blocks {
         (rows, per_model) = blocks(files, &ids, timeline);
+    } else {
+        // Every record counted is in one row: the totals are the rows' (added up once
+        // here instead of record by record).
+        for (row, models) in rows.iter().zip(&per_model) {
+            merge_row(&mut totals, row);
+            merge_models(&mut total_models, models);
+        }
     }
     let named = |models: Vec<(u32, Sums)>| -> Vec<Breakdown> {
         models
@@ -889,6 +923,18 @@ struct Part {
 }
 
 impl Part {
+    /// Nothing counted (the totals' bounds as a row's start: none yet).
+    fn empty() -> Part {
+        Part {
+            totals: Row {
+                first_ms: f64::INFINITY,
+                last_ms: f64::NEG_INFINITY,
+                ..Row::default()
+            },
+            ..Part::default()
+        }
+    }
+
     /// Count the records of the files `run` (indexes into `files`, in the owners' order);
     /// `start`: where each file's records start as `dup` numbers them; `ids`: each file's
     /// models' numbers.
@@ -977,7 +1023,6 @@ impl Part {
                     }
                 };
                 add(&mut self.rows[at], &mut self.per_model[at], &rec, pico, model_id);
-                add(&mut self.totals, &mut self.total_models, &rec, pico, model_id);
             }
         }
     }

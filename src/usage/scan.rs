@@ -175,6 +175,25 @@ pub(crate) fn scan(bytes: &[u8]) -> crate::error::Result<Scan> {
     Ok(Scan::Session(header, out))
 }
 
+/// A session's [`crate::listing::SessionInfo`] as far as its header goes (the rest is not read: no name,
+/// counts or texts; `modified` is `created`, `bytes` 0).
+pub(crate) fn info(path: &std::path::Path, h: Header) -> crate::listing::SessionInfo {
+    crate::listing::SessionInfo {
+        path: path.to_path_buf(),
+        id: h.id,
+        cwd: h.cwd,
+        name: None,
+        parent_session_path: h.parent,
+        created: h.created,
+        modified: h.created,
+        message_count: 0,
+        first_message: crate::js::string::JsStr::default(),
+        all_messages_text: crate::js::string::JsStr::default(),
+        bytes: 0,
+        text_ref: None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::{FindCandidate, candidate_at};

@@ -46,10 +46,9 @@ impl Gathered {
         let session = session.and_then(|want| {
             let want_id = file_id(want)?;
             // The session among those read (by its name first, then the file it names).
-            let (found, _) = self
-                .files
-                .iter()
-                .find(|(s, _)| s.path.file_name() == want.file_name() && file_id(&s.path) == Some(want_id))?;
+            let found = self
+                .sessions()
+                .find(|s| s.path.file_name() == want.file_name() && file_id(&s.path) == Some(want_id))?;
             let sums = self
                 .report(&Filter {
                     session: Some(found.path.clone()),

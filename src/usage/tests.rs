@@ -492,3 +492,201 @@ fn a_status_line_counts_today_the_session_and_the_active_block() {
     assert_eq!(g.statusline(None, &TimeZone::UTC, base + 8.0 * H).block, None);
     assert!(b.exists());
 }
+
+/// What can happen to a tree of sessions and its caches between two reports.
+#[derive(Clone, Debug)]
+enum Change {
+    /// A usage record appended to file `0`, its response id one of a few (so that it may
+    /// repeat a record of another file).
+    Append(usize, u8),
+    /// File `0` cut to its first half of lines.
+    Cut(usize),
+    /// File `0` removed.
+    Remove(usize),
+    /// A copy of file `0` in another folder, its header dated `1` days before or after.
+    Copy(usize, i8),
+    /// File `0` rewritten as it is (a new inode, same bytes).
+    Rewrite(usize),
+    /// The usage summary: a byte flipped at `0` (per mille of its length), cut there,
+    /// or `None`: of another version.
+    Damage(u16, bool),
+    /// Two reports at once.
+    Concurrent,
+}
+
+fn change() -> impl proptest::strategy::Strategy<Value = Change> {
+    use proptest::prelude::*;
+    prop_oneof![
+        3 => (0..64usize, 0..4u8).prop_map(|(f, r)| Change::Append(f, r)),
+        1 => (0..64usize).prop_map(Change::Cut),
+        1 => (0..64usize).prop_map(Change::Remove),
+        2 => (0..64usize, -3..3i8).prop_map(|(f, d)| Change::Copy(f, d)),
+        1 => (0..64usize).prop_map(Change::Rewrite),
+        1 => (0..1000u16, any::<bool>()).prop_map(|(at, cut)| Change::Damage(at, cut)),
+        1 => Just(Change::Concurrent),
+    ]
+}
+
+/// The sessions of a tree, in path order.
+fn files_of(root: &Path) -> Vec<PathBuf> {
+    super::session_files(&[root.to_path_buf()]).0
+}
+
+fn apply(root: &Path, cache: &Path, c: &Change, n: &mut u32) {
+    let files = files_of(root);
+    let pick = |i: usize| files.get(i % files.len().max(1)).cloned();
+    *n += 1;
+    match c {
+        Change::Append(i, r) => {
+            if let Some(p) = pick(*i) {
+                let line = format!(
+                    r#"{{"type":"message","id":"x{n}","parentId":null,"timestamp":"2025-02-0{d}T10:00:00Z","message":{{"role":"assistant","content":[],"provider":"p","model":"m{r}","responseId":"resp-{r}","usage":{{"input":{n},"output":1,"cacheRead":0,"cacheWrite":0,"cost":{{"total":0.5}}}},"stopReason":"stop"}}}}"#,
+                    d = 1 + r
+                );
+                let mut f = std::fs::OpenOptions::new().append(true).open(p).unwrap();
+                std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()).unwrap();
+            }
+        }
+        Change::Cut(i) => {
+            if let Some(p) = pick(*i) {
+                let text = std::fs::read_to_string(&p).unwrap();
+                let lines: Vec<&str> = text.lines().collect();
+                std::fs::write(&p, lines[..lines.len().div_ceil(2)].join("\n") + "\n").unwrap();
+            }
+        }
+        Change::Remove(i) => {
+            if let Some(p) = pick(*i) {
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        Change::Copy(i, days) => {
+            if let Some(p) = pick(*i) {
+                let text = std::fs::read_to_string(&p).unwrap();
+                // The header dated otherwise: the copy may now own its records.
+                let ms = 1_735_689_600_000i64 + i64::from(*days) * 86_400_000;
+                let stamp = jiff::Timestamp::from_millisecond(ms).unwrap().to_string();
+                let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+                if let Some(h) = lines.first_mut() {
+                    *h = h.replacen("\"timestamp\":\"", &format!("\"timestamp\":\"{stamp}\",\"was\":\""), 1);
+                }
+                let to = root.join("--copies--");
+                std::fs::create_dir_all(&to).unwrap();
+                std::fs::write(to.join(format!("copy-{n}.jsonl")), lines.join("\n") + "\n").unwrap();
+            }
+        }
+        Change::Rewrite(i) => {
+            if let Some(p) = pick(*i) {
+                let bytes = std::fs::read(&p).unwrap();
+                let tmp = p.with_extension("tmp");
+                std::fs::write(&tmp, bytes).unwrap();
+                std::fs::rename(tmp, p).unwrap();
+            }
+        }
+        Change::Damage(at, cut) => {
+            for e in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+                if !e.file_name().to_string_lossy().starts_with("usum-") {
+                    continue;
+                }
+                let mut b = std::fs::read(e.path()).unwrap();
+                let k = b.len() * usize::from(*at) / 1000;
+                if *cut {
+                    b.truncate(k);
+                } else if let Some(x) = b.get_mut(k) {
+                    *x ^= 0x40;
+                }
+                std::fs::write(e.path(), b).unwrap();
+            }
+        }
+        Change::Concurrent => {}
+    }
+}
+
+/// Every report field the summary can change: rows, totals and the counts.
+fn report_view(r: &Report) -> String {
+    format!(
+        "{:?}\n{:?}\nrecords {} duplicates {} undated {} skipped {}",
+        r.rows,
+        r.totals,
+        r.records,
+        r.duplicates,
+        r.undated,
+        r.skipped.len()
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 24, ..Default::default() })]
+    /// The usage summary (and the per-folder caches under it) against no cache, through
+    /// appends, cuts, removals, copies that take records over, rewrites, damage to the
+    /// summary and two runs at once: after each change every report is the one read
+    /// without a cache, in a grouping by day and by session (who owns each record).
+    #[test]
+    fn the_summary_gives_the_report_without_cache_through_any_change(changes in proptest::collection::vec(change(), 1..8)) {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("sessions");
+        let spec = TreeSpec {
+            seed: 5,
+            sessions: 6,
+            folders: 2,
+            total_bytes: 120 << 10,
+            start_ms: 1_735_689_600_000,
+            flavor: Default::default(),
+        };
+        write_sessions_tree(&spec, &root).expect("tree");
+        let cache_dir = dir.path().join("cache");
+        let cache = crate::listing::ListingCache::at(cache_dir.clone()).with_racy_window(std::time::Duration::ZERO);
+        let filters = [
+            Filter::default(),
+            Filter { period: Period::Session, ..Filter::default() },
+        ];
+        let roots = [root.clone()];
+        let with_cache = |f: &Filter| {
+            let mut o = super::CollectOptions { cache: Some(cache.clone()), ..Default::default() };
+            collect(&roots, f, &mut o).unwrap()
+        };
+        let check = |what: &str| {
+            for f in &filters {
+                let plain = collect(&roots, f, &mut Default::default()).unwrap();
+                let got = with_cache(f);
+                proptest::prop_assert_eq!(report_view(&got), report_view(&plain), "{} ({:?})", what, f.period);
+                // (The totals' bounds are the rows'.)
+                let first = plain.rows.iter().map(|r| r.first_ms).fold(f64::INFINITY, f64::min);
+                if plain.totals.sums.records > 0 {
+                    proptest::prop_assert_eq!(plain.totals.first_ms, first);
+                }
+            }
+            Ok(())
+        };
+        check("first")?;
+        check("warm")?;
+        let mut n = 0;
+        for c in &changes {
+            apply(&root, &cache_dir, c, &mut n);
+            if let Change::Concurrent = c {
+                let plain = report_view(&collect(&roots, &filters[1], &mut Default::default()).unwrap());
+                std::thread::scope(|s| {
+                    let a = s.spawn(|| report_view(&with_cache(&filters[1])));
+                    let b = s.spawn(|| report_view(&with_cache(&filters[1])));
+                    for got in [a.join().unwrap(), b.join().unwrap()] {
+                        assert_eq!(got, plain, "two runs at once");
+                    }
+                });
+            }
+            check(&format!("after {c:?}"))?;
+        }
+        // The last report came from the summary, which was not written again: nothing
+        // changed since.
+        let summary = || {
+            std::fs::read_dir(&cache_dir)
+                .unwrap()
+                .flatten()
+                .find(|e| e.file_name().to_string_lossy().starts_with("usum-"))
+                .map(|e| std::os::unix::fs::MetadataExt::ino(&e.metadata().unwrap()))
+        };
+        let before = summary();
+        let last = with_cache(&filters[0]);
+        proptest::prop_assert!(before.is_some());
+        proptest::prop_assert_eq!(summary(), before);
+        proptest::prop_assert_eq!(last.cached, last.sessions + last.skipped.len());
+    }
+}

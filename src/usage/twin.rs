@@ -296,11 +296,11 @@ pub fn check_against_twin(input: &[(PathBuf, Vec<u8>)], filter: &super::Filter) 
     for (p, bytes) in input {
         match super::scan::scan(bytes).map_err(|e| format!("{}: {e}", p.display()))? {
             super::scan::Scan::NotSession => {}
-            super::scan::Scan::Session(h, u) => files.push((super::report::info(p, h), u)),
+            super::scan::Scan::Session(h, u) => files.push((super::scan::info(p, h), u)),
         }
     }
     // One file a part and all in one part: the same report, every field of it.
-    let owned = super::report::Owned::of(files.as_slice());
+    let owned = super::owners::Owned::of(files.as_slice());
     let one = super::report::report_in_runs(files.as_slice(), &owned, filter, 1);
     let whole = super::report::report_in_runs(files.as_slice(), &owned, filter, usize::MAX);
     same_report(&one, &whole)?;
