@@ -72,9 +72,9 @@ fn stats_follow_refreshes_appends_damage_and_drops() {
             "{s:?}"
         );
     }
-    // Two folders: a search and a usage file each.
+    // Two folders: a search and a usage file each, and the usage summary of the tree.
     assert_eq!(store(&full, "search").files, 2);
-    assert_eq!(store(&full, "usage").files, 2);
+    assert_eq!(store(&full, "usage").files, 3);
 
     // A refresh with nothing changed reads nothing.
     let again = refresh(&roots, &cache, ReadMode::Auto, None, |_| {}).expect("refresh");
