@@ -690,3 +690,37 @@ proptest::proptest! {
         proptest::prop_assert_eq!(last.cached, last.sessions + last.skipped.len());
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+    /// The status line's active block, made from the last six quiet hours on, is the one
+    /// a blocks report of every record finds active, at any moment: records an hour or a
+    /// few apart, gaps of four to seven hours, many sessions.
+    #[test]
+    fn the_status_lines_block_is_the_full_reports(steps in proptest::collection::vec((0..3usize, 0..30u32), 1..40), probe in 0..60u32) {
+        const M: f64 = 60_000.0;
+        let dir = tempfile::tempdir().unwrap();
+        let base = 1_704_103_200_000.0;
+        let mut t = base;
+        let mut per: [Vec<(f64, u64, u64, f64)>; 3] = Default::default();
+        for (i, (who, gap)) in steps.iter().enumerate() {
+            // Gaps from 10 minutes to 7.25 hours, most under five.
+            t += f64::from(*gap) * 15.0 * M;
+            per[*who].push((t, 1 + i as u64, 1, 1.0 + i as f64));
+        }
+        for (i, times) in per.iter().enumerate() {
+            if !times.is_empty() {
+                timed_session(dir.path(), &format!("s{i}"), times);
+            }
+        }
+        let g = super::gather(&[dir.path().to_path_buf()], &mut Default::default()).unwrap();
+        let now = base + f64::from(probe) * 15.0 * M * f64::from(steps.len() as u32) / 4.0;
+        let full = g
+            .report(&Filter { period: Period::Blocks, ..Filter::default() })
+            .rows
+            .into_iter()
+            .find(|r| r.block_state(now).is_some_and(|s| s.active));
+        let line = g.statusline(None, &TimeZone::UTC, now).block;
+        proptest::prop_assert_eq!(line, full);
+    }
+}
