@@ -114,7 +114,8 @@ impl Summary {
         };
         let b = source.bytes();
         if b.len() < 20 || &b[..16] != MAGIC || u32::from_le_bytes(b[16..20].try_into().unwrap_or_default()) != FORMAT {
-            return if b.starts_with(b"pi-session-") {
+            // (One of another format, as after an upgrade, is rebuilt without a word.)
+            return if b.len() >= 20 && &b[..16] == MAGIC {
                 Err(Unusable::Missing)
             } else {
                 Err(Unusable::Damaged(format!(

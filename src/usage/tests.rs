@@ -724,3 +724,59 @@ proptest::proptest! {
         proptest::prop_assert_eq!(line, full);
     }
 }
+
+/// A damaged usage summary is said once and rebuilt; one of another format (after an
+/// upgrade) is rebuilt without a word; either way the report is the one without it.
+#[test]
+fn a_damaged_summary_is_said_and_rebuilt_another_format_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let spec = TreeSpec {
+        seed: 9,
+        sessions: 4,
+        folders: 2,
+        total_bytes: 60 << 10,
+        start_ms: 1_735_689_600_000,
+        flavor: Default::default(),
+    };
+    write_sessions_tree(&spec, &root).expect("tree");
+    let cache = crate::listing::ListingCache::at(dir.path().join("cache")).with_racy_window(std::time::Duration::ZERO);
+    let roots = [root.clone()];
+    let run = || {
+        let mut o = super::CollectOptions {
+            cache: Some(cache.clone()),
+            ..Default::default()
+        };
+        collect(&roots, &Filter::default(), &mut o).unwrap()
+    };
+    let plain = collect(&roots, &Filter::default(), &mut Default::default()).unwrap();
+    assert!(run().cache_warnings.is_empty());
+    let file = std::fs::read_dir(dir.path().join("cache"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("usum-"))
+        .expect("a summary");
+    let good = std::fs::read(&file).unwrap();
+    // Another format: the same magic, another version number.
+    let mut other = good.clone();
+    other[16] ^= 0x7f;
+    std::fs::write(&file, &other).unwrap();
+    let r = run();
+    assert!(r.cache_warnings.is_empty(), "{:?}", r.cache_warnings);
+    assert_eq!(report_view(&r), report_view(&plain));
+    assert_eq!(std::fs::read(&file).unwrap(), good, "written anew");
+    // Damaged: the magic's last letters, then a byte of a record.
+    for at in [14, good.len() - 20] {
+        let mut bad = good.clone();
+        bad[at] ^= 0x01;
+        std::fs::write(&file, &bad).unwrap();
+        let r = run();
+        assert_eq!(
+            r.cache_warnings,
+            vec![format!("the usage summary {} is damaged: rebuilt", file.display())]
+        );
+        assert_eq!(report_view(&r), report_view(&plain));
+        assert!(run().cache_warnings.is_empty(), "rebuilt");
+    }
+}
