@@ -113,6 +113,7 @@ pub(crate) fn repeated<S: Sessions + ?Sized>(files: &S, order: &[usize], start: 
 /// Who owns each record of a list of sessions: the sessions in the owners' order, where
 /// each one's records start in path order ([`starts`]) and which records repeat a key
 /// met before ([`repeated`], or as the usage summary keeps it).
+#[derive(Default)]
 pub(crate) struct Owned {
     pub(crate) order: Vec<usize>,
     pub(crate) start: Vec<usize>,

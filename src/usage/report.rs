@@ -8,6 +8,7 @@ use super::{FileUsage, Source, TimeFrom, Tokens};
 use crate::error::Result;
 use crate::listing::{CancelToken, Cancelled, ListingCache, SessionInfo, SkippedFile};
 use crate::source::{ReadMode, Stamp};
+use either::Either::{Left, Right};
 use jiff::civil::Date;
 use jiff::tz::TimeZone;
 use std::collections::HashMap;
@@ -405,18 +406,18 @@ enum Held {
     Kept(usize),
 }
 
+// (A session read now answers as the slice of those read; one kept, as the summary.)
 impl Sessions for Gathered {
     fn sessions(&self) -> usize {
         self.held.len()
     }
     fn info(&self, k: usize) -> &SessionInfo {
         match self.held[k] {
-            Held::Read(i) => &self.read[i].0,
+            Held::Read(i) => self.read.as_slice().info(i),
             Held::Kept(i) => self.summary().info(i),
         }
     }
     fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_ {
-        use either::Either::{Left, Right};
         match self.held[k] {
             Held::Read(i) => Left(self.read.as_slice().models(i)),
             Held::Kept(i) => Right(self.summary().models(i)),
@@ -424,27 +425,25 @@ impl Sessions for Gathered {
     }
     fn len_of(&self, k: usize) -> usize {
         match self.held[k] {
-            Held::Read(i) => self.read[i].1.records.len(),
+            Held::Read(i) => self.read.as_slice().len_of(i),
             Held::Kept(i) => self.summary().len_of(i),
         }
     }
     fn records(&self, k: usize) -> impl Iterator<Item = super::Record> + '_ {
-        use either::Either::{Left, Right};
         match self.held[k] {
-            Held::Read(i) => Left(self.read[i].1.records.iter().copied()),
+            Held::Read(i) => Left(self.read.as_slice().records(i)),
             Held::Kept(i) => Right(self.summary().records(i)),
         }
     }
     fn record(&self, k: usize, j: usize) -> super::Record {
         match self.held[k] {
-            Held::Read(i) => self.read[i].1.records[j],
+            Held::Read(i) => self.read.as_slice().record(i, j),
             Held::Kept(i) => self.summary().record(i, j),
         }
     }
     fn keys(&self, k: usize) -> impl Iterator<Item = [u64; 2]> + '_ {
-        use either::Either::{Left, Right};
         match self.held[k] {
-            Held::Read(i) => Left(self.read[i].1.records.iter().map(|r| r.key)),
+            Held::Read(i) => Left(self.read.as_slice().keys(i)),
             Held::Kept(i) => Right(self.summary().keys(i)),
         }
     }
@@ -619,11 +618,7 @@ fn read_all<R>(
         read,
         summary,
         held,
-        owned: Owned {
-            order: Vec::new(),
-            start: Vec::new(),
-            dup: Vec::new(),
-        },
+        owned: Owned::default(),
         skipped,
         unreadable,
         cached,

@@ -493,6 +493,23 @@ fn a_status_line_counts_today_the_session_and_the_active_block() {
     assert!(b.exists());
 }
 
+/// A temporary folder with a generated tree of `sessions` sessions (`bytes` in all) in
+/// two folders under `sessions/`, and that root.
+fn small_tree(seed: u64, sessions: usize, bytes: u64) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().join("sessions");
+    let spec = TreeSpec {
+        seed,
+        sessions,
+        folders: 2,
+        total_bytes: bytes,
+        start_ms: 1_735_689_600_000,
+        flavor: Default::default(),
+    };
+    write_sessions_tree(&spec, &root).expect("tree");
+    (dir, root)
+}
+
 /// What can happen to a tree of sessions and its caches between two reports.
 #[derive(Clone, Debug)]
 enum Change {
@@ -622,17 +639,7 @@ proptest::proptest! {
     /// without a cache, in a grouping by day and by session (who owns each record).
     #[test]
     fn the_summary_gives_the_report_without_cache_through_any_change(changes in proptest::collection::vec(change(), 1..8)) {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("sessions");
-        let spec = TreeSpec {
-            seed: 5,
-            sessions: 6,
-            folders: 2,
-            total_bytes: 120 << 10,
-            start_ms: 1_735_689_600_000,
-            flavor: Default::default(),
-        };
-        write_sessions_tree(&spec, &root).expect("tree");
+        let (dir, root) = small_tree(5, 6, 120 << 10);
         let cache_dir = dir.path().join("cache");
         let cache = crate::listing::ListingCache::at(cache_dir.clone()).with_racy_window(std::time::Duration::ZERO);
         let filters = [
@@ -729,17 +736,7 @@ proptest::proptest! {
 /// upgrade) is rebuilt without a word; either way the report is the one without it.
 #[test]
 fn a_damaged_summary_is_said_and_rebuilt_another_format_silently() {
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().join("sessions");
-    let spec = TreeSpec {
-        seed: 9,
-        sessions: 4,
-        folders: 2,
-        total_bytes: 60 << 10,
-        start_ms: 1_735_689_600_000,
-        flavor: Default::default(),
-    };
-    write_sessions_tree(&spec, &root).expect("tree");
+    let (dir, root) = small_tree(9, 4, 60 << 10);
     let cache = crate::listing::ListingCache::at(dir.path().join("cache")).with_racy_window(std::time::Duration::ZERO);
     let roots = [root.clone()];
     let run = || {
