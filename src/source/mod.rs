@@ -281,35 +281,40 @@ pub(crate) fn stamps_of(paths: &[std::path::PathBuf]) -> Vec<Option<Stamp>> {
             _ => runs.push(i..i + 1),
         }
     }
-    let by_path = |p: &Path| {
-        std::fs::metadata(p)
-            .ok()
-            .filter(std::fs::Metadata::is_file)
-            .map(|m| Stamp::of(&m))
-    };
     let per_run: Vec<Vec<Option<Stamp>>> = runs
         .par_iter()
         .map(|r| {
             let run = &paths[r.clone()];
             #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
-            if let Some(dir) = run[0].parent().filter(|d| !d.as_os_str().is_empty()).and_then(|d| {
+            let dir = run[0].parent().filter(|d| !d.as_os_str().is_empty()).and_then(|d| {
                 use rustix::fs::{Mode, OFlags, open};
                 open(d, OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()
-            }) {
-                return run
-                    .iter()
-                    .map(|p| {
-                        let name = p.file_name()?;
-                        let st = rustix::fs::statat(&dir, name, rustix::fs::AtFlags::empty()).ok()?;
-                        (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile)
-                            .then(|| Stamp::of_stat(&st))
-                    })
-                    .collect();
-            }
-            run.iter().map(|p| by_path(p)).collect()
+            });
+            #[cfg(not(any(target_os = "linux", target_os = "android", target_os = "freebsd")))]
+            let dir: Option<rustix::fd::OwnedFd> = None;
+            run.iter()
+                .map(|p| stamp_at(dir.as_ref().map(rustix::fd::AsFd::as_fd), p))
+                .collect()
         })
         .collect();
     per_run.into_iter().flatten().collect()
+}
+
+/// The stamp of the file at `path` (`None`: no regular file, or none there), `stat`ed
+/// relative to `dir`, its folder's descriptor, when there is one (one path step instead of
+/// the whole path).
+pub(crate) fn stamp_at(dir: Option<rustix::fd::BorrowedFd<'_>>, path: &Path) -> Option<Stamp> {
+    #[cfg(any(target_os = "linux", target_os = "android", target_os = "freebsd"))]
+    if let Some(dir) = dir {
+        let st = rustix::fs::statat(dir, path.file_name()?, rustix::fs::AtFlags::empty()).ok()?;
+        return (rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile)
+            .then(|| Stamp::of_stat(&st));
+    }
+    let _ = dir;
+    std::fs::metadata(path)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| Stamp::of(&m))
 }
 
 /// Refuse what is not a regular file (a FIFO, a device, a socket, a folder) before a byte

@@ -36,6 +36,7 @@ mod scan;
 mod statusline;
 mod store;
 mod summary;
+mod tree;
 #[cfg(any(test, feature = "internals"))]
 pub mod twin;
 

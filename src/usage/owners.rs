@@ -16,6 +16,14 @@ pub(crate) trait Sessions: Sync {
     fn sessions(&self) -> usize;
     /// Session `k`'s header.
     fn info(&self, k: usize) -> &SessionInfo;
+    /// Session `k`'s header `timestamp` (as [`SessionInfo::created`]).
+    fn created(&self, k: usize) -> f64 {
+        self.info(k).created
+    }
+    /// Session `k`'s path.
+    fn path(&self, k: usize) -> &std::path::Path {
+        &self.info(k).path
+    }
     /// The (provider, model) pairs of session `k`, in the order its records number them.
     fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_;
     /// How many records session `k` has.
@@ -68,14 +76,14 @@ pub(crate) fn starts<S: Sessions + ?Sized>(files: &S) -> Vec<usize> {
 /// last, ties by path (`mod.rs`).
 pub(crate) fn owners<S: Sessions + ?Sized>(files: &S) -> Vec<usize> {
     let created = |k: usize| {
-        let c = files.info(k).created;
+        let c = files.created(k);
         if c.is_nan() { f64::INFINITY } else { c }
     };
     let mut order: Vec<usize> = (0..files.sessions()).collect();
     order.sort_by(|&a, &b| {
         created(a)
             .total_cmp(&created(b))
-            .then_with(|| files.info(a).path.cmp(&files.info(b).path))
+            .then_with(|| files.path(a).cmp(files.path(b)))
     });
     order
 }

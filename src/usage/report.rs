@@ -299,56 +299,8 @@ pub struct CollectOptions<'a> {
 /// its own `*.jsonl` files (a sessions folder) and those of each folder in it (a sessions
 /// root). No file is read. Also the folders that could not be read.
 pub fn session_files(roots: &[PathBuf]) -> (Vec<PathBuf>, Vec<(PathBuf, String)>) {
-    let mut files = Vec::new();
-    let mut problems = Vec::new();
-    let sorted = |dir: &Path| -> std::io::Result<Vec<std::fs::DirEntry>> {
-        let mut v: Vec<_> = std::fs::read_dir(dir)?.collect::<std::io::Result<_>>()?;
-        v.sort_by_key(std::fs::DirEntry::file_name);
-        Ok(v)
-    };
-    let jsonl = |e: &std::fs::DirEntry| crate::listing::dirs::is_session_name(e.file_name().as_encoded_bytes());
-    for root in roots {
-        if !root.is_dir() {
-            // (A sessions root pi has not made yet holds no session.)
-            if root.exists() {
-                files.push(root.clone());
-            }
-            continue;
-        }
-        let entries = match sorted(root) {
-            Ok(v) => v,
-            Err(e) => {
-                problems.push((root.clone(), e.to_string()));
-                continue;
-            }
-        };
-        let mut dirs = Vec::new();
-        for e in &entries {
-            if jsonl(e) {
-                files.push(e.path());
-            } else if e.file_type().is_ok_and(|t| t.is_dir() || t.is_symlink()) && e.path().is_dir() {
-                dirs.push(e.path());
-            }
-        }
-        let per_dir: Vec<(PathBuf, std::io::Result<Vec<std::fs::DirEntry>>)> = {
-            use rayon::prelude::*;
-            dirs.into_par_iter()
-                .map(|d| {
-                    let r = sorted(&d);
-                    (d, r)
-                })
-                .collect()
-        };
-        for (d, r) in per_dir {
-            match r {
-                Ok(v) => files.extend(v.iter().filter(|e| jsonl(e)).map(std::fs::DirEntry::path)),
-                Err(e) => problems.push((d, e.to_string())),
-            }
-        }
-    }
-    files.sort();
-    files.dedup();
-    (files, problems)
+    let w = super::tree::walk(roots, None, false);
+    (w.files, w.problems)
 }
 
 /// The report of every session in `roots` (files, sessions folders or sessions roots, as
@@ -415,6 +367,18 @@ impl Sessions for Gathered {
         match self.held[k] {
             Held::Read(i) => self.read.as_slice().info(i),
             Held::Kept(i) => self.summary().info(i),
+        }
+    }
+    fn created(&self, k: usize) -> f64 {
+        match self.held[k] {
+            Held::Read(i) => self.read.as_slice().created(i),
+            Held::Kept(i) => self.summary().created(i),
+        }
+    }
+    fn path(&self, k: usize) -> &Path {
+        match self.held[k] {
+            Held::Read(i) => self.read.as_slice().path(i),
+            Held::Kept(i) => self.summary().path(i),
         }
     }
     fn models(&self, k: usize) -> impl Iterator<Item = (&str, &str)> + '_ {
@@ -492,35 +456,46 @@ fn read_all<R>(
     opts: &mut CollectOptions<'_>,
     then: impl FnOnce(&Gathered, CacheWrite<'_>) -> R,
 ) -> std::result::Result<(Gathered, R), Cancelled> {
-    use super::summary::{Entry, Summary, Unusable};
+    use super::summary::{Entry, FolderEntry, Summary, Unusable};
     use rayon::prelude::*;
-    let (paths, problems) = session_files(roots);
-    let total = paths.len();
     let cache = opts.cache.as_ref();
     // The usage summary of the folders among the roots (sessions named on their own are
     // read each time, and not kept in it).
     let dirs: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
     let summary_file = cache
-        .filter(|_| !dirs.is_empty() && problems.is_empty())
+        .filter(|_| !dirs.is_empty())
         .map(|c| super::summary::file_of(c.dir(), &dirs));
-    let (summary, summary_problem) = match summary_file.as_deref().map(Summary::load) {
+    let (mut summary, summary_problem) = match summary_file.as_deref().map(Summary::load) {
         Some(Ok(s)) => (Some(s), None),
         Some(Err(Unusable::Damaged(w))) => (None, Some(w)),
         Some(Err(Unusable::Missing)) | None => (None, None),
     };
-    // The files the summary vouches for, by a `stat` each.
+    // The files, with a `stat` each when a summary may vouch for them; the names of the
+    // folders it vouches for taken from it.
+    let memo = |d: &Path, st: &Stamp| summary.as_ref().and_then(|s| s.folder(d, st));
+    let walk = super::tree::walk(
+        roots,
+        summary.is_some().then_some(&memo as super::tree::Memo<'_>),
+        summary.is_some(),
+    );
+    let (paths, problems, folders) = (walk.files, walk.problems, walk.folders);
+    // (No summary of roots some of whose folders could not be read.)
+    let summary_file = summary_file.filter(|_| problems.is_empty());
+    if !problems.is_empty() {
+        summary = None;
+    }
+    let total = paths.len();
+    // The files the summary vouches for.
     let kept: Vec<Option<usize>> = match &summary {
-        Some(s) => {
-            let stamps = crate::source::stamps_of(&paths);
-            s.find(&paths)
-                .into_iter()
-                .zip(stamps)
-                .map(|(i, now)| {
-                    let f = &s.files[i?];
-                    (f.trusted && now == Some(f.stamp)).then_some(i?)
-                })
-                .collect()
-        }
+        Some(s) => s
+            .find(&paths)
+            .into_iter()
+            .zip(walk.stamps)
+            .map(|(i, now)| {
+                let f = s.file(i?);
+                (f.trusted && now == Some(f.stamp)).then_some(i?)
+            })
+            .collect(),
         None => vec![None; total],
     };
     // The others are read (through the per-folder cache).
@@ -566,7 +541,7 @@ fn read_all<R>(
     let mut results = results.into_iter().flatten();
     for (i, p) in paths.iter().enumerate() {
         if let Some(s) = kept[i] {
-            match summary.as_ref().map(|x| x.files[s].session.is_some()) {
+            match summary.as_ref().map(|x| x.is_session(s)) {
                 Some(true) => held.push(Held::Kept(s)),
                 _ => skipped.push(SkippedFile {
                     path: p.clone(),
@@ -677,21 +652,49 @@ fn read_all<R>(
                 entries.push((p, Entry::Read(stamp, trusted(stamp), s)));
             }
         }
+        // (A folder's times move in clock ticks, and making an entry need not change its
+        // size: one changed within a tick of being listed could keep its stamp. So it
+        // vouches for its names only once its ctime is past by more than a tick, whatever
+        // the racy window.)
+        let folders_before = racy_before.min(crate::source::now_ns() - FOLDER_SETTLE_NS);
+        // The folders' names (`paths` holds each folder's files together).
+        let mut names: HashMap<&Path, Vec<&[u8]>, ahash::RandomState> = HashMap::default();
+        for p in &paths {
+            if let (Some(d), Some(n)) = (p.parent(), p.file_name()) {
+                names.entry(d).or_default().push(n.as_encoded_bytes());
+            }
+        }
+        let folders: Vec<FolderEntry<'_>> = folders
+            .iter()
+            .map(|(d, stamp)| FolderEntry {
+                path: d,
+                stamp: *stamp,
+                trusted: stamp.ctime_ns() <= folders_before,
+                names: names.remove(d.as_path()).unwrap_or_default(),
+            })
+            .collect();
+        // (A file or folder read now whose stamp vouches for it, or whose stored one did,
+        // is news; one racy then and now is not.)
         let changed = match &g_ref.summary {
             None => true,
             Some(old) => {
-                entries.len() != old.files.len()
-                    || entries.iter().zip(&old.files).any(|((p, e), f)| {
-                        *p != f.path.as_path()
+                entries.len() != old.len()
+                    || entries.iter().enumerate().any(|(i, (p, e))| {
+                        *p != old.path(i)
                             || match e {
                                 Entry::Kept(_) => false,
-                                Entry::Read(_, now, _) => *now || f.trusted,
+                                Entry::Read(_, now, _) => *now || old.file(i).trusted,
                             }
+                    })
+                    || folders.len() != old.folders()
+                    || folders.iter().any(|f| match old.folder_stamp(f.path) {
+                        None => true,
+                        Some((stamp, was)) => (stamp, was) != (f.stamp, f.trusted) && (f.trusted || was),
                     })
             }
         };
         if changed {
-            let pieces = super::summary::encode(&dirs, &entries, g_ref.summary.as_ref(), &g_ref.owned.dup);
+            let pieces = super::summary::encode(&dirs, &entries, &folders, g_ref.summary.as_ref(), &g_ref.owned.dup);
             let wrote = crate::store::write_atomically(c.dir(), &file, &pieces).map(|()| true);
             let what = format!("the usage summary in {}", c.dir().display());
             warnings.extend(crate::store::cache_warning(
@@ -893,6 +896,10 @@ pub(crate) fn report_in_runs<S: Sessions + ?Sized>(
     r
 }
 
+/// How long after its last change a folder's stamp vouches for its names at the least
+/// (100 ms: clock ticks are at most 10 ms).
+const FOLDER_SETTLE_NS: i128 = 100_000_000;
+
 /// The fewest files a part of a report counts (the twin's check also counts one file a
 /// part, and all in one, and holds the two reports to each other: [`report_in_runs`]).
 const MIN_RUN: usize = 64;
@@ -948,9 +955,9 @@ impl Part {
             last: None,
         };
         for &k in run {
-            let s = files.info(k);
-            let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(s, d))
-                && filter.session.as_ref().is_none_or(|p| *p == s.path);
+            // (A session's header is decoded only when a filter or a row needs it.)
+            let in_cwd = filter.cwd.as_deref().is_none_or(|d| cwd_within(files.info(k), d))
+                && filter.session.as_ref().is_none_or(|p| p == files.path(k));
             let ids = &ids[k];
             let dup = dup.get(start[k]..start[k + 1]).unwrap_or(&[]);
             for (j, rec) in files.records(k).enumerate() {
@@ -1005,10 +1012,10 @@ impl Part {
                             key: match &key {
                                 RowKey::Day(d) => d.to_string(),
                                 RowKey::Month(y, m) => format!("{y:04}-{m:02}"),
-                                RowKey::File(_) => s.path.to_string_lossy().into_owned(),
+                                RowKey::File(_) => files.path(k).to_string_lossy().into_owned(),
                                 RowKey::Model(m) => m.clone(),
                             },
-                            session: (filter.period == Period::Session).then(|| s.clone()),
+                            session: (filter.period == Period::Session).then(|| files.info(k).clone()),
                             first_ms: f64::INFINITY,
                             last_ms: f64::NEG_INFINITY,
                             ..Row::default()

@@ -11,19 +11,25 @@
 //! ```text
 //! magic    16 bytes  "pi-session-usum\n"
 //! version  u32       FORMAT
-//! body     u64 length, u128 XXH3 of its bytes, then:
+//! body     u64 length, u128 sum (the XXH3-128 of the XXH3-128s of its 4 MiB pieces, in
+//!          order: checked on every core), then:
 //!   roots   count (u64), each (u64 length, bytes)
 //!   models  count (u64), each provider and model (u64 length, bytes)
 //!   files   count (u64), each: path (u64 length, bytes), stamp (7 u64), trusted (u8),
 //!           session (u8); a session then: created (f64 bits), cwd, id and
 //!           parentSession as JSON text (u64 length, bytes each), its models (count u64,
 //!           each a u32 into `models`), its first record and record count (u64 each)
+//!   folders count (u64), each: path, stamp (7 u64), trusted (u8), the names of its
+//!           session files (count u64, each u64 length and bytes)
 //!   zeros to a multiple of 8
 //!   records 56 bytes each: time (f64), cost (f64), input, output, cacheRead, cacheWrite
 //!           (u64 each), model (u32, into its session's models), source | time-from << 2
 //!           | repeated << 4 (u8), 3 zero bytes
 //!   keys    16 bytes each, the records' in the same order
 //! ```
+//!
+//! **Folders.** The roots' subfolders as the walk that found the files saw them
+//! (`tree.rs`): a folder whose stamp is the stored one, not racy then, is not listed again.
 //!
 //! **Trust.** A session's records are used only while its file's stamp is the stored
 //! one and was not racy; every other file of the tree is read as without the summary
@@ -43,7 +49,9 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 16] = b"pi-session-usum\n";
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
+/// Bytes of a piece of the body, each hashed on its own.
+const PIECE: usize = 4 << 20;
 /// Bytes of one record.
 const REC: usize = 56;
 /// Bytes of one key.
@@ -62,16 +70,22 @@ pub(crate) fn file_of(dir: &Path, roots: &[PathBuf]) -> PathBuf {
 
 /// One file of a summary.
 pub(crate) struct Kept {
-    pub(crate) path: PathBuf,
+    /// Where its path is in the summary's bytes.
+    path: std::ops::Range<usize>,
     pub(crate) stamp: Stamp,
     pub(crate) trusted: bool,
     /// Its header, models and records, when it is a session.
-    pub(crate) session: Option<KeptSession>,
+    session: Option<KeptSession>,
 }
 
 /// A session of a summary.
-pub(crate) struct KeptSession {
-    pub(crate) info: SessionInfo,
+struct KeptSession {
+    /// Its header's `timestamp` (the owners' order needs it of every session).
+    created: f64,
+    /// Where the rest of its header (cwd, id, parentSession) is in the summary's bytes,
+    /// and the header decoded, once asked for.
+    header: std::ops::Range<usize>,
+    info: std::sync::OnceLock<SessionInfo>,
     /// Its (provider, model) pairs, as numbers into the summary's models.
     models: Vec<u32>,
     /// Its records: `first..first + len` of the summary's.
@@ -79,10 +93,18 @@ pub(crate) struct KeptSession {
     len: usize,
 }
 
+/// A folder of a summary: its stamp and where its names are.
+struct Folder {
+    stamp: Stamp,
+    trusted: bool,
+    names: usize,
+}
+
 /// A summary as read: its files and where its records are.
 pub(crate) struct Summary {
     source: crate::source::Source,
-    pub(crate) files: Vec<Kept>,
+    files: Vec<Kept>,
+    folders: std::collections::HashMap<PathBuf, Folder, ahash::RandomState>,
     models: Vec<(String, String)>,
     recs_at: usize,
     keys_at: usize,
@@ -125,17 +147,68 @@ impl Summary {
             };
         }
         let damaged = || Unusable::Damaged(format!("the usage summary {} is damaged", file.display()));
-        let (files, models, recs_at, keys_at) = decode(b).ok_or_else(damaged)?;
+        let d = decode(b).ok_or_else(damaged)?;
         if !source.intact() {
             return Err(damaged());
         }
         Ok(Summary {
             source,
-            files,
-            models,
-            recs_at,
-            keys_at,
+            files: d.files,
+            folders: d.folders,
+            models: d.models,
+            recs_at: d.recs_at,
+            keys_at: d.keys_at,
         })
+    }
+
+    /// How many files it holds.
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Stored file `i`.
+    pub(crate) fn file(&self, i: usize) -> &Kept {
+        &self.files[i]
+    }
+
+    /// Stored file `i`'s path.
+    pub(crate) fn path(&self, i: usize) -> &Path {
+        Path::new(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+            &self.source.bytes()[self.files[i].path.clone()],
+        ))
+    }
+
+    /// Whether stored file `i` is a session.
+    pub(crate) fn is_session(&self, i: usize) -> bool {
+        self.files[i].session.is_some()
+    }
+
+    /// The session files of folder `dir` when its stamp is `stamp` and was stored
+    /// trusted: it holds the names it held then (`tree.rs`).
+    pub(crate) fn folder(&self, dir: &Path, stamp: &Stamp) -> Option<Vec<PathBuf>> {
+        let f = self.folders.get(dir).filter(|f| f.trusted && f.stamp == *stamp)?;
+        let mut r = Reader {
+            b: self.source.bytes(),
+            at: f.names,
+        };
+        let n = usize::try_from(r.u64()?).ok()?;
+        let mut files = Vec::with_capacity(n.min(r.b.len()));
+        for _ in 0..n {
+            files.push(dir.join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+                r.bytes()?,
+            )));
+        }
+        Some(files)
+    }
+
+    /// Stored folder `dir`'s stamp and whether it was trusted.
+    pub(crate) fn folder_stamp(&self, dir: &Path) -> Option<(Stamp, bool)> {
+        self.folders.get(dir).map(|f| (f.stamp, f.trusted))
+    }
+
+    /// How many folders it holds.
+    pub(crate) fn folders(&self) -> usize {
+        self.folders.len()
     }
 
     /// Which stored file each of `paths` is.
@@ -143,16 +216,13 @@ impl Summary {
         fn bytes(p: &Path) -> &[u8] {
             p.as_os_str().as_encoded_bytes()
         }
+        let stored = |i: usize| &self.source.bytes()[self.files[i].path.clone()];
         // (Mostly the same files as last time, in the same order.)
-        if paths.len() == self.files.len() && paths.iter().zip(&self.files).all(|(p, f)| bytes(p) == bytes(&f.path)) {
+        if paths.len() == self.files.len() && paths.iter().enumerate().all(|(i, p)| bytes(p) == stored(i)) {
             return (0..paths.len()).map(Some).collect();
         }
-        let at: std::collections::HashMap<&[u8], usize, ahash::RandomState> = self
-            .files
-            .iter()
-            .enumerate()
-            .map(|(i, f)| (bytes(&f.path), i))
-            .collect();
+        let at: std::collections::HashMap<&[u8], usize, ahash::RandomState> =
+            (0..self.files.len()).map(|i| (stored(i), i)).collect();
         paths.iter().map(|p| at.get(bytes(p)).copied()).collect()
     }
 
@@ -160,9 +230,25 @@ impl Summary {
         self.files[i].session.as_ref().expect("a kept session")
     }
 
+    /// The header `timestamp` of stored file `i` (a session).
+    pub(crate) fn created(&self, i: usize) -> f64 {
+        self.session(i).created
+    }
+
     /// The header of stored file `i` (a session).
     pub(crate) fn info(&self, i: usize) -> &SessionInfo {
-        &self.session(i).info
+        let s = self.session(i);
+        s.info.get_or_init(|| {
+            let path = self.path(i);
+            // (Checked when the summary was loaded.)
+            let h = header(self.source.bytes(), s.header.start, s.created).unwrap_or(super::scan::Header {
+                created: s.created,
+                cwd: crate::js::string::JsStr::default(),
+                id: None,
+                parent: None,
+            });
+            super::scan::info(path, h)
+        })
     }
 
     /// The records of stored file `i` (a session).
@@ -245,17 +331,29 @@ fn time_from(c: u8) -> TimeFrom {
     }
 }
 
-type Decoded = (Vec<Kept>, Vec<(String, String)>, usize, usize);
+/// A summary's parts, as [`decode`] finds them.
+struct Decoded {
+    files: Vec<Kept>,
+    folders: std::collections::HashMap<PathBuf, Folder, ahash::RandomState>,
+    models: Vec<(String, String)>,
+    recs_at: usize,
+    keys_at: usize,
+}
 
-fn decode(b: &[u8]) -> Option<Decoded> {
-    let mut r = Reader { b, at: 20 };
-    let len = usize::try_from(r.u64()?).ok()?;
-    let sum = r.u128()?;
-    let body_at = r.at;
-    if b.len() != body_at.checked_add(len)? || xxhash_rust::xxh3::xxh3_128(&b[body_at..]) != sum {
-        return None;
-    }
-    let text = |r: &mut Reader<'_>| -> Option<String> { String::from_utf8(r.bytes()?.to_vec()).ok() };
+/// The sum of a body: the XXH3-128 of the XXH3-128s of its pieces, the pieces hashed on
+/// every core.
+fn sum_of(b: &[u8]) -> u128 {
+    use rayon::prelude::*;
+    let sums: Vec<u8> = b
+        .par_chunks(PIECE)
+        .flat_map_iter(|p| xxhash_rust::xxh3::xxh3_128(p).to_le_bytes())
+        .collect();
+    xxhash_rust::xxh3::xxh3_128(&sums)
+}
+
+/// A session's header from where it is stored (after `created`).
+fn header(b: &[u8], at: usize, created: f64) -> Option<super::scan::Header> {
+    let mut r = Reader { b, at };
     let json = |r: &mut Reader<'_>| -> Option<Option<crate::json::Value<'static>>> {
         let t = r.bytes()?;
         if t.is_empty() {
@@ -263,6 +361,26 @@ fn decode(b: &[u8]) -> Option<Decoded> {
         }
         Some(Some(crate::json::value::parse(t).ok()?.into_owned()))
     };
+    let cwd = crate::js::string::JsStr(std::borrow::Cow::Owned(r.bytes()?.to_vec()));
+    let id = json(&mut r)?;
+    let parent = json(&mut r)?;
+    Some(super::scan::Header {
+        created,
+        cwd,
+        id,
+        parent,
+    })
+}
+
+fn decode(b: &[u8]) -> Option<Decoded> {
+    let mut r = Reader { b, at: 20 };
+    let len = usize::try_from(r.u64()?).ok()?;
+    let sum = r.u128()?;
+    let body_at = r.at;
+    if b.len() != body_at.checked_add(len)? || sum_of(&b[body_at..]) != sum {
+        return None;
+    }
+    let text = |r: &mut Reader<'_>| -> Option<String> { String::from_utf8(r.bytes()?.to_vec()).ok() };
     for _ in 0..r.u64()? {
         r.bytes()?;
     }
@@ -274,22 +392,33 @@ fn decode(b: &[u8]) -> Option<Decoded> {
     let nfiles = usize::try_from(r.u64()?).ok()?;
     let mut files = Vec::with_capacity(nfiles.min(b.len() / 64));
     let mut count = 0usize;
-    for _ in 0..nfiles {
-        let path = PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
-            r.bytes()?,
-        ));
+    let stamp = |r: &mut Reader<'_>| -> Option<Stamp> {
         let mut parts = [0u64; 7];
         for p in &mut parts {
             *p = r.u64()?;
         }
+        Some(Stamp::from_parts(parts))
+    };
+    for _ in 0..nfiles {
+        let n = usize::try_from(r.u64()?).ok()?;
+        let path = r.at..r.at.checked_add(n)?;
+        r.take(n)?;
+        let stamp = stamp(&mut r)?;
         let trusted = r.u8()? == 1;
         let session = match r.u8()? {
             0 => None,
             1 => {
                 let created = f64::from_bits(r.u64()?);
-                let cwd = crate::js::string::JsStr(std::borrow::Cow::Owned(r.bytes()?.to_vec()));
-                let id = json(&mut r)?;
-                let parent = json(&mut r)?;
+                let from = r.at;
+                // (Decoded when asked for; checked here.)
+                r.bytes()?;
+                for _ in 0..2 {
+                    let t = r.bytes()?;
+                    if !t.is_empty() {
+                        crate::json::value::parse(t).ok()?;
+                    }
+                }
+                let header = from..r.at;
                 let n = usize::try_from(r.u64()?).ok()?;
                 let mut ms = Vec::with_capacity(n.min(nmodels));
                 for _ in 0..n {
@@ -302,14 +431,10 @@ fn decode(b: &[u8]) -> Option<Decoded> {
                     return None;
                 }
                 count = count.checked_add(len)?;
-                let h = super::scan::Header {
-                    created,
-                    cwd,
-                    id,
-                    parent,
-                };
                 Some(KeptSession {
-                    info: super::scan::info(&path, h),
+                    created,
+                    header,
+                    info: std::sync::OnceLock::new(),
                     models: ms,
                     first,
                     len,
@@ -319,14 +444,34 @@ fn decode(b: &[u8]) -> Option<Decoded> {
         };
         files.push(Kept {
             path,
-            stamp: Stamp::from_parts(parts),
+            stamp,
             trusted,
             session,
         });
     }
+    let nfolders = usize::try_from(r.u64()?).ok()?;
+    let mut folders = std::collections::HashMap::default();
+    for _ in 0..nfolders {
+        let path = PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(
+            r.bytes()?,
+        ));
+        let stamp = stamp(&mut r)?;
+        let trusted = r.u8()? == 1;
+        let names = r.at;
+        for _ in 0..r.u64()? {
+            r.bytes()?;
+        }
+        folders.insert(path, Folder { stamp, trusted, names });
+    }
     let recs_at = r.at.next_multiple_of(8);
     let keys_at = recs_at.checked_add(count.checked_mul(REC)?)?;
-    (keys_at.checked_add(count.checked_mul(KEY)?)? == b.len()).then_some((files, models, recs_at, keys_at))
+    (keys_at.checked_add(count.checked_mul(KEY)?)? == b.len()).then_some(Decoded {
+        files,
+        folders,
+        models,
+        recs_at,
+        keys_at,
+    })
 }
 
 /// The owners of `files`' records, those of the sessions kept from `summary` (`kept[k]`:
@@ -397,12 +542,23 @@ pub(crate) enum Entry<'a> {
     Read(Stamp, bool, Option<(&'a SessionInfo, &'a super::FileUsage)>),
 }
 
+/// A folder of a summary to write: its stamp, whether that vouches for its names, and the
+/// names of its session files.
+pub(crate) struct FolderEntry<'a> {
+    pub(crate) path: &'a Path,
+    pub(crate) stamp: Stamp,
+    pub(crate) trusted: bool,
+    pub(crate) names: Vec<&'a [u8]>,
+}
+
 /// The bytes of a summary of `roots` whose files are `entries` (path order; paths
-/// given), whose records are those of the sessions among them in order and whose owners
-/// are `owned`'s (by record number in path order over those sessions).
+/// given) and folders `folders`, whose records are those of the sessions among the files
+/// in order and whose owners are `owned`'s (by record number in path order over those
+/// sessions).
 pub(crate) fn encode(
     roots: &[PathBuf],
     entries: &[(&Path, Entry<'_>)],
+    folders: &[FolderEntry<'_>],
     old: Option<&Summary>,
     dup: &[bool],
 ) -> Vec<Vec<u8>> {
@@ -413,7 +569,7 @@ pub(crate) fn encode(
     let mut sessions: Vec<(&Path, &Entry<'_>)> = Vec::new();
     for (path, e) in entries {
         put_bytes(&mut files, path.as_os_str().as_encoded_bytes());
-        let (stamp, trusted, info, ms, len): (Stamp, bool, Option<&SessionInfo>, Vec<u32>, usize) = match e {
+        let (stamp, trusted, info, ms, len): (Stamp, bool, Option<Header<'_>>, Vec<u32>, usize) = match e {
             Entry::Kept(i) => {
                 let old = old.expect("kept from a summary");
                 let f = &old.files[*i];
@@ -422,7 +578,11 @@ pub(crate) fn encode(
                     None => Vec::new(),
                 };
                 let len = f.session.as_ref().map_or(0, |s| s.len);
-                (f.stamp, f.trusted, f.session.as_ref().map(|s| &s.info), ms, len)
+                let h = f
+                    .session
+                    .as_ref()
+                    .map(|s| Header::Stored(s.created, &old.source.bytes()[s.header.clone()]));
+                (f.stamp, f.trusted, h, ms, len)
             }
             Entry::Read(stamp, trusted, s) => {
                 let ms = s.map_or_else(Vec::new, |(_, u)| {
@@ -434,7 +594,7 @@ pub(crate) fn encode(
                 (
                     *stamp,
                     *trusted,
-                    s.map(|(i, _)| i),
+                    s.map(|(i, _)| Header::Read(i)),
                     ms,
                     s.map_or(0, |(_, u)| u.records.len()),
                 )
@@ -448,20 +608,29 @@ pub(crate) fn encode(
             None => files.push(0),
             Some(h) => {
                 files.push(1);
-                put_u64(&mut files, h.created.to_bits());
-                put_bytes(&mut files, h.cwd.as_bytes());
-                put_bytes(
-                    &mut files,
-                    h.id.as_ref().map(|v| v.stringify()).unwrap_or_default().as_bytes(),
-                );
-                put_bytes(
-                    &mut files,
-                    h.parent_session_path
-                        .as_ref()
-                        .map(|v| v.stringify())
-                        .unwrap_or_default()
-                        .as_bytes(),
-                );
+                match h {
+                    // (As stored: the same bytes.)
+                    Header::Stored(created, bytes) => {
+                        put_u64(&mut files, created.to_bits());
+                        files.extend_from_slice(bytes);
+                    }
+                    Header::Read(h) => {
+                        put_u64(&mut files, h.created.to_bits());
+                        put_bytes(&mut files, h.cwd.as_bytes());
+                        put_bytes(
+                            &mut files,
+                            h.id.as_ref().map(|v| v.stringify()).unwrap_or_default().as_bytes(),
+                        );
+                        put_bytes(
+                            &mut files,
+                            h.parent_session_path
+                                .as_ref()
+                                .map(|v| v.stringify())
+                                .unwrap_or_default()
+                                .as_bytes(),
+                        );
+                    }
+                }
                 put_u64(&mut files, ms.len() as u64);
                 for m in ms {
                     files.extend_from_slice(&m.to_le_bytes());
@@ -487,6 +656,18 @@ pub(crate) fn encode(
     put_u64(&mut head, entries.len() as u64);
     let mut body = head;
     body.extend_from_slice(&files);
+    put_u64(&mut body, folders.len() as u64);
+    for f in folders {
+        put_bytes(&mut body, f.path.as_os_str().as_encoded_bytes());
+        for p in f.stamp.to_parts() {
+            put_u64(&mut body, p);
+        }
+        body.push(u8::from(f.trusted));
+        put_u64(&mut body, f.names.len() as u64);
+        for n in &f.names {
+            put_bytes(&mut body, n);
+        }
+    }
     // (Aligned as the whole file will be: magic, version, length and sum come first.)
     while !(body.len() + 44).is_multiple_of(8) {
         body.push(0);
@@ -536,15 +717,19 @@ pub(crate) fn encode(
         }
     }
     let len = (body.len() + recs.len() + keys.len()) as u64;
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    h.update(&body);
-    h.update(&recs);
-    h.update(&keys);
+    let whole: Vec<u8> = [body.as_slice(), &recs, &keys].concat();
     let mut start = MAGIC.to_vec();
     start.extend_from_slice(&FORMAT.to_le_bytes());
     put_u64(&mut start, len);
-    start.extend_from_slice(&h.digest128().to_le_bytes());
+    start.extend_from_slice(&sum_of(&whole).to_le_bytes());
     vec![start, body, recs, keys]
+}
+
+/// A session's header to write: kept from the old summary (`created`, then the stored
+/// bytes of the rest), or read now.
+enum Header<'a> {
+    Stored(f64, &'a [u8]),
+    Read(&'a SessionInfo),
 }
 
 /// (provider, model) pairs by a number each, in the order first met.

@@ -520,8 +520,9 @@ enum Change {
     Cut(usize),
     /// File `0` removed.
     Remove(usize),
-    /// A copy of file `0` in another folder, its header dated `1` days before or after.
-    Copy(usize, i8),
+    /// A copy of file `0`, its header dated `1` days before or after, in its own folder
+    /// (`2`) or another.
+    Copy(usize, i8, bool),
     /// File `0` rewritten as it is (a new inode, same bytes).
     Rewrite(usize),
     /// The usage summary: a byte flipped at `0` (per mille of its length), cut there,
@@ -529,6 +530,11 @@ enum Change {
     Damage(u16, bool),
     /// Two reports at once.
     Concurrent,
+    /// A file that is no session made and removed in file `0`'s folder (the folder's
+    /// stamp changes, its sessions do not).
+    Litter(usize),
+    /// Time enough for the folders' stamps to vouch for their names.
+    Pause,
 }
 
 fn change() -> impl proptest::strategy::Strategy<Value = Change> {
@@ -537,10 +543,12 @@ fn change() -> impl proptest::strategy::Strategy<Value = Change> {
         3 => (0..64usize, 0..4u8).prop_map(|(f, r)| Change::Append(f, r)),
         1 => (0..64usize).prop_map(Change::Cut),
         1 => (0..64usize).prop_map(Change::Remove),
-        2 => (0..64usize, -3..3i8).prop_map(|(f, d)| Change::Copy(f, d)),
+        2 => (0..64usize, -3..3i8, any::<bool>()).prop_map(|(f, d, here)| Change::Copy(f, d, here)),
         1 => (0..64usize).prop_map(Change::Rewrite),
         1 => (0..1000u16, any::<bool>()).prop_map(|(at, cut)| Change::Damage(at, cut)),
         1 => Just(Change::Concurrent),
+        1 => (0..64usize).prop_map(Change::Litter),
+        2 => Just(Change::Pause),
     ]
 }
 
@@ -576,7 +584,7 @@ fn apply(root: &Path, cache: &Path, c: &Change, n: &mut u32) {
                 std::fs::remove_file(p).unwrap();
             }
         }
-        Change::Copy(i, days) => {
+        Change::Copy(i, days, here) => {
             if let Some(p) = pick(*i) {
                 let text = std::fs::read_to_string(&p).unwrap();
                 // The header dated otherwise: the copy may now own its records.
@@ -586,7 +594,10 @@ fn apply(root: &Path, cache: &Path, c: &Change, n: &mut u32) {
                 if let Some(h) = lines.first_mut() {
                     *h = h.replacen("\"timestamp\":\"", &format!("\"timestamp\":\"{stamp}\",\"was\":\""), 1);
                 }
-                let to = root.join("--copies--");
+                let to = match p.parent() {
+                    Some(d) if *here => d.to_path_buf(),
+                    _ => root.join("--copies--"),
+                };
                 std::fs::create_dir_all(&to).unwrap();
                 std::fs::write(to.join(format!("copy-{n}.jsonl")), lines.join("\n") + "\n").unwrap();
             }
@@ -614,6 +625,14 @@ fn apply(root: &Path, cache: &Path, c: &Change, n: &mut u32) {
                 std::fs::write(e.path(), b).unwrap();
             }
         }
+        Change::Litter(i) => {
+            if let Some(d) = pick(*i).as_deref().and_then(Path::parent) {
+                let p = d.join(format!("litter-{n}.tmp"));
+                std::fs::write(&p, b"x").unwrap();
+                std::fs::remove_file(p).unwrap();
+            }
+        }
+        Change::Pause => std::thread::sleep(std::time::Duration::from_millis(120)),
         Change::Concurrent => {}
     }
 }
@@ -696,6 +715,74 @@ proptest::proptest! {
         proptest::prop_assert_eq!(summary(), before);
         proptest::prop_assert_eq!(last.cached, last.sessions + last.skipped.len());
     }
+}
+
+/// A folder whose stamp the summary took, past a clock tick, is not listed again: its
+/// names come from the summary, and they are the listing's; a folder changed since is
+/// listed.
+#[test]
+fn a_folder_that_did_not_change_is_not_listed_again() {
+    use super::summary::{Summary, file_of};
+    use super::tree::{Memo, walk};
+    let (dir, root) = small_tree(7, 8, 64 << 10);
+    let cache_dir = dir.path().join("cache");
+    let cache = crate::listing::ListingCache::at(cache_dir.clone()).with_racy_window(std::time::Duration::ZERO);
+    let roots = [root.clone()];
+    let report = || {
+        let mut o = super::CollectOptions {
+            cache: Some(cache.clone()),
+            ..Default::default()
+        };
+        report_view(&collect(&roots, &Filter::default(), &mut o).unwrap())
+    };
+    let plain = || report_view(&collect(&roots, &Filter::default(), &mut Default::default()).unwrap());
+    let stamp = |d: &Path| crate::source::stamps_of(&[d.to_path_buf()]);
+    let folders: Vec<PathBuf> = std::fs::read_dir(&root)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.is_dir())
+        .collect();
+    assert_eq!(folders.len(), 2);
+    let listed = |d: &Path| {
+        let mut v: Vec<PathBuf> = files_of(&root).into_iter().filter(|p| p.parent() == Some(d)).collect();
+        v.sort();
+        v
+    };
+    // (A folder's stamp, as the walk takes it: `stamps_of` takes regular files only.)
+    let folder_stamp = |d: &Path| {
+        assert!(stamp(d)[0].is_none());
+        crate::source::Stamp::of(&std::fs::metadata(d).unwrap())
+    };
+    assert_eq!(report(), plain());
+    let load = || Summary::load(&file_of(&cache_dir, &roots)).ok().expect("a summary");
+    // Just made: not yet past a tick, so not vouched for.
+    for d in &folders {
+        assert_eq!(load().folder(d, &folder_stamp(d)), None);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(150));
+    assert_eq!(report(), plain());
+    let s = load();
+    for d in &folders {
+        assert_eq!(s.folder(d, &folder_stamp(d)), Some(listed(d)), "{}", d.display());
+    }
+    // The walk takes them from it, and finds what a listing finds.
+    let memo = |d: &Path, st: &crate::source::Stamp| s.folder(d, st);
+    let w = walk(&roots, Some(&memo as Memo<'_>), true);
+    assert_eq!(w.files, files_of(&root));
+    assert_eq!(w.stamps, crate::source::stamps_of(&w.files));
+    // A session made in one: that folder is listed again, and the report sees it.
+    let p = listed(&folders[0])[0].clone();
+    std::fs::copy(&p, folders[0].join("made-later.jsonl")).unwrap();
+    assert_eq!(s.folder(&folders[0], &folder_stamp(&folders[0])), None);
+    assert_eq!(
+        s.folder(&folders[1], &folder_stamp(&folders[1])),
+        Some(listed(&folders[1]))
+    );
+    let w = walk(&roots, Some(&memo as Memo<'_>), false);
+    assert_eq!(w.files, files_of(&root));
+    drop(s);
+    assert_eq!(report(), plain());
 }
 
 proptest::proptest! {
