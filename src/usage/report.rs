@@ -211,7 +211,13 @@ impl Sums {
 /// either way (NaN: 0), so that no sum of fewer than 10^8 records saturates, and sums are
 /// the same in any order.
 fn pico(cost: f64) -> i128 {
-    (cost * 1e12).round().clamp(-MAX_PICO, MAX_PICO) as i128
+    let p = (cost * 1e12).round();
+    // (Through i64 where it fits: one instruction, where i128's is a call.)
+    if p.abs() < 9.2e18 {
+        p as i64 as i128
+    } else {
+        p.clamp(-MAX_PICO, MAX_PICO) as i128
+    }
 }
 
 /// One model's part of a row.
@@ -657,20 +663,13 @@ fn read_all<R>(
         // vouches for its names only once its ctime is past by more than a tick, whatever
         // the racy window.)
         let folders_before = racy_before.min(crate::source::now_ns() - FOLDER_SETTLE_NS);
-        // The folders' names (`paths` holds each folder's files together).
-        let mut names: HashMap<&Path, Vec<&[u8]>, ahash::RandomState> = HashMap::default();
-        for p in &paths {
-            if let (Some(d), Some(n)) = (p.parent(), p.file_name()) {
-                names.entry(d).or_default().push(n.as_encoded_bytes());
-            }
-        }
-        let folders: Vec<FolderEntry<'_>> = folders
+        let mut folders: Vec<FolderEntry<'_>> = folders
             .iter()
             .map(|(d, stamp)| FolderEntry {
                 path: d,
                 stamp: *stamp,
                 trusted: stamp.ctime_ns() <= folders_before,
-                names: names.remove(d.as_path()).unwrap_or_default(),
+                names: Vec::new(),
             })
             .collect();
         // (A file or folder read now whose stamp vouches for it, or whose stored one did,
@@ -680,7 +679,7 @@ fn read_all<R>(
             Some(old) => {
                 entries.len() != old.len()
                     || entries.iter().enumerate().any(|(i, (p, e))| {
-                        *p != old.path(i)
+                        p.as_os_str() != old.path(i).as_os_str()
                             || match e {
                                 Entry::Kept(_) => false,
                                 Entry::Read(_, now, _) => *now || old.file(i).trusted,
@@ -694,6 +693,16 @@ fn read_all<R>(
             }
         };
         if changed {
+            // The folders' names (`paths` holds each folder's files together).
+            let mut names: HashMap<&Path, Vec<&[u8]>, ahash::RandomState> = HashMap::default();
+            for p in &paths {
+                if let (Some(d), Some(n)) = (p.parent(), p.file_name()) {
+                    names.entry(d).or_default().push(n.as_encoded_bytes());
+                }
+            }
+            for f in &mut folders {
+                f.names = names.remove(f.path).unwrap_or_default();
+            }
             let pieces = super::summary::encode(&dirs, &entries, &folders, g_ref.summary.as_ref(), &g_ref.owned.dup);
             let wrote = crate::store::write_atomically(c.dir(), &file, &pieces).map(|()| true);
             let what = format!("the usage summary in {}", c.dir().display());

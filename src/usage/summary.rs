@@ -507,10 +507,17 @@ pub(crate) fn owned_with<S: Sessions + ?Sized>(files: &S, summary: &Summary, kep
     let mut open: Vec<([u64; 2], u32, u32)> = Vec::new();
     for (k, at) in kept.iter().enumerate() {
         match at {
+            // (Nothing moved: the flags alone, no key read.)
+            Some(i) if moved.is_empty() => {
+                let first = summary.session(*i).first;
+                for j in 0..summary.len_of(*i) {
+                    dup[start[k] + j] = summary.repeated(first + j);
+                }
+            }
             Some(i) => {
                 let first = summary.session(*i).first;
                 for (j, key) in summary.keys(*i).enumerate() {
-                    if !moved.is_empty() && moved.contains(&key) {
+                    if moved.contains(&key) {
                         open.push((key, rank[k], (start[k] + j) as u32));
                     } else {
                         dup[start[k] + j] = summary.repeated(first + j);
