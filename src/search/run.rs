@@ -60,6 +60,11 @@ impl<'p> Maps<'p> {
         self.folders[k].get(name)
     }
 
+    /// Whether the cache file of path `i`'s folder is still as it was loaded.
+    fn intact(&self, i: usize) -> bool {
+        self.folders[self.of[i].0].intact()
+    }
+
     /// Write each folder's cache anew where a map was built or dropped.
     fn write(
         &self,
@@ -171,7 +176,13 @@ pub fn search_paths(
                                 let (result, outcome) = match maps {
                                     Some(m) => {
                                         let (r, o) = search_path_mapped(path, q, fo, m.stored(i));
-                                        (r, Some(o))
+                                        if m.intact(i) {
+                                            (r, Some(o))
+                                        } else {
+                                            // (Its map may have read as zeros: searched
+                                            // without it.)
+                                            (search_path_with_id(path, q, fo), Some(Outcome::Dropped))
+                                        }
                                     }
                                     None => (search_path_with_id(path, q, fo), None),
                                 };

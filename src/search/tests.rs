@@ -305,6 +305,50 @@ fn the_search_cache_keeps_maps_of_unchanged_files_and_drops_the_rest() {
     assert_eq!(run(zero).1, report(3, 0, &[]));
 }
 
+/// A cache file is mapped, not copied; one another process cuts short after it was
+/// loaded reads as zeros where it is gone, and is then known not intact: what was read
+/// of it is not trusted, and it is not written over with its zeros.
+#[test]
+fn a_cache_file_cut_short_while_mapped_is_not_trusted_nor_kept() {
+    use super::store::{FolderMaps, Outcome, SEARCH_MAPS};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cache = dir.path().join("cache");
+    let folder = dir.path().join("sessions");
+    std::fs::create_dir_all(&folder).expect("mkdir");
+    let mut outcomes: Vec<(Vec<u8>, Outcome)> = Vec::new();
+    for i in 0..64 {
+        let name = format!("s{i}.jsonl");
+        std::fs::write(folder.join(&name), b"x").expect("write");
+        let stamp = crate::source::Stamp::of(&std::fs::metadata(folder.join(&name)).expect("stat"));
+        outcomes.push((name.into_bytes(), Outcome::Built(stamp, vec![7; 8192])));
+    }
+    let refs: Vec<(&[u8], Outcome)> = outcomes
+        .iter()
+        .map(|(n, o)| match o {
+            Outcome::Built(s, m) => (n.as_slice(), Outcome::Built(*s, m.clone())),
+            _ => unreachable!(),
+        })
+        .collect();
+    let maps = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(maps.write(&cache, &refs, i128::MAX).expect("write"));
+    let maps = FolderMaps::load(&cache, &folder, &SEARCH_MAPS);
+    assert!(maps.intact() && maps.get(b"s63.jsonl").is_some_and(|(_, m)| m == [7; 8192]));
+    let file = maps.file().to_path_buf();
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .expect("open")
+        .set_len(4096)
+        .expect("cut");
+    let (_, m) = maps.get(b"s63.jsonl").expect("still decoded");
+    assert!(m.iter().all(|&b| b == 0), "the part cut off reads as zeros");
+    assert!(!maps.intact());
+    // Written only when something changed: a map dropped here. Not with these bytes.
+    let dropped: Vec<(&[u8], Outcome)> = vec![(b"s0.jsonl", Outcome::Dropped)];
+    assert!(!maps.write(&cache, &dropped, i128::MAX).expect("write"));
+    assert_eq!(std::fs::metadata(&file).expect("stat").len(), 4096);
+}
+
 /// A cache file that is no file (a FIFO, a link to a device) is refused without blocking,
 /// and one grown past the size its head declares (`truncate -s 3G`) is known damaged from
 /// its first bytes, not read (review weakness 8, #35). The FIFO and the device stay.

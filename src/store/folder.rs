@@ -45,7 +45,9 @@ pub(crate) struct FolderMaps {
     kind: &'static Kind,
     folder: Vec<u8>,
     file: PathBuf,
-    bytes: Vec<u8>,
+    /// The cache file, mapped (no copy: a search that passes over most files by their
+    /// sketches touches little of it).
+    source: Option<crate::source::Source>,
     entries: Entries,
     /// Why the cache file was not used, when it was there but not usable.
     pub(crate) warning: Option<String>,
@@ -73,30 +75,43 @@ impl FolderMaps {
             kind,
             folder: key,
             file,
-            bytes: Vec::new(),
+            source: None,
             entries: HashMap::new(),
             warning: None,
             decoded: false,
         };
         match read_cache_file(&m.file, m.folder.len()) {
-            Ok(b) => {
-                m.bytes = b;
-                match decode(&m.bytes, &m.folder, kind) {
-                    Some(e) => {
+            Ok(source) => {
+                m.source = source;
+                match decode(m.bytes(), &m.folder, kind) {
+                    // (A mapped file cut short while it was read is damaged.)
+                    Some(e) if m.source.as_ref().is_some_and(crate::source::Source::intact) => {
                         m.entries = e;
                         m.decoded = true;
                     }
                     // (One of another format, as after an upgrade, is rebuilt without a word.)
-                    None if !other_format(&m.bytes, kind) => {
-                        m.warning = Some(format!("the {} {} is damaged", kind.what, m.file.display()))
+                    _ if !other_format(m.bytes(), kind) => {
+                        m.warning = Some(format!("the {} {} is damaged", kind.what, m.file.display()));
                     }
-                    None => {}
+                    _ => {}
                 }
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => m.warning = Some(format!("the {} {} cannot be read ({e})", kind.what, m.file.display())),
         }
         m
+    }
+
+    /// Whether no byte of the mapped cache file has read as zeros since it was loaded
+    /// (another process cut it short: `source/guard.rs`). What was read of a cache that is
+    /// not intact is not trusted, nor kept.
+    pub(crate) fn intact(&self) -> bool {
+        self.source.as_ref().is_none_or(crate::source::Source::intact)
+    }
+
+    /// The cache file's bytes (none when it was not there or not usable).
+    fn bytes(&self) -> &[u8] {
+        self.source.as_ref().map_or(&[], crate::source::Source::bytes)
     }
 
     /// The cache file.
@@ -112,13 +127,13 @@ impl FolderMaps {
     /// How many bytes of the cache file are held in memory (the whole file once read).
     #[cfg(test)]
     pub(crate) fn bytes_held(&self) -> usize {
-        self.bytes.len()
+        self.bytes().len()
     }
 
     /// The stored map of the file named `name` and the stamp it was built under.
     pub(crate) fn get(&self, name: &[u8]) -> Option<(Stamp, &[u8])> {
         let (stamp, r) = self.entries.get(name)?;
-        Some((*stamp, &self.bytes[r.clone()]))
+        Some((*stamp, &self.bytes()[r.clone()]))
     }
 
     /// Write the cache anew after a search: `outcomes` are the searched files' (by name);
@@ -145,7 +160,7 @@ impl FolderMaps {
         let folder = Path::new(os_str(&self.folder));
         for (name, (stamp, r)) in &self.entries {
             if !searched.contains(name.as_slice()) && folder.join(os_str(name)).is_file() {
-                keep.push((name, *stamp, &self.bytes[r.clone()]));
+                keep.push((name, *stamp, &self.bytes()[r.clone()]));
             }
         }
         keep.sort_unstable_by(|a, b| a.0.cmp(b.0));
@@ -164,6 +179,10 @@ impl FolderMaps {
         put_bytes(&mut head, &self.folder);
         put_u64(&mut head, body.len() as u64);
         head.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(&body).to_le_bytes());
+        // (Maps kept from a cache file cut short meanwhile may be zeros: not written.)
+        if !self.intact() {
+            return Ok(false);
+        }
         write_atomically(dir, &self.file, &[head, body])?;
         Ok(true)
     }
@@ -174,8 +193,7 @@ impl FolderMaps {
 /// since it was written (`truncate -s 3G`) is damaged, which is known from its first
 /// bytes; then the bytes are empty (and decode as damaged). `folder_len`: the length of
 /// the folder's path in the head.
-fn read_cache_file(path: &Path, folder_len: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read as _;
+fn read_cache_file(path: &Path, folder_len: usize) -> std::io::Result<Option<crate::source::Source>> {
     let f = crate::source::open_for_reading(path)?;
     let meta = f.metadata()?;
     crate::source::regular(&meta)?;
@@ -183,15 +201,13 @@ fn read_cache_file(path: &Path, folder_len: usize) -> std::io::Result<Vec<u8>> {
     let head_len = 16 + 4 + 8 + folder_len + 8;
     let mut head = vec![0; head_len];
     if crate::source::read_at_most(&f, 0, &mut head)? < head_len {
-        return Ok(Vec::new());
+        return Ok(None);
     }
     let body_len = u64::from_le_bytes(head[head_len - 8..].try_into().unwrap_or_default());
     if (head_len as u64 + 16).checked_add(body_len) != Some(meta.len()) {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    let mut b = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    f.take(meta.len()).read_to_end(&mut b)?;
-    Ok(b)
+    crate::source::Source::from_file_unprinted(f, crate::source::ReadMode::Mmap, Vec::new()).map(Some)
 }
 
 /// The caches of kind `kind` in `dir` of the folders of `paths`, each loaded once, and

@@ -460,7 +460,23 @@ type CacheWrite<'a> = Box<dyn FnOnce() -> Vec<String> + Send + 'a>;
 fn read_all<R>(
     roots: &[PathBuf],
     opts: &mut CollectOptions<'_>,
-    then: impl FnOnce(&Gathered, CacheWrite<'_>) -> R,
+    then: impl Fn(&Gathered, CacheWrite<'_>) -> R,
+) -> std::result::Result<(Gathered, R), Cancelled> {
+    let (g, r) = read_all_once(roots, opts, true, &then)?;
+    // (A summary another process cut short while it was read reads as zeros somewhere:
+    // nothing counted from it stands, and it was not written over.)
+    if g.summary.as_ref().is_some_and(|s| !s.intact()) {
+        return read_all_once(roots, opts, false, &then);
+    }
+    Ok((g, r))
+}
+
+/// [`read_all`], with the usage summary or without it.
+fn read_all_once<R>(
+    roots: &[PathBuf],
+    opts: &mut CollectOptions<'_>,
+    use_summary: bool,
+    then: &impl Fn(&Gathered, CacheWrite<'_>) -> R,
 ) -> std::result::Result<(Gathered, R), Cancelled> {
     use super::summary::{Entry, FolderEntry, Summary, Unusable};
     use rayon::prelude::*;
@@ -469,7 +485,7 @@ fn read_all<R>(
     // read each time, and not kept in it).
     let dirs: Vec<PathBuf> = roots.iter().filter(|r| r.is_dir()).cloned().collect();
     let summary_file = cache
-        .filter(|_| !dirs.is_empty())
+        .filter(|_| !dirs.is_empty() && use_summary)
         .map(|c| super::summary::file_of(c.dir(), &dirs));
     let (mut summary, summary_problem) = match summary_file.as_deref().map(Summary::load) {
         Some(Ok(s)) => (Some(s), None),
@@ -520,7 +536,12 @@ fn read_all<R>(
             if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
                 return None;
             }
-            let r = super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)), stored.is_some());
+            let mut r =
+                super::store::scan_file(p, read_mode, stored.as_ref().and_then(|st| st.get(i)), stored.is_some());
+            // (Its stored records may have read as zeros: read without them.)
+            if stored.as_ref().is_some_and(|st| !st.intact(i)) {
+                r = super::store::scan_file(p, read_mode, None, true);
+            }
             let n = done.fetch_add(1, Ordering::Relaxed) + 1;
             if (n.is_multiple_of(64) || n == total)
                 && let Ok(mut g) = progress.lock()
@@ -704,7 +725,12 @@ fn read_all<R>(
                 f.names = names.remove(f.path).unwrap_or_default();
             }
             let pieces = super::summary::encode(&dirs, &entries, &folders, g_ref.summary.as_ref(), &g_ref.owned.dup);
-            let wrote = crate::store::write_atomically(c.dir(), &file, &pieces).map(|()| true);
+            // (Records kept from a summary cut short meanwhile may be zeros: not written.)
+            let wrote = if g_ref.summary.as_ref().is_some_and(|s| !s.intact()) {
+                Ok(false)
+            } else {
+                crate::store::write_atomically(c.dir(), &file, &pieces).map(|()| true)
+            };
             let what = format!("the usage summary in {}", c.dir().display());
             warnings.extend(crate::store::cache_warning(
                 summary_problem.as_deref(),

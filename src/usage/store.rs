@@ -58,6 +58,11 @@ impl<'p> Stored<'p> {
         self.folders[k].get(name)
     }
 
+    /// Whether the cache file of session `i`'s folder is still as it was loaded.
+    pub(crate) fn intact(&self, i: usize) -> bool {
+        self.folders[self.of[i].0].intact()
+    }
+
     /// Write each folder's cache anew where records were read or dropped; the warnings.
     /// `outcomes` are by path (as given to [`Stored::load`]); a file read now is
     /// `Outcome::Built` with no bytes, and `encode(i)` gives them, one folder at a time

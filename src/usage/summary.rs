@@ -161,6 +161,12 @@ impl Summary {
         })
     }
 
+    /// Whether no byte of it has read as zeros since it was loaded (another process cut
+    /// the file short: `source/guard.rs`).
+    pub(crate) fn intact(&self) -> bool {
+        self.source.intact()
+    }
+
     /// How many files it holds.
     pub(crate) fn len(&self) -> usize {
         self.files.len()
