@@ -332,6 +332,24 @@ impl<'o> View<'o> {
 
     /// List one file through the cache: the entry's answer when the file is provably as
     /// it was, the new bytes only when it only grew, else the whole file.
+    /// The answer of the entry of `c` when it holds as it is (the file's stamp, `stamp`,
+    /// is the entry's, not racy, and the text is there when wanted), and the entry's index.
+    pub(super) fn reuse(
+        &self,
+        c: &Candidate,
+        stamp: Option<Stamp>,
+        want_text: bool,
+    ) -> Option<(Result<SessionInfo, SkipFileReason>, usize)> {
+        let stamp = stamp?;
+        let i = self.find(c.path.as_os_str().as_encoded_bytes())?;
+        let e = &self.entries[i];
+        let has_text = e.text.is_some() || matches!(e.outcome, Outcome::Dropped(_));
+        if e.stamp == stamp && !e.racy && (!want_text || has_text) {
+            return self.answer(e, &c.path, want_text).map(|r| (r, i));
+        }
+        None
+    }
+
     pub(super) fn list_one(
         &self,
         c: &Candidate,
@@ -340,17 +358,13 @@ impl<'o> View<'o> {
         scratch: &mut Scratch,
     ) -> (Result<SessionInfo, SkipFileReason>, Origin, Took) {
         let stamp = c.stamp.or_else(|| c.stat().2);
+        if let Some((r, i)) = self.reuse(c, stamp, want_text) {
+            return (r, Origin::Kept(i), Took::Reused);
+        }
         let key = c.path.as_os_str().as_encoded_bytes();
         if let (Some(i), Some(stamp)) = (self.find(key), stamp) {
             let e = &self.entries[i];
             let has_text = e.text.is_some() || matches!(e.outcome, Outcome::Dropped(_));
-            if e.stamp == stamp
-                && !e.racy
-                && (!want_text || has_text)
-                && let Some(r) = self.answer(e, &c.path, want_text)
-            {
-                return (r, Origin::Kept(i), Took::Reused);
-            }
             if let Some(carry) = &e.carry
                 && stamp.same_file(&e.stamp)
                 && stamp.size() > e.stamp.size()

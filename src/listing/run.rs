@@ -130,11 +130,70 @@ fn build_all<'a>(
         partial: Vec::new(),
         cb: opts.on_progress.as_mut(),
     });
-    // Largest files first, one file per task: two threads then finish together instead
-    // of one of them ending the run alone on a big file. Results keep candidate order.
-    let mut order: Vec<usize> = (0..total).collect();
+    // What the shared state and the progress callback learn of each file done.
+    let note = |sh: &mut Shared<'_, 'a>, index: usize, res: &Result<Arc<SessionInfo>, SkipFileReason>| {
+        let c = &cands[index];
+        sh.loaded += 1;
+        if index == 0 {
+            sh.first_done = true;
+        }
+        if let Ok(info) = res
+            && want_partials
+        {
+            sh.partial.push(info.clone());
+        }
+        let loaded = sh.loaded;
+        let publish_now = want_partials
+            && match publish {
+                Publish::Dir => loaded == 1 || loaded.is_multiple_of(10) || loaded == total,
+                Publish::All => sh.first_done && (index == 0 || loaded.is_multiple_of(100) || loaded == total),
+            };
+        let partial = publish_now.then(|| {
+            let mut p: Vec<Arc<SessionInfo>> = sh.partial.iter().filter(|s| filter(s)).cloned().collect();
+            sort_by_modified(&mut p);
+            p
+        });
+        if let Some(cb) = sh.cb.as_mut() {
+            let skipped = res.as_ref().err().map(|r| SkippedFile {
+                path: c.path.clone(),
+                reason: r.clone(),
+            });
+            cb(&Progress {
+                loaded,
+                total,
+                partial: partial.as_deref(),
+                skipped: skipped.as_ref(),
+            });
+        }
+    };
+    // The files the cache answers as they were (stamp unchanged) first, in runs on every
+    // core: a task, a lock and a progress call each were most of a warm listing's time.
+    // (By candidate, so that the answers need no sort; filled in where read below.)
+    let mut slots: Vec<Option<Done>> = match open {
+        Some(o) => cands
+            .par_iter()
+            .enumerate()
+            .with_min_len(64)
+            .map(|(index, c)| {
+                // (Candidates not `stat`ed yet, as a folder's, are answered below.)
+                let (res, i) = guarded(|| o.reuse(c, c.stamp, !skip_text), |_| None)?;
+                Some((index, res.map(Arc::new), Origin::Kept(i), Some(Took::Reused)))
+            })
+            .collect(),
+        None => (0..total).map(|_| None).collect(),
+    };
+    {
+        let mut sh = shared.lock().expect("progress lock is not poisoned");
+        for d in slots.iter().flatten() {
+            note(&mut sh, d.0, &d.1);
+        }
+    }
+    // The others largest first, one file per task: two threads then finish together
+    // instead of one of them ending the run alone on a big file. Results keep candidate
+    // order.
+    let mut order: Vec<usize> = (0..total).filter(|&i| slots[i].is_none()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(cands[i].size));
-    let mut done: Vec<Done> = order
+    let read: Vec<Done> = order
         .par_iter()
         .with_max_len(1)
         .map(|&index| {
@@ -165,42 +224,17 @@ fn build_all<'a>(
                 |r| (Err(r), Origin::None, None),
             );
             let res = res.map(Arc::new);
-            let mut sh = shared.lock().expect("progress lock is not poisoned");
-            sh.loaded += 1;
-            if index == 0 {
-                sh.first_done = true;
-            }
-            if let Ok(info) = &res
-                && want_partials
-            {
-                sh.partial.push(info.clone());
-            }
-            let loaded = sh.loaded;
-            let publish_now = want_partials
-                && match publish {
-                    Publish::Dir => loaded == 1 || loaded.is_multiple_of(10) || loaded == total,
-                    Publish::All => sh.first_done && (index == 0 || loaded.is_multiple_of(100) || loaded == total),
-                };
-            let partial = publish_now.then(|| {
-                let mut p: Vec<Arc<SessionInfo>> = sh.partial.iter().filter(|s| filter(s)).cloned().collect();
-                sort_by_modified(&mut p);
-                p
-            });
-            if let Some(cb) = sh.cb.as_mut() {
-                let skipped = res.as_ref().err().map(|r| SkippedFile {
-                    path: c.path.clone(),
-                    reason: r.clone(),
-                });
-                cb(&Progress {
-                    loaded,
-                    total,
-                    partial: partial.as_deref(),
-                    skipped: skipped.as_ref(),
-                });
-            }
+            note(&mut shared.lock().expect("progress lock is not poisoned"), index, &res);
             (index, res, src, took)
         })
         .collect();
+    for d in read {
+        let at = d.0;
+        slots[at] = Some(d);
+    }
+    // (`filter_map` collects in place, into the same allocation; `flatten` would not.)
+    #[allow(clippy::filter_map_identity)]
+    let mut done: Vec<Done> = slots.into_iter().filter_map(|d| d).collect();
     // Every thread lets go of the files it still has mapped.
     rayon::broadcast(|_| SCRATCH.with(|s| s.borrow_mut().release_mappings()));
     if cancel.as_ref().is_some_and(CancelToken::is_cancelled) {
@@ -218,7 +252,6 @@ fn build_all<'a>(
         };
         return Ok((built, Some(report)));
     }
-    done.sort_unstable_by_key(|d| d.0);
     let report = match (open, cache_opts.as_ref()) {
         (Some(o), Some(c)) => {
             let mut report = CacheReport {
