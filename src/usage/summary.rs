@@ -346,14 +346,38 @@ struct Decoded {
     keys_at: usize,
 }
 
-/// The sum of a body: the XXH3-128 of the XXH3-128s of its pieces, the pieces hashed on
-/// every core.
-fn sum_of(b: &[u8]) -> u128 {
+/// The sum of a body given in `parts` (one after another): the XXH3-128 of the XXH3-128s
+/// of its pieces of [`PIECE`] bytes, the pieces hashed on every core (a piece across two
+/// parts is copied, the rest hashed where they lie).
+fn sum_of(parts: &[&[u8]]) -> u128 {
+    sum_in(parts, PIECE)
+}
+
+/// [`sum_of`] with pieces of `piece` bytes.
+fn sum_in(parts: &[&[u8]], piece: usize) -> u128 {
     use rayon::prelude::*;
-    let sums: Vec<u8> = b
-        .par_chunks(PIECE)
-        .flat_map_iter(|p| xxhash_rust::xxh3::xxh3_128(p).to_le_bytes())
-        .collect();
+    let len: usize = parts.iter().map(|p| p.len()).sum();
+    let one = |k: usize| -> Vec<u8> {
+        let (from, to) = (k * piece, ((k + 1) * piece).min(len));
+        let mut at = 0;
+        let mut whole: Option<&[u8]> = None;
+        let mut copy = Vec::new();
+        for p in parts {
+            let (a, b) = (from.max(at), to.min(at + p.len()));
+            if a < b {
+                if a == from && b == to {
+                    whole = Some(&p[a - at..b - at]);
+                } else {
+                    copy.extend_from_slice(&p[a - at..b - at]);
+                }
+            }
+            at += p.len();
+        }
+        xxhash_rust::xxh3::xxh3_128(whole.unwrap_or(&copy))
+            .to_le_bytes()
+            .to_vec()
+    };
+    let sums: Vec<u8> = (0..len.div_ceil(piece)).into_par_iter().flat_map_iter(one).collect();
     xxhash_rust::xxh3::xxh3_128(&sums)
 }
 
@@ -383,7 +407,7 @@ fn decode(b: &[u8]) -> Option<Decoded> {
     let len = usize::try_from(r.u64()?).ok()?;
     let sum = r.u128()?;
     let body_at = r.at;
-    if b.len() != body_at.checked_add(len)? || sum_of(&b[body_at..]) != sum {
+    if b.len() != body_at.checked_add(len)? || sum_of(&[&b[body_at..]]) != sum {
         return None;
     }
     let text = |r: &mut Reader<'_>| -> Option<String> { String::from_utf8(r.bytes()?.to_vec()).ok() };
@@ -730,11 +754,10 @@ pub(crate) fn encode(
         }
     }
     let len = (body.len() + recs.len() + keys.len()) as u64;
-    let whole: Vec<u8> = [body.as_slice(), &recs, &keys].concat();
     let mut start = MAGIC.to_vec();
     start.extend_from_slice(&FORMAT.to_le_bytes());
     put_u64(&mut start, len);
-    start.extend_from_slice(&sum_of(&whole).to_le_bytes());
+    start.extend_from_slice(&sum_of(&[&body, &recs, &keys]).to_le_bytes());
     vec![start, body, recs, keys]
 }
 
@@ -758,5 +781,27 @@ impl<'m> Models<'m> {
             self.names.push(pm);
             (self.names.len() - 1) as u32
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    proptest::proptest! {
+        /// A body's sum is the same however it is cut into parts: the pieces are the
+        /// whole body's (their sums held to each piece's own XXH3).
+        #[test]
+        fn a_sum_does_not_depend_on_the_parts(body in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..300), cuts in proptest::collection::vec(0..300usize, 0..4), piece in 1..64usize) {
+            let mut at: Vec<usize> = cuts.into_iter().map(|c| c.min(body.len())).collect();
+            at.sort_unstable();
+            let mut parts = Vec::new();
+            let mut from = 0;
+            for a in at.into_iter().chain([body.len()]) {
+                parts.push(&body[from..a]);
+                from = a;
+            }
+            let whole: Vec<u8> = body.chunks(piece).flat_map(|p| xxhash_rust::xxh3::xxh3_128(p).to_le_bytes()).collect();
+            proptest::prop_assert_eq!(super::sum_in(&parts, piece), xxhash_rust::xxh3::xxh3_128(&whole));
+            proptest::prop_assert_eq!(super::sum_in(&[&body], piece), xxhash_rust::xxh3::xxh3_128(&whole));
+        }
     }
 }
