@@ -424,6 +424,14 @@ impl Gathered {
         self.summary.as_ref().expect("a session kept in the summary")
     }
 
+    /// Whether the reports made from this can be trusted: not when the usage summary
+    /// they count from was cut short by another process after it was read (its bytes
+    /// then read as zeros: `source/guard.rs`). Check it after the reports; gather again
+    /// when it fails.
+    pub fn intact(&self) -> bool {
+        self.summary.as_ref().is_none_or(super::summary::Summary::intact)
+    }
+
     /// The sessions read, in path order.
     pub fn sessions(&self) -> impl Iterator<Item = &SessionInfo> + '_ {
         (0..self.held.len()).map(|k| Sessions::info(self, k))

@@ -717,6 +717,40 @@ proptest::proptest! {
     }
 }
 
+/// Reports from a gathering whose usage summary another process cut short afterwards
+/// are known untrusted (`Gathered::intact`); before that, they are the plain ones.
+#[test]
+fn a_gathering_whose_summary_was_cut_short_says_so() {
+    let (dir, root) = small_tree(9, 12, 2 << 20);
+    let cache_dir = dir.path().join("cache");
+    let cache = crate::listing::ListingCache::at(cache_dir.clone()).with_racy_window(std::time::Duration::ZERO);
+    let roots = [root.clone()];
+    let gather = || {
+        let mut o = super::CollectOptions {
+            cache: Some(cache.clone()),
+            ..Default::default()
+        };
+        super::gather(&roots, &mut o).unwrap()
+    };
+    let plain = report_view(&collect(&roots, &Filter::default(), &mut Default::default()).unwrap());
+    drop(gather());
+    let g = gather();
+    assert!(g.cached > 0 && g.intact());
+    assert_eq!(report_view(&g.report(&Filter::default())), plain);
+    let file = super::summary::file_of(&cache_dir, &roots);
+    // (Past its first page: the part of a page past the new end reads as zeros with no
+    // fault, which no reader can tell.)
+    assert!(std::fs::metadata(&file).unwrap().len() > 4 * 4096);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_len(64)
+        .unwrap();
+    let _ = g.report(&Filter::default());
+    assert!(!g.intact());
+}
+
 /// A folder whose stamp the summary took, past a clock tick, is not listed again: its
 /// names come from the summary, and they are the listing's; a folder changed since is
 /// listed.

@@ -428,12 +428,18 @@ fn run_statusline(
         cache: a.cache.cache(),
         ..CollectOptions::default()
     };
-    let g = usage::gather(&roots, &mut opts).map_err(anyhow::Error::new)?;
+    let mut g = usage::gather(&roots, &mut opts).map_err(anyhow::Error::new)?;
+    let now = crate::when::now_ms();
+    let mut s = g.statusline(session.as_deref(), &tz, now);
+    if !g.intact() {
+        // (The usage summary was cut short under us: counted again without the caches.)
+        opts.cache = None;
+        g = usage::gather(&roots, &mut opts).map_err(anyhow::Error::new)?;
+        s = g.statusline(session.as_deref(), &tz, now);
+    }
     for w in &g.cache_warnings {
         eprintln!("pi-session: warning: {}", escape(w));
     }
-    let now = crate::when::now_ms();
-    let s = g.statusline(session.as_deref(), &tz, now);
     if a.json {
         let mut o = String::new();
         let _ = write!(
