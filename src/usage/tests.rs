@@ -717,21 +717,30 @@ proptest::proptest! {
     }
 }
 
+/// The cache folder of a test's caches under `dir`, and a cache there in which only the
+/// stamps decide (no racy window).
+fn test_cache(dir: &Path) -> (PathBuf, crate::listing::ListingCache) {
+    let at = dir.join("cache");
+    let cache = crate::listing::ListingCache::at(at.clone()).with_racy_window(std::time::Duration::ZERO);
+    (at, cache)
+}
+
+/// Options that read and write `cache`.
+fn cached(cache: &crate::listing::ListingCache) -> super::CollectOptions<'static> {
+    super::CollectOptions {
+        cache: Some(cache.clone()),
+        ..Default::default()
+    }
+}
+
 /// Reports from a gathering whose usage summary another process cut short afterwards
 /// are known untrusted (`Gathered::intact`); before that, they are the plain ones.
 #[test]
 fn a_gathering_whose_summary_was_cut_short_says_so() {
     let (dir, root) = small_tree(9, 12, 2 << 20);
-    let cache_dir = dir.path().join("cache");
-    let cache = crate::listing::ListingCache::at(cache_dir.clone()).with_racy_window(std::time::Duration::ZERO);
+    let (cache_dir, cache) = test_cache(dir.path());
     let roots = [root.clone()];
-    let gather = || {
-        let mut o = super::CollectOptions {
-            cache: Some(cache.clone()),
-            ..Default::default()
-        };
-        super::gather(&roots, &mut o).unwrap()
-    };
+    let gather = || super::gather(&roots, &mut cached(&cache)).unwrap();
     let plain = report_view(&collect(&roots, &Filter::default(), &mut Default::default()).unwrap());
     drop(gather());
     let g = gather();
@@ -759,16 +768,9 @@ fn a_folder_that_did_not_change_is_not_listed_again() {
     use super::summary::{Summary, file_of};
     use super::tree::{Memo, walk};
     let (dir, root) = small_tree(7, 8, 64 << 10);
-    let cache_dir = dir.path().join("cache");
-    let cache = crate::listing::ListingCache::at(cache_dir.clone()).with_racy_window(std::time::Duration::ZERO);
+    let (cache_dir, cache) = test_cache(dir.path());
     let roots = [root.clone()];
-    let report = || {
-        let mut o = super::CollectOptions {
-            cache: Some(cache.clone()),
-            ..Default::default()
-        };
-        report_view(&collect(&roots, &Filter::default(), &mut o).unwrap())
-    };
+    let report = || report_view(&collect(&roots, &Filter::default(), &mut cached(&cache)).unwrap());
     let plain = || report_view(&collect(&roots, &Filter::default(), &mut Default::default()).unwrap());
     let stamp = |d: &Path| crate::source::stamps_of(&[d.to_path_buf()]);
     let folders: Vec<PathBuf> = std::fs::read_dir(&root)

@@ -105,9 +105,10 @@ pub(crate) fn walk(roots: &[PathBuf], memo: Option<Memo<'_>>, stamps: bool) -> W
         found.sort_by(|a, b| a.0.cmp(&b.0));
         found.dedup_by(|a, b| a.0 == b.0);
     }
-    (w.files, w.stamps) = found.into_iter().unzip();
-    if !stamps {
-        w.stamps.clear();
+    if stamps {
+        (w.files, w.stamps) = found.into_iter().unzip();
+    } else {
+        w.files = found.into_iter().map(|(p, _)| p).collect();
     }
     w
 }
